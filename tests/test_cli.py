@@ -1,0 +1,44 @@
+"""The `rlnb` console script, as a user runs it."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from conftest import ROOT
+
+RLNB = shutil.which("rlnb", path=os.path.dirname(sys.executable)) or "rlnb"
+
+
+def run(*args, timeout=300):
+    return subprocess.run([RLNB, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def test_smoke_prints_json_over_all_devices():
+    proc = run("smoke", "--env", "CartPole-v1", "--steps", "400")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["steps"] == 400 and out["episodes"] >= 1
+    assert out["devices"] == 8  # conftest's XLA_FLAGS reach the child
+
+
+def test_unknown_env_exits_2_with_hint():
+    proc = run("smoke", "--env", "CartPol-v1")
+    assert proc.returncode == 2
+    assert "Unknown gymnasium env id 'CartPol-v1'" in proc.stderr and "CartPole-v1" in proc.stderr
+
+
+def test_bad_option_exits_2():
+    proc = run("smoke", "--steps", "-5")
+    assert proc.returncode == 2 and "--steps must be a positive integer" in proc.stderr
+
+
+def test_readme_in_step_with_index_notebook():
+    proc = subprocess.run([sys.executable, "tools/readme.py", "--check"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_readme_has_exactly_the_two_commands():
+    text = (ROOT / "README.md").read_text()
+    blocks = [b.split("```")[0].strip() for b in text.split("```sh\n")[1:]]
+    assert blocks == ['pip install -e . && rlnb smoke --env CartPole-v1', 'pip install -e ".[dev]" && pytest'], blocks

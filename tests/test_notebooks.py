@@ -1,0 +1,37 @@
+"""Run every notebook in nbs/ through nbdev's test runner, one pytest test per notebook.
+
+Each notebook runs in its own process (a fresh JAX runtime with 8 host devices), with the cells
+flagged `#| slow` included unless the run deselects slow tests (`pytest -m "not slow"`).
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, skip_slow
+
+NOTEBOOKS = sorted(p.name for p in (ROOT / "nbs").glob("*.ipynb"))
+NBDEV_TEST = os.path.join(os.path.dirname(sys.executable), "nbdev-test")
+
+
+def _has_slow_cells(name):
+    return "#| slow" in (ROOT / "nbs" / name).read_text()
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook(name, request):
+    slow = _has_slow_cells(name) and not skip_slow(request.config)
+    cmd = [NBDEV_TEST, f"nbs/{name}", "--n-workers", "0", "--do-print"] + (["--flags", "slow"] if slow else [])
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Success" in out, f"{name} failed (exit {proc.returncode}):\n{out[-8000:]}"
+
+
+def test_every_notebook_exports_or_is_documentation():
+    "A numbered notebook must declare the module it exports."
+    for name in NOTEBOOKS:
+        if name == "index.ipynb":
+            continue
+        assert "#| default_exp" in (ROOT / "nbs" / name).read_text(), f"{name} has no `#| default_exp` cell"
