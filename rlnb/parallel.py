@@ -8,6 +8,7 @@ Docs: https://rlnb.github.io/rlnb/parallel.html.md"""
 from __future__ import annotations
 
 import asyncio
+import collections
 import threading
 from typing import Any, Callable, Sequence
 
@@ -72,6 +73,7 @@ def axis_index(axis_name:str=AXIS):
 def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; calls `pmean` on its gradients
                   mesh:Mesh|None=None,  # device mesh; default every local device
                   num_fused:int=1,  # K updates per dispatch (batch leaves then have shape (K, B, ...))
+                  max_in_flight:int|None=None,  # outstanding calls allowed; default 8 on multi-device CPU meshes, else unbounded
                  ) -> Callable:
     "Run `step` data-parallel over `mesh` (pmap semantics), optionally fusing `num_fused` updates per dispatch."
     mesh = make_mesh() if mesh is None else mesh
@@ -79,6 +81,8 @@ def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; c
     axis, n = mesh.axis_names[0], mesh.size
     bdim = 0 if num_fused == 1 else 1
     cache = {}
+    if max_in_flight is None and mesh.devices.flat[0].platform == 'cpu' and n > 1: max_in_flight = 8
+    in_flight = collections.deque()
 
     def local(state, batch):
         if num_fused == 1: return step(state, batch)
@@ -110,12 +114,15 @@ def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; c
         key = (jax.tree.structure((state, batch)),
                tuple((np.shape(l), np.dtype(l.dtype)) for l in jax.tree.leaves((state, batch))))
         if key not in cache: cache[key] = build(state, batch)
-        return cache[key](state, batch)
+        if max_in_flight and len(in_flight) >= max_in_flight: jax.block_until_ready(in_flight.popleft())
+        out = cache[key](state, batch)
+        if max_in_flight: in_flight.append(jax.tree.leaves(out[1])[:1] or jax.tree.leaves(out[0])[:1])
+        return out
 
     run.mesh, run.num_fused = mesh, num_fused
     return run
 
-# %% ../nbs/06_parallel.ipynb #252d92e2
+# %% ../nbs/06_parallel.ipynb #f1a73f9b
 async def ready(tree):
     "Await until every `jax.Array` in `tree` is computed, without blocking the event loop; returns `tree`."
     leaves = [l for l in jax.tree.leaves(tree) if isinstance(l, jax.Array)]
@@ -123,7 +130,7 @@ async def ready(tree):
     await asyncio.to_thread(jax.block_until_ready, leaves)
     return tree
 
-# %% ../nbs/06_parallel.ipynb #b8a77bf5
+# %% ../nbs/06_parallel.ipynb #ef3249e3
 class ParamStore:
     "Versioned parameters shared by reference between the learner and the actors."
     def __init__(self, params=None):
