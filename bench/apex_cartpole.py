@@ -1,0 +1,130 @@
+"""Time to solve CartPole-v1: rlnb's Ape-X DQN against stable-baselines3 and sbx (DQN, PPO), same run.
+
+    pip install -e ".[bench]"
+    python bench/apex_cartpole.py [--seeds 0,1,2] [--max-steps 100000] [--algos rlnb,sb3_ppo,sb3_dqn,sbx_ppo,sbx_dqn]
+
+Every (algorithm, seed) runs in a fresh subprocess. Each evaluates every 5,000 env steps on 10 episodes
+(greedy / deterministic) and stops at the first evaluation with mean return >= 475. `train_s` is the
+wall-clock to that point minus the time spent evaluating; `env_steps` is the step count at that
+evaluation. Peers use rl-zoo3's tuned CartPole-v1 hyperparameters. Prints one JSON object with the
+per-seed figures, medians over seeds, and `rlnb_vs_best_peer` = rlnb's median train_s / best peer's.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+EVAL_EVERY, EVAL_EPISODES, TARGET = 5_000, 10, 475.0
+
+# rl-zoo3 hyperparams/{dqn,ppo}.yml, CartPole-v1 entries
+ZOO = {
+    "dqn": dict(learning_rate=2.3e-3, batch_size=64, buffer_size=100_000, learning_starts=1000, gamma=0.99,
+                target_update_interval=10, train_freq=256, gradient_steps=128, exploration_fraction=0.16,
+                exploration_final_eps=0.04, policy_kwargs=dict(net_arch=[256, 256])),
+    "ppo": dict(n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
+                learning_rate="lin_0.001", clip_range="lin_0.2"),
+}
+ZOO_TIMESTEPS = {"dqn": 50_000, "ppo": 100_000}
+ZOO_N_ENVS = {"dqn": 1, "ppo": 8}
+
+
+def run_rlnb(seed, max_steps, devices):
+    import jax
+    from rlnb.apex_dqn import ApeXDQN
+    t0 = time.perf_counter()
+    agent = ApeXDQN("CartPole-v1", seed=seed, devices=jax.local_devices()[:devices])
+    res = agent.train(max_steps, eval_interval=EVAL_EVERY, num_eval_episodes=EVAL_EPISODES, target_return=TARGET)
+    wall = time.perf_counter() - t0
+    agent.close()
+    solved = res["eval"]["mean"] >= TARGET
+    return dict(solved=solved, train_s=wall - agent.eval_seconds, env_steps=res["env_steps"], wall_s=wall,
+                final_eval=res["eval"]["mean"], updates=res["updates"])
+
+
+def run_peer(name, seed, max_steps):
+    lib, algo = name.split("_")
+    if lib == "sb3":
+        from stable_baselines3 import DQN, PPO
+    else:
+        from sbx import DQN, PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.evaluation import evaluate_policy
+
+    kw = dict(ZOO[algo])
+    for k in ("learning_rate", "clip_range"):
+        if isinstance(kw.get(k), str) and kw[k].startswith("lin_"):
+            v0 = float(kw[k][4:])
+            kw[k] = lambda frac, v0=v0: frac * v0
+    eval_env = make_vec_env("CartPole-v1", n_envs=1, seed=seed + 10_000)
+    state = dict(eval_s=0.0, solved=False, steps=None, last=None, next=EVAL_EVERY)
+
+    class Stop(BaseCallback):
+        def _on_step(self):
+            if self.num_timesteps < state["next"]:
+                return True
+            state["next"] += EVAL_EVERY
+            t = time.perf_counter()
+            mean, _ = evaluate_policy(self.model, eval_env, n_eval_episodes=EVAL_EPISODES, deterministic=True)
+            state["eval_s"] += time.perf_counter() - t
+            state["last"], state["steps"] = float(mean), int(self.num_timesteps)
+            state["solved"] = mean >= TARGET
+            return not state["solved"]
+
+    env = make_vec_env("CartPole-v1", n_envs=ZOO_N_ENVS[algo], seed=seed)
+    t0 = time.perf_counter()
+    model = (DQN if algo == "dqn" else PPO)("MlpPolicy", env, seed=seed, verbose=0, **kw)
+    model.learn(total_timesteps=max_steps, callback=Stop())
+    wall = time.perf_counter() - t0
+    return dict(solved=state["solved"], train_s=wall - state["eval_s"], env_steps=state["steps"], wall_s=wall,
+                final_eval=state["last"])
+
+
+def child(args):
+    name, seed = args.child.split(":")
+    out = run_rlnb(int(seed), args.max_steps, args.devices) if name == "rlnb" else run_peer(name, int(seed), args.max_steps)
+    print("RESULT " + json.dumps(out))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--max-steps", type=int, default=100_000)
+    ap.add_argument("--algos", default="rlnb,sb3_ppo,sb3_dqn,sbx_ppo,sbx_dqn")
+    ap.add_argument("--devices", type=int, default=1, help="learner devices for rlnb (host devices on a CPU)")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        return child(args)
+    env = {**os.environ, "XLA_FLAGS": os.environ.get("XLA_FLAGS", "--xla_force_host_platform_device_count=8"),
+           "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "")}
+    results = {}
+    seeds = [int(s) for s in args.seeds.split(",")]
+    for seed in seeds:  # interleave algorithms so machine noise hits all alike
+        for name in args.algos.split(","):
+            cmd = [sys.executable, __file__, "--child", f"{name}:{seed}", "--max-steps", str(args.max_steps),
+                   "--devices", str(args.devices)]
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+            line = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
+            r = json.loads(line[-1][7:]) if line else dict(error=p.stderr[-2000:])
+            results.setdefault(name, []).append(dict(seed=seed, **r))
+            print(json.dumps(dict(algo=name, seed=seed, **r)), file=sys.stderr, flush=True)
+    summary = {}
+    for name, runs in results.items():
+        ok = [r for r in runs if r.get("solved")]
+        summary[name] = dict(solved=f"{len(ok)}/{len(runs)}",
+                             median_train_s=statistics.median([r["train_s"] if r.get("solved") else float("inf") for r in runs]),
+                             median_env_steps=statistics.median([r["env_steps"] if r.get("solved") else float("inf") for r in runs]))
+    peers = [v["median_train_s"] for k, v in summary.items() if k != "rlnb"]
+    out = dict(target=TARGET, eval_every=EVAL_EVERY, eval_episodes=EVAL_EPISODES, max_steps=args.max_steps,
+               rlnb_devices=args.devices, summary=summary, runs=results)
+    if "rlnb" in summary and peers:
+        out["rlnb_vs_best_peer"] = summary["rlnb"]["median_train_s"] / min(peers)
+    print(json.dumps(out, default=str))
+
+
+if __name__ == "__main__":
+    main()
