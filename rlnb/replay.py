@@ -17,7 +17,7 @@ import gymnasium as gym
 from .core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError, preallocate
 
 # %% auto #0
-__all__ = ['ReplayBuffer', 'SumTree', 'PrioritizedReplayBuffer']
+__all__ = ['ReplayBuffer', 'SumTree', 'PrioritizedReplayBuffer', 'init_replay_buffer', 'ainit_replay_buffer']
 
 # %% ../nbs/03_replay.ipynb #f7183640
 _FIELDS = ('S', 'A', 'logP', 'Rn', 'In', 'S_next', 'A_next', 'logP_next', 'version')
@@ -456,3 +456,81 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         self._tree.set(np.arange(self._size), np.asarray(state['priorities'], np.float32))
         self._max_priority = float(state['max_priority'])
         self.alpha, self.beta, self.epsilon = float(state['alpha']), float(state['beta']), float(state['epsilon'])
+
+# %% ../nbs/03_replay.ipynb #a01415f9
+def _random_policy(space, seed):
+    space.seed(seed)
+    return lambda obs: space.sample()
+
+def _fill_steps(buffer, env, tracer, policy, size, seed):
+    "Generator doing one env step per iteration until `buffer` holds `size` transitions; returns the step count."
+    from rlnb.tracing import _BatchedTracer  # tracing is imported lazily: replay does not need it otherwise
+    vector = isinstance(env, gym.vector.VectorEnv)
+    if vector != isinstance(tracer, _BatchedTracer):
+        raise ConfigError(f"init_replay_buffer: a {'vector' if vector else 'single'} env needs a "
+                          f"{'batched tracer (BatchedNStep, BatchedMonteCarlo)' if vector else 'single-env tracer (NStep, MonteCarlo)'}, "
+                          f"got {type(tracer).__name__}.")
+    if vector and tracer.num_envs != env.num_envs:
+        raise ConfigError(f"init_replay_buffer: the tracer serves {tracer.num_envs} envs, the vector env has {env.num_envs}.")
+    steps = 0
+    obs, _ = env.reset(seed=seed)
+    if vector:
+        mode = env.metadata.get('autoreset_mode', gym.vector.AutoresetMode.NEXT_STEP)
+        if mode not in (gym.vector.AutoresetMode.NEXT_STEP, gym.vector.AutoresetMode.SAME_STEP):
+            raise ConfigError(f"init_replay_buffer: vector envs with autoreset mode {mode} are not supported; use NEXT_STEP or SAME_STEP.")
+        prev_done = np.zeros(env.num_envs, bool)
+    while len(buffer) < size:
+        act = policy(obs)
+        nxt, r, term, trunc, info = env.step(act)
+        steps += 1
+        if not vector:
+            tracer.add(obs, act, r, terminated=term, truncated=trunc, s_next=nxt)
+            obs = env.reset()[0] if term or trunc else nxt
+        else:
+            done = np.asarray(term) | np.asarray(trunc)
+            if mode == gym.vector.AutoresetMode.NEXT_STEP:
+                tracer.add(obs, act, r, term, trunc, s_next_final=nxt, valid=~prev_done)
+                prev_done = done & ~prev_done
+            else:
+                final = nxt
+                if done.any():
+                    final = np.array(nxt, copy=True)
+                    final[done] = np.stack(info['final_obs'][done])
+                tracer.add(obs, act, r, term, trunc, s_next_final=final)
+            obs = nxt
+        if tracer: buffer.add(tracer.flush())
+        yield steps
+    return steps
+
+def _check_fill(buffer, initial_buffer_size, replay_buffer_seed, env, initial_sampling_policy):
+    if not 0 <= initial_buffer_size <= buffer.capacity:
+        raise ConfigError(f"init_replay_buffer: initial_buffer_size must be in [0, capacity={buffer.capacity}], got {initial_buffer_size}.")
+    if replay_buffer_seed is not None: buffer._rng = np.random.default_rng(replay_buffer_seed)
+    if initial_sampling_policy in (None, 'random'):
+        return _random_policy(env.action_space, replay_buffer_seed)
+    if not callable(initial_sampling_policy):
+        raise ConfigError(f"init_replay_buffer: initial_sampling_policy must be 'random' or a callable obs -> action, "
+                          f"got {initial_sampling_policy!r}.")
+    return initial_sampling_policy
+
+def init_replay_buffer(buffer:ReplayBuffer,  # buffer to fill
+                       env,  # gymnasium Env (with a single-env tracer) or VectorEnv (with a batched tracer)
+                       tracer,  # NStep / MonteCarlo, or BatchedNStep / BatchedMonteCarlo
+                       initial_sampling_policy:Callable|str='random',  # obs -> action, or 'random' (uniform over the action space)
+                       initial_buffer_size:int=1000,  # fill until the buffer holds this many transitions
+                       replay_buffer_seed:int|None=0,  # seeds the env reset, the random policy and the buffer's sampling RNG
+                      ) -> int:
+    "Fill `buffer` with transitions of `initial_sampling_policy` before training (Maze's `init_replay_buffer`); returns env steps taken."
+    policy = _check_fill(buffer, initial_buffer_size, replay_buffer_seed, env, initial_sampling_policy)
+    steps = 0
+    for steps in _fill_steps(buffer, env, tracer, policy, initial_buffer_size, replay_buffer_seed): pass
+    return steps
+
+async def ainit_replay_buffer(buffer:ReplayBuffer, env, tracer, initial_sampling_policy:Callable|str='random',
+                              initial_buffer_size:int=1000, replay_buffer_seed:int|None=0) -> int:
+    "`init_replay_buffer` as a coroutine: yields to the event loop after every env step."
+    policy = _check_fill(buffer, initial_buffer_size, replay_buffer_seed, env, initial_sampling_policy)
+    steps = 0
+    for steps in _fill_steps(buffer, env, tracer, policy, initial_buffer_size, replay_buffer_seed):
+        await asyncio.sleep(0)
+    return steps
