@@ -298,54 +298,95 @@ class SumTree:
     def __init__(self,
                  capacity:int,  # number of leaves
                  block:int=16,  # leaves summed by one bottom node (a power of two)
+                 top:int=1024,  # nodes of the highest level kept; the levels above it are one cumulative sum
                 ):
-        if block < 1 or block & (block - 1): raise ConfigError(f"SumTree: block must be a power of two, got {block}.")
+        for name, v in (('block', block), ('top', top)):
+            if v < 1 or v & (v - 1): raise ConfigError(f"SumTree: {name} must be a power of two, got {v}.")
         self.capacity, self.block = int(capacity), int(block)
         nb = -(-self.capacity // block)
         self._nb = 1 << max(0, (nb - 1).bit_length())  # number of blocks, a power of two
-        self._depth = self._nb.bit_length() - 1
+        self._depth = self._nb.bit_length() - 1  # levels from the root to the blocks
+        self._top = min(self._depth, top.bit_length() - 1)  # highest level stored
         self._shift = block.bit_length() - 1
+        self._prefix = np.triu(np.ones((block, block), np.float32))  # g @ prefix = running sums along a block
+        self._ones = np.ones(block, np.float32)
         self.clear()
 
     def clear(self):
         "Set every priority to zero."
         self.leaves = np.zeros(self._nb * self.block, np.float32)  # priorities (slots >= capacity stay zero)
-        self.nodes = np.zeros(2 * self._nb, np.float64)  # nodes[1] is the total; nodes[nb + b] sums block b
+        self.nodes = np.zeros(2 * self._nb, np.float64)  # node i has children 2i, 2i+1; nodes[nb + b] sums block b
         self._blocks = self.leaves.reshape(self._nb, self.block)
+        self._cum = None  # cumulative sums of the top level, recomputed after a set
+
+    def _top_cum(self) -> np.ndarray:
+        if self._cum is None:
+            lo = 1 << self._top
+            cum = np.zeros(lo + 1)
+            np.cumsum(self.nodes[lo:2 * lo], out=cum[1:])
+            self._cum = cum
+        return self._cum
 
     @property
-    def total(self) -> float: return float(self.nodes[1])
+    def total(self) -> float:
+        "Sum of all priorities."
+        return float(self._top_cum()[-1])
+
+    def _propagate(self, i:np.ndarray):
+        "Recompute the parents of nodes `i` level by level, up to the top level."
+        nodes = self.nodes
+        for _ in range(self._depth - self._top):
+            i = i >> 1
+            c = i << 1
+            nodes[i] = nodes[c] + nodes[c + 1]
+        self._cum = None
 
     def set(self,
-            slots:np.ndarray,  # int array of leaf indices
+            slots:np.ndarray,  # int array of leaf indices (duplicates allowed: the last write wins)
             values:np.ndarray,  # new priorities (>= 0), same length
            ):
         "Write priorities and update every sum above them."
         self.leaves[slots] = values
         b = slots >> self._shift
         i = b + self._nb
-        self.nodes[i] = self._blocks[b].sum(axis=1, dtype=np.float64)
+        self.nodes[i] = self._blocks.take(b, axis=0) @ self._ones
+        self._propagate(i)
+
+    def set_range(self,
+                  start:int,  # first leaf
+                  values:np.ndarray,  # priorities of leaves start, start+1, ... (no wrap-around)
+                 ):
+        "Write a contiguous run of priorities, updating the sums with slices instead of gathers."
+        stop = start + len(values)
+        self.leaves[start:stop] = values
+        lo, hi = (start >> self._shift) + self._nb, ((stop - 1) >> self._shift) + self._nb + 1
         nodes = self.nodes
-        for _ in range(self._depth):
-            i = i >> 1
-            c = i << 1
-            nodes[i] = nodes[c] + nodes[c + 1]
+        nodes[lo:hi] = self._blocks[lo - self._nb:hi - self._nb] @ self._ones
+        for _ in range(self._depth - self._top):
+            lo, hi = lo >> 1, ((hi - 1) >> 1) + 1
+            nodes[lo:hi] = nodes[2 * lo:2 * hi:2] + nodes[2 * lo + 1:2 * hi:2]
+        self._cum = None
 
     def find(self,
              u:np.ndarray,  # prefix sums in [0, total)
             ) -> np.ndarray:
         "For each `u`, the leaf `k` with `sum(leaves[:k]) <= u < sum(leaves[:k+1])`."
-        nodes, u = self.nodes, np.array(u, np.float64)
-        i = np.ones(len(u), np.int64)
-        for _ in range(self._depth):
+        nodes, cum, lo = self.nodes, self._top_cum(), 1 << self._top
+        u = np.array(u, np.float64)
+        j = np.searchsorted(cum, u, side='right') - 1  # the top level: one search over its running sums
+        np.clip(j, 0, lo - 1, out=j)
+        u -= cum[j]
+        i = j + lo
+        for _ in range(self._depth - self._top):  # below it: one step down per level for the whole batch
             i <<= 1
             left = nodes[i]
             right = u >= left
             u -= left * right
             i += right
         b = i - self._nb
-        within = (np.cumsum(self._blocks[b], axis=1, dtype=np.float64) <= u[:, None]).sum(axis=1)
-        return (b << self._shift) + np.minimum(within, self.block - 1)
+        run = self._blocks.take(b, axis=0) @ self._prefix  # running sums inside each chosen block
+        run[:, -1] = np.inf  # rounding can leave u past the block's sum: stay in the block
+        return (b << self._shift) + np.argmax(run > u[:, None].astype(np.float32), axis=1)
 
 # %% ../nbs/03_replay.ipynb #cb29ba24
 class PrioritizedReplayBuffer(ReplayBuffer):
@@ -402,7 +443,9 @@ class PrioritizedReplayBuffer(ReplayBuffer):
             else:
                 p = p[len(p) - len(slots):]
                 self._max_priority = max(self._max_priority, float(p.max()))
-            self._tree.set(slots, p)
+            first = min(len(slots), self.capacity - int(slots[0]))  # slots are contiguous, wrapping at most once
+            self._tree.set_range(int(slots[0]), p[:first])
+            if first < len(slots): self._tree.set_range(0, p[first:])
         self._notify()
 
     def sample(self,
