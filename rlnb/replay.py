@@ -17,11 +17,13 @@ import gymnasium as gym
 from .core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError, preallocate
 
 # %% auto #0
-__all__ = ['ReplayBuffer']
+__all__ = ['ReplayBuffer', 'SumTree', 'PrioritizedReplayBuffer', 'init_replay_buffer', 'ainit_replay_buffer']
 
 # %% ../nbs/03_replay.ipynb #f7183640
 _FIELDS = ('S', 'A', 'logP', 'Rn', 'In', 'S_next', 'A_next', 'logP_next', 'version')
 _SCALARS = {'logP': np.float32, 'Rn': np.float32, 'In': np.float32, 'logP_next': np.float32, 'version': np.int64}
+_OPTIONAL = ('A_next', 'logP_next', 'version')  # stored as zeros when a batch leaves them None
+_PACK_BYTES = 64  # leaves with at most this many bytes per transition share one row-major array per dtype
 
 def _path_names(tree):
     "Printable path of every leaf of `tree`, in `jax.tree.leaves` order."
@@ -41,127 +43,184 @@ class ReplayBuffer:
         self.capacity, self.seed, self.check_finite = int(capacity), seed, check_finite
         self.observation_space, self.action_space = observation_space, action_space
         self._rng = np.random.default_rng(seed)
-        self._waiters = []  # (loop, future) pairs of coroutines in wait_ready
+        self._waiters = []  # (loop, future, n) of coroutines in wait_ready
         self._store = None
         if observation_space is not None and action_space is not None:
-            obs, act = (lambda: preallocate(observation_space, self.capacity)), (lambda: preallocate(action_space, self.capacity))
+            obs, act = (lambda: preallocate(observation_space, 0)), (lambda: preallocate(action_space, 0))
             self._allocate(dict(S=obs(), A=act(), S_next=obs(), A_next=act(),
-                                **{k: np.zeros(self.capacity, t) for k, t in _SCALARS.items()}))
+                                **{k: np.zeros(0, t) for k, t in _SCALARS.items()}))
         elif (observation_space is None) != (action_space is None):
             raise ConfigError(f"{type(self).__name__}: give both observation_space and action_space, or neither "
                               f"(then the first batch fixes the storage).")
         self.clear()
 
-    def _allocate(self, store:dict):
-        self._store = store
-        self._treedefs = {k: jax.tree.structure(store[k]) for k in _FIELDS}
-        self._leaves = {k: jax.tree.leaves(store[k]) for k in _FIELDS}
-        self._specs = {k: [(x.shape[1:], x.dtype) for x in self._leaves[k]] for k in _FIELDS}
+    def _allocate(self, like:dict):
+        "Preallocate storage for `capacity` rows shaped like the rows of `like` (field -> pytree of arrays)."
+        cap, widths, places, bigs = self.capacity, {}, [], []
+        for k in _FIELDS:
+            for x in jax.tree.leaves(like[k]):
+                tail, dt = tuple(np.shape(x)[1:]), np.asarray(x).dtype
+                w = int(np.prod(tail, dtype=np.int64))
+                if w * dt.itemsize <= _PACK_BYTES:
+                    places.append((k, tail, dt, 'pack', widths.get(dt, 0), w)); widths[dt] = widths.get(dt, 0) + w
+                else:
+                    places.append((k, tail, dt, 'own', len(bigs), w)); bigs.append(np.zeros((cap, *tail), dt))
+        # small leaves of one dtype share a (capacity, width) array: a sample gathers one row per group, not one per field
+        mats = {dt: np.zeros((cap, w), dt) for dt, w in widths.items()}
+        self._sources = list(mats.values()) + bigs
+        src_of = {dt: i for i, dt in enumerate(mats)}
+        views, recipes = {k: [] for k in _FIELDS}, {k: [] for k in _FIELDS}
+        for k, tail, dt, kind, pos, w in places:
+            if kind == 'pack':
+                m = mats[dt]
+                views[k].append(m[:, pos] if tail == () else m[:, pos:pos + w].reshape(cap, *tail))
+                recipes[k].append((src_of[dt], pos, pos + w, tail))
+            else:
+                views[k].append(bigs[pos]); recipes[k].append((len(mats) + pos, None, None, tail))
+        self._treedefs = {k: jax.tree.structure(like[k]) for k in _FIELDS}
+        self._leaves = views
+        self._recipes = [(k, None if jax.tree_util.treedef_is_leaf(self._treedefs[k]) else self._treedefs[k], recipes[k]) for k in _FIELDS]
+        self._specs = {k: [(v.shape[1:], v.dtype) for v in views[k]] for k in _FIELDS}
+        self._store = {k: jax.tree.unflatten(self._treedefs[k], views[k]) for k in _FIELDS}
+        self._plans = {}  # batch treedef -> write plan (see _plan)
 
     def _allocate_like(self, batch:TransitionBatch):
         "Storage shaped like the rows of `batch` (used when no spaces were given)."
-        cap = self.capacity
-        like = lambda x: np.zeros((cap, *np.shape(x)[1:]), np.asarray(x).dtype)
-        store = {}
+        like = {}
         for k in _FIELDS:
             v = getattr(batch, k)
             if v is None and k == 'A_next': v = batch.A
-            if k in _SCALARS: store[k] = np.zeros(cap, _SCALARS[k])
+            if k in _SCALARS: like[k] = np.zeros(0, _SCALARS[k])
             elif v is None: raise SpaceMismatchError(f"{type(self).__name__}.add: field {k} is None; a transition needs S, A and S_next.")
-            else: store[k] = jax.tree.map(like, v)
-        self._allocate(store)
+            else: like[k] = jax.tree.map(lambda x: np.asarray(x)[:0], v)
+        self._allocate(like)
 
     def clear(self):
         "Drop every transition (storage stays allocated); the RNG keeps its state."
         self._ptr, self._size, self._added = 0, 0, 0
-        self._stamp = np.full(self.capacity, -1, np.int64)  # insertion number of each slot's transition
 
     def __len__(self): return self._size
     def __repr__(self): return f"{type(self).__name__}(capacity={self.capacity}, len={len(self)})"
 
     @property
     def storage(self) -> dict:
-        "The preallocated arrays, one pytree per stored field (read-only use)."
+        "The preallocated arrays, one pytree per stored field (views into the shared storage; read-only use)."
         return self._store
 
     @property
     def nbytes(self) -> int:
-        "Bytes held by the stored arrays (storage plus slot bookkeeping)."
-        return sum(x.nbytes for x in jax.tree.leaves(self._store)) + self._stamp.nbytes if self._store else 0
+        "Bytes of the preallocated storage arrays."
+        return sum(x.nbytes for x in self._sources) if self._store is not None else 0
 
     def _check(self, batch:TransitionBatch) -> int:
-        "Validate `batch` against the storage; returns its size. Errors name the field."
+        "Validate `batch` against the storage, field by field; returns its size. Errors name the field."
+        name = type(self).__name__
         if not isinstance(batch, TransitionBatch):
-            raise TypeError(f"{type(self).__name__}.add: expected a TransitionBatch (e.g. from a tracer's flush()), got {type(batch).__name__}.")
-        n = int(np.shape(batch.Rn)[0]) if np.ndim(batch.Rn) else -1
-        if n < 0: raise SpaceMismatchError(f"{type(self).__name__}.add: Rn must have a leading batch axis, got shape {np.shape(batch.Rn)}.")
+            raise TypeError(f"{name}.add: expected a TransitionBatch (e.g. from a tracer's flush()), got {type(batch).__name__}.")
+        if np.ndim(batch.Rn) != 1: raise SpaceMismatchError(f"{name}.add: field Rn: expected shape (batch,), got {np.shape(batch.Rn)}.")
+        n = int(np.shape(batch.Rn)[0])
         for k in _FIELDS:
             v = getattr(batch, k)
-            if v is None and k in ('A_next', 'logP_next', 'version'): continue
+            if v is None and k in _OPTIONAL: continue
             leaves = jax.tree.leaves(v)
             if len(leaves) != len(self._specs[k]) or jax.tree.structure(v) != self._treedefs[k]:
-                raise SpaceMismatchError(f"{type(self).__name__}.add: field {k} has structure {jax.tree.structure(v)}, "
-                                         f"expected {self._treedefs[k]} (the buffer's {'observation' if k.startswith('S') else 'action' if k.startswith('A') else k} layout).")
-            for x, (shape, dtype), path in zip(leaves, self._specs[k], range(len(leaves))):
-                xs, xd = np.shape(x), getattr(x, 'dtype', None)
+                what = 'observation' if k.startswith('S') else 'action' if k.startswith('A') else 'scalar'
+                raise SpaceMismatchError(f"{name}.add: field {k} has structure {jax.tree.structure(v)}, "
+                                         f"expected {self._treedefs[k]} (the buffer's {what} layout).")
+            for i, (x, (shape, dtype)) in enumerate(zip(leaves, self._specs[k])):
+                xs, xd = np.shape(x), np.asarray(x).dtype
                 if xs[1:] != shape or len(xs) != len(shape) + 1 or xs[0] != n:
-                    where = k + _path_names(v)[path]
-                    raise SpaceMismatchError(f"{type(self).__name__}.add: field {where}: expected shape ({n}, {', '.join(map(str, shape))}) "
+                    raise SpaceMismatchError(f"{name}.add: field {k}{_path_names(v)[i]}: expected shape ({n}, {', '.join(map(str, shape))}) "
                                              f"(batch, *element shape), got {xs}. Check the env's spaces and the tracer's output.")
-                if xd is not None and xd != dtype and not np.can_cast(xd, dtype, casting='same_kind'):
-                    where = k + _path_names(v)[path]
-                    raise SpaceMismatchError(f"{type(self).__name__}.add: field {where}: expected dtype {dtype} (or one castable to it), got {xd}.")
-        if self.check_finite and not np.isfinite(batch.Rn).all():
-            bad = np.asarray(batch.Rn)[~np.isfinite(batch.Rn)]
-            raise ValueError(f"{type(self).__name__}.add: field Rn holds non-finite rewards {bad[:3]}; fix the env/reward scale, "
-                             f"or pass check_finite=False to store them anyway.")
+                if xd != dtype and not np.can_cast(xd, dtype, casting='same_kind'):
+                    raise SpaceMismatchError(f"{name}.add: field {k}{_path_names(v)[i]}: expected dtype {dtype} (or one castable to it), got {xd}.")
         return n
+
+    def _plan(self, batch:TransitionBatch, treedef):
+        "Checked once per batch structure: where each leaf of the flattened batch goes."
+        self._check(batch)
+        flat, pos = [], 0
+        missing = []
+        for f in TransitionBatch.__dataclass_fields__:
+            v = getattr(batch, f)
+            nl = len(jax.tree.leaves(v))
+            if f in self._leaves:
+                if v is None: missing += self._leaves[f]
+                else: flat += [(pos + i, d, d.shape[1:], d.dtype) for i, d in enumerate(self._leaves[f])]
+            if f == 'Rn': rn = pos
+            pos += nl
+        plan = (flat, missing, rn)
+        self._plans[treedef] = plan
+        return plan
 
     def _write(self, batch:TransitionBatch):
         "Copy `batch` into the circular storage; returns the slots written (in order)."
         if self._store is None: self._allocate_like(batch)
-        n = self._check(batch)
+        leaves, treedef = jax.tree_util.tree_flatten(batch)
+        leaves = [x if hasattr(x, 'dtype') else np.asarray(x) for x in leaves]
+        plan = self._plans.get(treedef) or self._plan(batch, treedef)
+        flat, missing, rn = plan
+        Rn = leaves[rn]
+        n = Rn.shape[0] if Rn.ndim == 1 else self._check(batch)
+        for p, d, tail, dt in flat:  # fast re-check of shapes and dtypes; the slow path names the field
+            x = leaves[p]
+            if x.shape[1:] != tail or x.shape[0] != n or (x.dtype != dt and not np.can_cast(x.dtype, dt, casting='same_kind')):
+                self._check(batch)
+        if self.check_finite and not np.isfinite(Rn.sum(dtype=np.float64)):
+            bad = np.asarray(Rn)[~np.isfinite(Rn)]
+            if len(bad): raise ValueError(f"{type(self).__name__}.add: field Rn holds non-finite rewards {bad[:3]}; fix the env or the "
+                                          f"reward scale, or pass check_finite=False to store them anyway.")
         if n == 0: return np.zeros(0, np.int64)
         cap, skip = self.capacity, max(0, n - self.capacity)  # a batch larger than the buffer keeps its last `capacity` rows
-        start = self._ptr + skip
+        start = (self._ptr + skip) % cap
         m = n - skip
-        first = min(m, cap - start % cap)
-        spans = [(start % cap, start % cap + first, skip, skip + first)]
+        first = min(m, cap - start)
+        spans = [(start, start + first, skip, skip + first)]
         if first < m: spans.append((0, m - first, skip + first, n))
-        for k in _FIELDS:
-            v = getattr(batch, k)
-            dst = self._leaves[k]
-            if v is None:
-                for d in dst:
-                    for a, b, _, _ in spans: d[a:b] = 0
-                continue
-            for d, x in zip(dst, jax.tree.leaves(v)):
-                for a, b, i, j in spans: d[a:b] = x[i:j]
-        slots = (start + np.arange(m)) % cap
-        self._stamp[slots] = self._added + skip + np.arange(m)
+        for p, d, _, _ in flat:
+            x = leaves[p]
+            for a, b, i, j in spans: d[a:b] = x[i:j]
+        for d in missing:
+            for a, b, _, _ in spans: d[a:b] = 0
         self._added += n
         self._ptr = (self._ptr + n) % cap
         self._size = min(cap, self._size + n)
-        self._notify()
-        return slots
+        return (start + np.arange(m)) % cap
 
     def add(self,
             batch:TransitionBatch,  # transitions to store, e.g. `tracer.flush()`
            ):
         "Store every transition of `batch` (vectorized), overwriting the oldest when full."
         self._write(batch)
+        self._notify()
+
+    def _insertion_numbers(self, slots:np.ndarray) -> np.ndarray:
+        "Insertion number of the transition now in each slot (writes are sequential, so no per-slot record is needed)."
+        idx = slots + (self._added - self._ptr)
+        if self._added > self._ptr: idx -= (slots >= self._ptr) * self.capacity  # slots at or after the pointer hold the previous lap
+        return idx
+
+    def _uniform_slots(self, k:int) -> np.ndarray:
+        "k slots drawn uniformly among the filled ones (modulo bias below 1e-12 for any capacity that fits in memory)."
+        return (self._rng.bit_generator.random_raw(k) % np.uint64(self._size)).view(np.int64)
+
+    def _fresh(self, idx:np.ndarray) -> np.ndarray:
+        "Which insertion numbers still sit in the buffer (not overwritten since they were sampled)."
+        return (idx >= self._added - self._size) & (idx < self._added)
 
     def _gather(self, slots:np.ndarray, W:np.ndarray, sharding=None) -> TransitionBatch:
-        take = lambda x: x.take(slots, axis=0)
-        s = self._store
-        batch = TransitionBatch(S=jax.tree.map(take, s['S']), A=jax.tree.map(take, s['A']), logP=take(s['logP']),
-                                Rn=take(s['Rn']), In=take(s['In']), S_next=jax.tree.map(take, s['S_next']),
-                                A_next=jax.tree.map(take, s['A_next']), logP_next=take(s['logP_next']), W=W,
-                                idx=self._stamp.take(slots), version=take(s['version']))
+        B = len(slots)
+        got = [x.take(slots, axis=0) for x in self._sources]
+        fields = {}
+        for k, treedef, recipe in self._recipes:
+            leaves = [got[s] if c0 is None else got[s][:, c0] if tail == () else
+                      got[s][:, c0:c1] if len(tail) == 1 else got[s][:, c0:c1].reshape(B, *tail) for s, c0, c1, tail in recipe]
+            fields[k] = leaves[0] if treedef is None else jax.tree.unflatten(treedef, leaves)
+        batch = TransitionBatch(**fields, W=W, idx=self._insertion_numbers(slots))
         if sharding is None: return batch
         n_shards = len(sharding.device_set)
-        if len(slots) % n_shards:
-            raise ConfigError(f"{type(self).__name__}.sample: batch_size={len(slots)} does not split over the sharding's "
+        if B % n_shards:
+            raise ConfigError(f"{type(self).__name__}.sample: batch_size={B} does not split over the sharding's "
                               f"{n_shards} devices; use a multiple of {n_shards}.")
         return jax.device_put(batch, sharding)
 
@@ -175,9 +234,9 @@ class ReplayBuffer:
                batch_size:int,  # number of transitions (drawn with replacement)
                sharding:jax.sharding.Sharding|None=None,  # place the batch on devices, split along the leading axis
               ) -> TransitionBatch:
-        "A uniformly drawn batch with `idx` (insertion numbers) and unit weights `W`."
+        "A uniformly drawn batch with `idx` (insertion numbers; slot = idx % capacity) and unit weights `W`."
         self._check_sample(batch_size)
-        slots = self._rng.integers(0, self._size, batch_size)
+        slots = self._uniform_slots(batch_size)
         return self._gather(slots, np.ones(batch_size, np.float32), sharding)
 
     def _notify(self):
@@ -207,7 +266,7 @@ class ReplayBuffer:
         "Contents, write pointer, counters and RNG state as a plain dict of numpy arrays, ints and strings."
         size = self._size
         return dict(kind=type(self).__name__, capacity=self.capacity, ptr=self._ptr, size=size, added=self._added,
-                    stamp=self._stamp[:size].copy(), rng=self._rng.bit_generator.state,
+                    rng=self._rng.bit_generator.state,
                     storage={k: jax.tree.map(lambda x: x[:size].copy(), self._store[k]) for k in _FIELDS} if self._store else None)
 
     def load_state_dict(self, state:dict):
@@ -218,20 +277,303 @@ class ReplayBuffer:
         size = int(state['size'])
         if state['storage'] is not None:
             if self._store is None:
-                first = {k: jax.tree.map(np.asarray, v) for k, v in state['storage'].items()}
-                self._allocate_like(TransitionBatch(**first))
+                self._allocate({k: jax.tree.map(np.asarray, v) for k, v in state['storage'].items()})
             for k in _FIELDS:
                 src = state['storage'][k]
                 if jax.tree.structure(src) != self._treedefs[k]:
                     raise SpaceMismatchError(f"{type(self).__name__}.load_state_dict: field {k} has structure "
                                              f"{jax.tree.structure(src)}, expected {self._treedefs[k]}.")
                 for d, x in zip(self._leaves[k], jax.tree.leaves(src)):
-                    if np.shape(x)[1:] != d.shape[1:]:
-                        raise SpaceMismatchError(f"{type(self).__name__}.load_state_dict: field {k}: element shape "
-                                                 f"{np.shape(x)[1:]} does not match the storage's {d.shape[1:]}.")
+                    if np.shape(x) != (size, *d.shape[1:]):
+                        raise SpaceMismatchError(f"{type(self).__name__}.load_state_dict: field {k}: shape {np.shape(x)} "
+                                                 f"does not match ({size}, *{d.shape[1:]}).")
                     d[:size] = x
-        self.clear()
         self._ptr, self._size, self._added = int(state['ptr']), size, int(state['added'])
-        self._stamp[:size] = state['stamp']
         self._rng.bit_generator.state = state['rng']
         self._notify()
+
+# %% ../nbs/03_replay.ipynb #731cdeb3
+class SumTree:
+    "Batched sum tree over `capacity` non-negative priorities: O(log n) `find` and `set` for a whole batch at once."
+    def __init__(self,
+                 capacity:int,  # number of leaves
+                 block:int=16,  # leaves summed by one bottom node (a power of two)
+                 top:int=1024,  # nodes of the highest level kept; the levels above it are one cumulative sum
+                ):
+        for name, v in (('block', block), ('top', top)):
+            if v < 1 or v & (v - 1): raise ConfigError(f"SumTree: {name} must be a power of two, got {v}.")
+        self.capacity, self.block = int(capacity), int(block)
+        nb = -(-self.capacity // block)
+        self._nb = 1 << max(0, (nb - 1).bit_length())  # number of blocks, a power of two
+        self._depth = self._nb.bit_length() - 1  # levels from the root to the blocks
+        self._top = min(self._depth, top.bit_length() - 1)  # highest level stored
+        self._shift = block.bit_length() - 1
+        self._prefix = np.triu(np.ones((block, block), np.float32))  # g @ prefix = running sums along a block
+        self._ones = np.ones(block, np.float32)
+        self.clear()
+
+    def clear(self):
+        "Set every priority to zero."
+        self.leaves = np.zeros(self._nb * self.block, np.float32)  # priorities (slots >= capacity stay zero)
+        self.nodes = np.zeros(2 * self._nb, np.float64)  # node i has children 2i, 2i+1; nodes[nb + b] sums block b
+        self._blocks = self.leaves.reshape(self._nb, self.block)
+        self._cum = None  # cumulative sums of the top level, recomputed after a set
+
+    def _top_cum(self) -> np.ndarray:
+        if self._cum is None:
+            lo = 1 << self._top
+            cum = np.zeros(lo + 1)
+            np.cumsum(self.nodes[lo:2 * lo], out=cum[1:])
+            self._cum = cum
+        return self._cum
+
+    @property
+    def total(self) -> float:
+        "Sum of all priorities."
+        return float(self._top_cum()[-1])
+
+    def _propagate(self, i:np.ndarray):
+        "Recompute the parents of nodes `i` level by level, up to the top level."
+        nodes = self.nodes
+        for _ in range(self._depth - self._top):
+            i = i >> 1
+            c = i << 1
+            nodes[i] = nodes[c] + nodes[c + 1]
+        self._cum = None
+
+    def set(self,
+            slots:np.ndarray,  # int array of leaf indices (duplicates allowed: the last write wins)
+            values:np.ndarray,  # new priorities (>= 0), same length
+           ):
+        "Write priorities and update every sum above them."
+        self.leaves[slots] = values
+        b = slots >> self._shift
+        i = b + self._nb
+        self.nodes[i] = self._blocks.take(b, axis=0) @ self._ones
+        self._propagate(i)
+
+    def set_range(self,
+                  start:int,  # first leaf
+                  values:np.ndarray,  # priorities of leaves start, start+1, ... (no wrap-around)
+                 ):
+        "Write a contiguous run of priorities, updating the sums with slices instead of gathers."
+        stop = start + len(values)
+        self.leaves[start:stop] = values
+        lo, hi = (start >> self._shift) + self._nb, ((stop - 1) >> self._shift) + self._nb + 1
+        nodes = self.nodes
+        nodes[lo:hi] = self._blocks[lo - self._nb:hi - self._nb] @ self._ones
+        for _ in range(self._depth - self._top):
+            lo, hi = lo >> 1, ((hi - 1) >> 1) + 1
+            nodes[lo:hi] = nodes[2 * lo:2 * hi:2] + nodes[2 * lo + 1:2 * hi:2]
+        self._cum = None
+
+    def find(self,
+             u:np.ndarray,  # prefix sums in [0, total)
+            ) -> np.ndarray:
+        "For each `u`, the leaf `k` with `sum(leaves[:k]) <= u < sum(leaves[:k+1])`."
+        nodes, cum, lo = self.nodes, self._top_cum(), 1 << self._top
+        u = np.array(u, np.float64)
+        j = np.searchsorted(cum, u, side='right') - 1  # the top level: one search over its running sums
+        np.clip(j, 0, lo - 1, out=j)
+        u -= cum[j]
+        i = j + lo
+        for _ in range(self._depth - self._top):  # below it: one step down per level for the whole batch
+            i <<= 1
+            left = nodes[i]
+            right = u >= left
+            u -= left * right
+            i += right
+        b = i - self._nb
+        run = self._blocks.take(b, axis=0) @ self._prefix  # running sums inside each chosen block
+        run[:, -1] = np.inf  # rounding can leave u past the block's sum: stay in the block
+        return (b << self._shift) + np.argmax(run > u[:, None].astype(np.float32), axis=1)
+
+# %% ../nbs/03_replay.ipynb #cb29ba24
+class PrioritizedReplayBuffer(ReplayBuffer):
+    "Proportional prioritized replay with a vectorized sum tree, importance weights and overwrite-safe priority updates."
+    def __init__(self,
+                 capacity:int,  # maximum number of transitions
+                 alpha:float=0.6,  # priority exponent: 0 is uniform sampling
+                 beta:float=0.4,  # importance-weight exponent: 1 fully corrects the sampling bias (anneal it by setting `.beta`)
+                 epsilon:float=1e-6,  # added to |td_error| so no transition gets probability zero
+                 seed:int=0,  # seed of the sampling RNG
+                 observation_space:gym.Space|None=None,  # space of `S`/`S_next`; None: taken from the first batch
+                 action_space:gym.Space|None=None,  # space of `A`/`A_next`; None: taken from the first batch
+                 check_finite:bool=True,  # refuse NaN/inf rewards and TD errors
+                ):
+        if not alpha >= 0: raise ConfigError(f"PrioritizedReplayBuffer: alpha must be >= 0, got {alpha!r}.")
+        if not 0 <= beta <= 1: raise ConfigError(f"PrioritizedReplayBuffer: beta must be in [0, 1], got {beta!r}.")
+        if not epsilon > 0: raise ConfigError(f"PrioritizedReplayBuffer: epsilon must be > 0, got {epsilon!r}.")
+        self.alpha, self.beta, self.epsilon = float(alpha), float(beta), float(epsilon)
+        self._tree = None
+        super().__init__(capacity, seed, observation_space, action_space, check_finite)
+        self._tree = SumTree(self.capacity)
+        self._max_priority = 1.0
+
+    def clear(self):
+        "Drop every transition and priority."
+        super().clear()
+        if self._tree is not None: self._tree.clear()
+        self._max_priority = 1.0
+
+    @property
+    def nbytes(self) -> int:
+        "Bytes of the storage arrays plus the sum tree."
+        return super().nbytes + self._tree.leaves.nbytes + self._tree.nodes.nbytes
+
+    def _priorities(self, td_error, what:str) -> np.ndarray:
+        td = np.asarray(td_error, np.float64).reshape(-1)
+        if self.check_finite and not np.isfinite(td).all():
+            raise ValueError(f"{type(self).__name__}.{what}: non-finite TD errors {td[~np.isfinite(td)][:3]}; "
+                             f"check the loss (or pass check_finite=False).")
+        return (np.abs(td) + self.epsilon) ** self.alpha
+
+    def add(self,
+            batch:TransitionBatch,  # transitions to store
+            priorities=None,  # |TD errors| per transition (e.g. computed by the actor); None: the largest priority so far
+           ):
+        "Store `batch` with the given or the maximal priority."
+        if priorities is not None:
+            p = self._priorities(priorities, 'add')
+            if len(p) != np.shape(batch.Rn)[0]:
+                raise SpaceMismatchError(f"{type(self).__name__}.add: {len(p)} priorities for a batch of {np.shape(batch.Rn)[0]}.")
+        slots = self._write(batch)
+        if len(slots):
+            if priorities is None: p = np.full(len(slots), self._max_priority)
+            else:
+                p = p[len(p) - len(slots):]
+                self._max_priority = max(self._max_priority, float(p.max()))
+            first = min(len(slots), self.capacity - int(slots[0]))  # slots are contiguous, wrapping at most once
+            self._tree.set_range(int(slots[0]), p[:first])
+            if first < len(slots): self._tree.set_range(0, p[first:])
+        self._notify()
+
+    def sample(self,
+               batch_size:int,  # number of transitions
+               sharding:jax.sharding.Sharding|None=None,  # place the batch on devices, split along the leading axis
+              ) -> TransitionBatch:
+        "A batch drawn in proportion to priority, with importance weights `W` (max 1) and `idx` for `update`."
+        self._check_sample(batch_size)
+        tree = self._tree
+        u = (np.arange(batch_size) + self._rng.random(batch_size)) * (tree.total / batch_size)
+        slots = tree.find(u)
+        p = tree.leaves[slots]
+        if not (p > 0).all():  # u rounded onto an empty leaf: redo those few exactly
+            bad = ~(p > 0)
+            cum = np.cumsum(tree.leaves[:self._size], dtype=np.float64)
+            slots[bad] = np.minimum(np.searchsorted(cum, np.minimum(u[bad], cum[-1] * (1 - 1e-12)), side='right'), self._size - 1)
+            p = tree.leaves[slots]
+        W = (p / p.min()) ** np.float32(-self.beta)  # (N P(i))^-beta / max over the batch
+        return self._gather(slots, W.astype(np.float32), sharding)
+
+    def update(self,
+               idx,  # `batch.idx` of a sampled batch (insertion numbers)
+               td_error,  # TD errors (or any new priority signal) per transition
+              ):
+        "Set new priorities `(|td_error| + epsilon)**alpha`; entries overwritten since they were sampled are ignored."
+        idx = np.asarray(idx, np.int64).reshape(-1)
+        p = self._priorities(td_error, 'update')
+        if len(p) != len(idx): raise SpaceMismatchError(f"{type(self).__name__}.update: {len(idx)} indices but {len(p)} TD errors.")
+        fresh = self._fresh(idx)
+        if not fresh.all(): idx, p = idx[fresh], p[fresh]
+        if len(idx) == 0: return
+        self._tree.set(idx % self.capacity, p)
+        self._max_priority = max(self._max_priority, float(p.max()))
+
+    def priorities(self, idx) -> np.ndarray:
+        "Current priorities `(|td| + epsilon)**alpha` of the transitions with insertion numbers `idx` (NaN if overwritten)."
+        idx = np.asarray(idx, np.int64)
+        return np.where(self._fresh(idx), self._tree.leaves[idx % self.capacity], np.nan)
+
+    def state_dict(self) -> dict:
+        "Like `ReplayBuffer.state_dict`, plus priorities and the running maximum priority."
+        sd = super().state_dict()
+        sd.update(priorities=self._tree.leaves[:self._size].copy(), max_priority=self._max_priority,
+                  alpha=self.alpha, beta=self.beta, epsilon=self.epsilon)
+        return sd
+
+    def load_state_dict(self, state:dict):
+        "Restore a `state_dict()` exactly: contents, priorities, pointer, RNG."
+        super().load_state_dict(state)
+        self._tree.clear()
+        self._tree.set(np.arange(self._size), np.asarray(state['priorities'], np.float32))
+        self._max_priority = float(state['max_priority'])
+        self.alpha, self.beta, self.epsilon = float(state['alpha']), float(state['beta']), float(state['epsilon'])
+
+# %% ../nbs/03_replay.ipynb #a01415f9
+def _random_policy(space, seed):
+    space.seed(seed)
+    return lambda obs: space.sample()
+
+def _fill_steps(buffer, env, tracer, policy, size, seed):
+    "Generator doing one env step per iteration until `buffer` holds `size` transitions; returns the step count."
+    from rlnb.tracing import _BatchedTracer  # tracing is imported lazily: replay does not need it otherwise
+    vector = isinstance(env, gym.vector.VectorEnv)
+    if vector != isinstance(tracer, _BatchedTracer):
+        raise ConfigError(f"init_replay_buffer: a {'vector' if vector else 'single'} env needs a "
+                          f"{'batched tracer (BatchedNStep, BatchedMonteCarlo)' if vector else 'single-env tracer (NStep, MonteCarlo)'}, "
+                          f"got {type(tracer).__name__}.")
+    if vector and tracer.num_envs != env.num_envs:
+        raise ConfigError(f"init_replay_buffer: the tracer serves {tracer.num_envs} envs, the vector env has {env.num_envs}.")
+    steps = 0
+    obs, _ = env.reset(seed=seed)
+    if vector:
+        mode = env.metadata.get('autoreset_mode', gym.vector.AutoresetMode.NEXT_STEP)
+        if mode not in (gym.vector.AutoresetMode.NEXT_STEP, gym.vector.AutoresetMode.SAME_STEP):
+            raise ConfigError(f"init_replay_buffer: vector envs with autoreset mode {mode} are not supported; use NEXT_STEP or SAME_STEP.")
+        prev_done = np.zeros(env.num_envs, bool)
+    while len(buffer) < size:
+        act = policy(obs)
+        nxt, r, term, trunc, info = env.step(act)
+        steps += 1
+        if not vector:
+            tracer.add(obs, act, r, terminated=term, truncated=trunc, s_next=nxt)
+            obs = env.reset()[0] if term or trunc else nxt
+        else:
+            done = np.asarray(term) | np.asarray(trunc)
+            if mode == gym.vector.AutoresetMode.NEXT_STEP:
+                tracer.add(obs, act, r, term, trunc, s_next_final=nxt, valid=~prev_done)
+                prev_done = done & ~prev_done
+            else:
+                final = nxt
+                if done.any():
+                    final = np.array(nxt, copy=True)
+                    final[done] = np.stack(info['final_obs'][done])
+                tracer.add(obs, act, r, term, trunc, s_next_final=final)
+            obs = nxt
+        if tracer: buffer.add(tracer.flush())
+        yield steps
+    return steps
+
+def _check_fill(buffer, initial_buffer_size, replay_buffer_seed, env, initial_sampling_policy):
+    if not 0 <= initial_buffer_size <= buffer.capacity:
+        raise ConfigError(f"init_replay_buffer: initial_buffer_size must be in [0, capacity={buffer.capacity}], got {initial_buffer_size}.")
+    if replay_buffer_seed is not None: buffer._rng = np.random.default_rng(replay_buffer_seed)
+    if initial_sampling_policy in (None, 'random'):
+        return _random_policy(env.action_space, replay_buffer_seed)
+    if not callable(initial_sampling_policy):
+        raise ConfigError(f"init_replay_buffer: initial_sampling_policy must be 'random' or a callable obs -> action, "
+                          f"got {initial_sampling_policy!r}.")
+    return initial_sampling_policy
+
+def init_replay_buffer(buffer:ReplayBuffer,  # buffer to fill
+                       env,  # gymnasium Env (with a single-env tracer) or VectorEnv (with a batched tracer)
+                       tracer,  # NStep / MonteCarlo, or BatchedNStep / BatchedMonteCarlo
+                       initial_sampling_policy:Callable|str='random',  # obs -> action, or 'random' (uniform over the action space)
+                       initial_buffer_size:int=1000,  # fill until the buffer holds this many transitions
+                       replay_buffer_seed:int|None=0,  # seeds the env reset, the random policy and the buffer's sampling RNG
+                      ) -> int:
+    "Fill `buffer` with transitions of `initial_sampling_policy` before training (Maze's `init_replay_buffer`); returns env steps taken."
+    policy = _check_fill(buffer, initial_buffer_size, replay_buffer_seed, env, initial_sampling_policy)
+    steps = 0
+    for steps in _fill_steps(buffer, env, tracer, policy, initial_buffer_size, replay_buffer_seed): pass
+    return steps
+
+async def ainit_replay_buffer(buffer:ReplayBuffer, env, tracer, initial_sampling_policy:Callable|str='random',
+                              initial_buffer_size:int=1000, replay_buffer_seed:int|None=0) -> int:
+    "`init_replay_buffer` as a coroutine: yields to the event loop after every env step."
+    policy = _check_fill(buffer, initial_buffer_size, replay_buffer_seed, env, initial_sampling_policy)
+    steps = 0
+    for steps in _fill_steps(buffer, env, tracer, policy, initial_buffer_size, replay_buffer_seed):
+        await asyncio.sleep(0)
+    return steps
