@@ -39,7 +39,7 @@ class ApeXConfig:
     num_actors: int = 4  # actors (env workers); each steps `envs_per_actor` envs
     envs_per_actor: int = 8  # envs stepped together by one actor (a gymnasium vector env)
     actor_mode: str = 'sync'  # where actors step their envs: 'sync' (in the loop), 'thread' or 'process'
-    epsilon: float = 0.4  # base exploration rate of the ladder eps_i = epsilon ** (1 + eps_alpha * i / (N - 1))
+    epsilon: float = 0.6  # base exploration rate of the ladder eps_i = epsilon ** (1 + eps_alpha * i / (N - 1))
     eps_alpha: float = 7.0  # exponent spread of the ladder
     n_step: int = 3  # n of the n-step targets
     gamma: float = 0.99  # discount factor
@@ -48,13 +48,14 @@ class ApeXConfig:
     learning_rate: float = 1e-3  # Adam step size
     max_grad_norm: float = 10.0  # global gradient-norm clip
     batch_size: int = 128  # transitions per update (split over the learner's devices)
+    updates_per_dispatch: int = 4  # K updates fused into one device call (lax.scan); priorities of the K batches follow the call
     buffer_capacity: int = 100_000  # replay capacity (transitions)
     buffer_warmup: int = 1_000  # transitions in replay before the first update
-    replay_ratio: float = 0.25  # learner updates per inserted transition
+    replay_ratio: float = 0.125  # learner updates per inserted transition
     actor_slack: int = 200  # updates the learner may fall behind the replay ratio before the actors wait
     priority_alpha: float = 0.6  # prioritization exponent
     priority_beta: float = 0.4  # importance-sampling exponent
-    target_update_interval: int = 200  # updates between hard target-network syncs
+    target_update_interval: int = 500  # updates between hard target-network syncs
     publish_interval: int = 1  # updates between param publishes to the actors
     max_policy_lag: int|None = None  # actors never act on params more than this many updates old (None: publish_interval decides)
     seed: int = 0  # base seed (envs, params, exploration, replay)
@@ -62,7 +63,7 @@ class ApeXConfig:
     def __post_init__(self):
         def need(ok, name, what):
             if not ok: raise ConfigError(f"ApeXConfig.{name}={getattr(self, name)!r}: {what}.")
-        for name in ('num_actors', 'envs_per_actor', 'n_step', 'batch_size', 'buffer_capacity', 'target_update_interval', 'publish_interval'):
+        for name in ('num_actors', 'envs_per_actor', 'n_step', 'batch_size', 'buffer_capacity', 'target_update_interval', 'publish_interval', 'updates_per_dispatch'):
             need(isinstance(getattr(self, name), int) and getattr(self, name) >= 1, name, 'must be an int >= 1')
         need(self.actor_mode in ('sync', 'thread', 'process'), 'actor_mode', "must be 'sync', 'thread' or 'process'")
         need(0 < self.epsilon <= 1, 'epsilon', 'must be in (0, 1]')
@@ -154,8 +155,10 @@ class ApeXDQN(Worker):
         self.updates, self.env_steps, self.episodes = 0, 0, 0
         self._inserted_after_warmup = 0
         self.eval_history: list[tuple[int, float]] = []
+        self.eval_seconds = 0.0  # wall-clock spent in evaluations (benchmarks subtract it)
         self._returns = np.zeros(n_envs)
         self._key = jax.random.key(cfg.seed)
+        self._shuffle_rng = np.random.default_rng(cfg.seed)
         self._learned, self._rolled = asyncio.Event(), asyncio.Event()
         self._published_at, self.actor_version = 0, 0
         self.push_state()
@@ -179,7 +182,7 @@ class ApeXDQN(Worker):
             grads, metrics = upd.grads_and_metrics(params, target, batch)
             params, opt_state = upd.apply(params, opt_state, pmean(grads))
             return (params, target, opt_state), metrics
-        self._update = data_parallel(step, self.mesh)
+        self._update = data_parallel(step, self.mesh, num_fused=self.config.updates_per_dispatch)
 
     # --- Worker interface
     def get_state(self):
@@ -197,14 +200,18 @@ class ApeXDQN(Worker):
                         version=self.actor_version if version is None else version, valid=valid)
 
     def learn(self, transition_batch:TransitionBatch) -> dict:
-        "One data-parallel double-Q update on `transition_batch` (its size a multiple of the learner devices); returns metrics."
+        "K = `updates_per_dispatch` data-parallel double-Q updates in one call on K * `batch_size` transitions; returns metrics (per-sample `td_error` flattened)."
+        K, B = self.config.updates_per_dispatch, self.config.batch_size
+        if len(transition_batch) != K * B:
+            raise ConfigError(f"learn takes updates_per_dispatch * batch_size = {K * B} transitions, got {len(transition_batch)}.")
         b = self.updater.prepare(transition_batch)
-        self._learner_state, metrics = self._update(self._learner_state, shard_batch(b, self.mesh))
-        self.updates += 1
-        if self.updates % self.config.target_update_interval == 0:
+        if K > 1: b = jax.tree.map(lambda x: x.reshape(K, B, *x.shape[1:]), b)
+        self._learner_state, metrics = self._update(self._learner_state, shard_batch(b, self.mesh, batch_axis=int(K > 1)))
+        before, self.updates = self.updates, self.updates + K
+        if self.updates // self.config.target_update_interval > before // self.config.target_update_interval:
             p, _, o = self._learner_state
             self._learner_state = (p, p, o)
-        return metrics
+        return {**metrics, 'td_error': metrics['td_error'].reshape(-1)}
 
     def insert(self, batch:TransitionBatch):
         "Add to prioritized replay with priorities from the current TD errors (padded to a bucket size: no retracing)."
@@ -279,18 +286,20 @@ class ApeXDQN(Worker):
         cfg = self.config
         while not stop.is_set():
             self.collect_rollouts()
-            if len(self.buffer) < self.buffer_warmup or self._behind() < 1:
+            if len(self.buffer) < self.buffer_warmup or self._behind() < cfg.updates_per_dispatch:
                 self._rolled.clear()
                 try: await asyncio.wait_for(self._rolled.wait(), 0.1)
                 except asyncio.TimeoutError: pass
                 continue
-            batch = self.buffer.sample(cfg.batch_size)
+            batch = self.buffer.sample(cfg.batch_size * cfg.updates_per_dispatch)
+            if cfg.updates_per_dispatch > 1:  # stratified samples come in priority order: mix them across the K updates
+                batch = batch[self._shuffle_rng.permutation(len(batch))]
             metrics = await ready(self.learn(batch))
             self.buffer.update(batch.idx, np.asarray(metrics['td_error']))
             lag = self.store.version - batch.version
-            self.stats.count(updates=1)
+            self.stats.count(updates=cfg.updates_per_dispatch)
             self.stats.record(loss=metrics['loss'], q=metrics['q'], lag_mean=lag.mean(), lag_max=lag.max())
-            if self.updates % cfg.publish_interval == 0: self.push_state()
+            if self.updates - self._published_at >= cfg.publish_interval: self.push_state()
             self._learned.set()
             await asyncio.sleep(0)
 
@@ -312,7 +321,7 @@ class ApeXDQN(Worker):
     # --- evaluation
     async def aevaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
         "Greedy returns of `num_episodes` episodes (one env each, stepped together); yields to the loop every step."
-        venv = make_vector_env(self.eval_env, num_episodes)
+        venv, t0 = make_vector_env(self.eval_env, num_episodes), time.perf_counter()
         try:
             obs, _ = venv.reset(seed=self.config.seed + 10_000 if seed is None else seed)
             G, done = np.zeros(num_episodes), np.zeros(num_episodes, bool)
@@ -323,7 +332,9 @@ class ApeXDQN(Worker):
                 G += np.where(done, 0.0, r)
                 done |= term | trunc
                 await asyncio.sleep(0)
-        finally: venv.close()
+        finally:
+            venv.close()
+            self.eval_seconds += time.perf_counter() - t0
         return dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()), returns=G.tolist())
 
     def evaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
