@@ -210,7 +210,7 @@ class ReplayBuffer:
 
     def _gather(self, slots:np.ndarray, W:np.ndarray, sharding=None) -> TransitionBatch:
         B = len(slots)
-        got = [x.take(slots, axis=0) for x in self._sources]
+        got = [x.take(slots, axis=0, mode='clip') for x in self._sources]  # slots are valid by construction; 'clip' skips the bounds pass
         fields = {}
         for k, treedef, recipe in self._recipes:
             leaves = [got[s] if c0 is None else got[s][:, c0] if tail == () else
@@ -298,7 +298,7 @@ class SumTree:
     def __init__(self,
                  capacity:int,  # number of leaves
                  block:int=16,  # leaves summed by one bottom node (a power of two)
-                 top:int=1024,  # nodes of the highest level kept; the levels above it are one cumulative sum
+                 top:int=8192,  # nodes of the highest level kept; the levels above it are one cumulative sum
                 ):
         for name, v in (('block', block), ('top', top)):
             if v < 1 or v & (v - 1): raise ConfigError(f"SumTree: {name} must be a power of two, got {v}.")
@@ -308,8 +308,8 @@ class SumTree:
         self._depth = self._nb.bit_length() - 1  # levels from the root to the blocks
         self._top = min(self._depth, top.bit_length() - 1)  # highest level stored
         self._shift = block.bit_length() - 1
-        self._prefix = np.triu(np.ones((block, block), np.float32))  # g @ prefix = running sums along a block
-        self._ones = np.ones(block, np.float32)
+        self._prefix_t = np.tril(np.ones((block, block), np.float32))  # prefix_t @ g.T = running sums along each block
+        self._ones, self._two = np.ones(block, np.float32), np.ones(2)
         self.clear()
 
     def clear(self):
@@ -317,6 +317,7 @@ class SumTree:
         self.leaves = np.zeros(self._nb * self.block, np.float32)  # priorities (slots >= capacity stay zero)
         self.nodes = np.zeros(2 * self._nb, np.float64)  # node i has children 2i, 2i+1; nodes[nb + b] sums block b
         self._blocks = self.leaves.reshape(self._nb, self.block)
+        self._pairs = self.nodes.reshape(self._nb, 2)
         self._cum = None  # cumulative sums of the top level, recomputed after a set
 
     def _top_cum(self) -> np.ndarray:
@@ -334,11 +335,10 @@ class SumTree:
 
     def _propagate(self, i:np.ndarray):
         "Recompute the parents of nodes `i` level by level, up to the top level."
-        nodes = self.nodes
+        nodes, pairs = self.nodes, self._pairs
         for _ in range(self._depth - self._top):
             i = i >> 1
-            c = i << 1
-            nodes[i] = nodes[c] + nodes[c + 1]
+            nodes[i] = pairs.take(i, axis=0) @ self._two  # children 2i and 2i+1 are row i of the (nb, 2) view
         self._cum = None
 
     def set(self,
@@ -369,24 +369,25 @@ class SumTree:
 
     def find(self,
              u:np.ndarray,  # prefix sums in [0, total)
+             overwrite:bool=False,  # allow `find` to use `u` (float64) as scratch space
             ) -> np.ndarray:
         "For each `u`, the leaf `k` with `sum(leaves[:k]) <= u < sum(leaves[:k+1])`."
         nodes, cum, lo = self.nodes, self._top_cum(), 1 << self._top
-        u = np.array(u, np.float64)
+        u = u if overwrite and isinstance(u, np.ndarray) and u.dtype == np.float64 else np.array(u, np.float64)
         j = np.searchsorted(cum, u, side='right') - 1  # the top level: one search over its running sums
-        np.clip(j, 0, lo - 1, out=j)
+        np.minimum(j, lo - 1, out=j)  # u >= 0 = cum[0] keeps j >= 0; rounding can put u at the total
         u -= cum[j]
         i = j + lo
         for _ in range(self._depth - self._top):  # below it: one step down per level for the whole batch
             i <<= 1
             left = nodes[i]
             right = u >= left
-            u -= left * right
+            np.subtract(u, left, out=u, where=right)
             i += right
         b = i - self._nb
-        run = self._blocks.take(b, axis=0) @ self._prefix  # running sums inside each chosen block
-        run[:, -1] = np.inf  # rounding can leave u past the block's sum: stay in the block
-        return (b << self._shift) + np.argmax(run > u[:, None].astype(np.float32), axis=1)
+        run = self._prefix_t @ self._blocks.take(b, axis=0).T  # (block, batch): running sums inside each chosen block
+        run[-1] = np.inf  # rounding can leave u past the block's sum: stay in the block
+        return (b << self._shift) + (run <= u.astype(np.float32)).sum(axis=0)
 
 # %% ../nbs/03_replay.ipynb #cb29ba24
 class PrioritizedReplayBuffer(ReplayBuffer):
@@ -423,10 +424,13 @@ class PrioritizedReplayBuffer(ReplayBuffer):
 
     def _priorities(self, td_error, what:str) -> np.ndarray:
         td = np.asarray(td_error, np.float64).reshape(-1)
-        if self.check_finite and not np.isfinite(td).all():
+        p = np.abs(td)
+        p += self.epsilon
+        p **= self.alpha
+        if self.check_finite and not np.isfinite(td.sum()):
             raise ValueError(f"{type(self).__name__}.{what}: non-finite TD errors {td[~np.isfinite(td)][:3]}; "
                              f"check the loss (or pass check_finite=False).")
-        return (np.abs(td) + self.epsilon) ** self.alpha
+        return p
 
     def add(self,
             batch:TransitionBatch,  # transitions to store
@@ -455,16 +459,20 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         "A batch drawn in proportion to priority, with importance weights `W` (max 1) and `idx` for `update`."
         self._check_sample(batch_size)
         tree = self._tree
-        u = (np.arange(batch_size) + self._rng.random(batch_size)) * (tree.total / batch_size)
-        slots = tree.find(u)
-        p = tree.leaves[slots]
-        if not (p > 0).all():  # u rounded onto an empty leaf: redo those few exactly
+        u = self._rng.random(batch_size)
+        u += np.arange(batch_size)  # one uniform draw in each of batch_size equal segments
+        u *= tree.total / batch_size
+        slots = tree.find(u.copy(), overwrite=True)
+        p = tree.leaves.take(slots)
+        p_min = p.min()
+        if not p_min > 0:  # u rounded onto an empty leaf: redo those few exactly
             bad = ~(p > 0)
             cum = np.cumsum(tree.leaves[:self._size], dtype=np.float64)
             slots[bad] = np.minimum(np.searchsorted(cum, np.minimum(u[bad], cum[-1] * (1 - 1e-12)), side='right'), self._size - 1)
-            p = tree.leaves[slots]
-        W = (p / p.min()) ** np.float32(-self.beta)  # (N P(i))^-beta / max over the batch
-        return self._gather(slots, W.astype(np.float32), sharding)
+            p = tree.leaves.take(slots)
+            p_min = p.min()
+        W = np.power(p * np.float32(1 / p_min), np.float32(-self.beta), dtype=np.float32)  # (N P(i))^-beta / max over the batch
+        return self._gather(slots, W, sharding)
 
     def update(self,
                idx,  # `batch.idx` of a sampled batch (insertion numbers)
@@ -474,8 +482,9 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         idx = np.asarray(idx, np.int64).reshape(-1)
         p = self._priorities(td_error, 'update')
         if len(p) != len(idx): raise SpaceMismatchError(f"{type(self).__name__}.update: {len(idx)} indices but {len(p)} TD errors.")
-        fresh = self._fresh(idx)
-        if not fresh.all(): idx, p = idx[fresh], p[fresh]
+        if len(idx) and not (idx.min() >= self._added - self._size and idx.max() < self._added):
+            fresh = self._fresh(idx)
+            idx, p = idx[fresh], p[fresh]
         if len(idx) == 0: return
         self._tree.set(idx % self.capacity, p)
         self._max_priority = max(self._max_priority, float(p.max()))
