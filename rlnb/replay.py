@@ -8,6 +8,7 @@ Docs: https://rlnb.github.io/rlnb/replay.html.md"""
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -24,6 +25,25 @@ _FIELDS = ('S', 'A', 'logP', 'Rn', 'In', 'S_next', 'A_next', 'logP_next', 'versi
 _SCALARS = {'logP': np.float32, 'Rn': np.float32, 'In': np.float32, 'logP_next': np.float32, 'version': np.int64}
 _OPTIONAL = ('A_next', 'logP_next', 'version')  # stored as zeros when a batch leaves them None
 _PACK_BYTES = 64  # leaves with at most this many bytes per transition share one row-major array per dtype
+
+_PARALLEL_BYTES = 4 << 20  # copies of at least this many bytes (image frames) are split over two threads
+
+def _run_split(jobs:list, nbytes:int):
+    "Run the callables in `jobs`; big copies run half on a short-lived helper thread (numpy copies release the GIL)."
+    if len(jobs) < 2 or nbytes < _PARALLEL_BYTES:
+        for job in jobs: job()
+        return
+    errors = []
+    def helper():
+        try:
+            for job in jobs[1::2]: job()
+        except BaseException as e: errors.append(e)
+    th = threading.Thread(target=helper, name='rlnb-replay-copy', daemon=True)
+    th.start()
+    try:
+        for job in jobs[0::2]: job()
+    finally: th.join()  # never leave the helper running, even when the main half failed
+    if errors: raise errors[0]
 
 def _path_names(tree):
     "Printable path of every leaf of `tree`, in `jax.tree.leaves` order."
@@ -68,6 +88,7 @@ class ReplayBuffer:
         # small leaves of one dtype share a (capacity, width) array: a sample gathers one row per group, not one per field
         mats = {dt: np.zeros((cap, w), dt) for dt, w in widths.items()}
         self._sources = list(mats.values()) + bigs
+        self._n_small, self._big_row_bytes = len(mats), sum(x[0].nbytes for x in bigs)
         src_of = {dt: i for i, dt in enumerate(mats)}
         views, recipes = {k: [] for k in _FIELDS}, {k: [] for k in _FIELDS}
         for k, tail, dt, kind, pos, w in places:
@@ -177,9 +198,15 @@ class ReplayBuffer:
         first = min(m, cap - start)
         spans = [(start, start + first, skip, skip + first)]
         if first < m: spans.append((0, m - first, skip + first, n))
-        for p, d, _, _ in flat:
-            x = leaves[p]
-            for a, b, i, j in spans: d[a:b] = x[i:j]
+        def copy(d, x):
+            def job():
+                for a, b, i, j in spans: d[a:b] = x[i:j]
+            return job
+        jobs = [copy(d, leaves[p]) for p, d, _, _ in flat]
+        big = [job for job, (_, d, _, _) in zip(jobs, flat) if d.base is None]  # leaves with arrays of their own
+        for job, (_, d, _, _) in zip(jobs, flat):
+            if d.base is not None: job()
+        _run_split(big, m * self._big_row_bytes)
         for d in missing:
             for a, b, _, _ in spans: d[a:b] = 0
         self._added += n
@@ -210,7 +237,13 @@ class ReplayBuffer:
 
     def _gather(self, slots:np.ndarray, W:np.ndarray, sharding=None) -> TransitionBatch:
         B = len(slots)
-        got = [x.take(slots, axis=0, mode='clip') for x in self._sources]  # slots are valid by construction; 'clip' skips the bounds pass
+        got = [None] * len(self._sources)
+        def take(s):  # slots are valid by construction; 'clip' skips the bounds pass
+            def job(): got[s] = self._sources[s].take(slots, axis=0, mode='clip')
+            return job
+        k = self._n_small
+        for s in range(k): take(s)()
+        _run_split([take(s) for s in range(k, len(self._sources))], B * self._big_row_bytes)
         fields = {}
         for k, treedef, recipe in self._recipes:
             leaves = [got[s] if c0 is None else got[s][:, c0] if tail == () else
@@ -247,7 +280,7 @@ class ReplayBuffer:
         for loop, fut, n in list(self._waiters):
             if self._size < n or fut.done(): continue
             if loop is running: fut.set_result(None)
-            else: loop.call_soon_threadsafe(lambda f=fut: f.done() or f.set_result(None))
+            elif not loop.is_closed(): loop.call_soon_threadsafe(lambda f=fut: f.done() or f.set_result(None))
 
     async def wait_ready(self,
                          n:int,  # number of stored transitions to wait for (coax's `buffer_warmup`)
