@@ -325,7 +325,7 @@ class ReplayBuffer:
         self._rng.bit_generator.state = state['rng']
         self._notify()
 
-# %% ../nbs/03_replay.ipynb #731cdeb3
+# %% ../nbs/03_replay.ipynb #63d116f5
 class SumTree:
     "Batched sum tree over `capacity` non-negative priorities: O(log n) `find` and `set` for a whole batch at once."
     def __init__(self,
@@ -407,8 +407,8 @@ class SumTree:
         "For each `u`, the leaf `k` with `sum(leaves[:k]) <= u < sum(leaves[:k+1])`."
         nodes, cum, lo = self.nodes, self._top_cum(), 1 << self._top
         u = u if overwrite and isinstance(u, np.ndarray) and u.dtype == np.float64 else np.array(u, np.float64)
-        j = np.searchsorted(cum, u, side='right') - 1  # the top level: one search over its running sums
-        np.minimum(j, lo - 1, out=j)  # u >= 0 = cum[0] keeps j >= 0; rounding can put u at the total
+        j = np.searchsorted(cum[1:], u, side='right')  # the top level: one search over its running sums
+        np.minimum(j, lo - 1, out=j)  # rounding can put u at the total
         u -= cum[j]
         i = j + lo
         for _ in range(self._depth - self._top):  # below it: one step down per level for the whole batch
@@ -422,7 +422,7 @@ class SumTree:
         run[-1] = np.inf  # rounding can leave u past the block's sum: stay in the block
         return (b << self._shift) + (run <= u.astype(np.float32)).sum(axis=0)
 
-# %% ../nbs/03_replay.ipynb #cb29ba24
+# %% ../nbs/03_replay.ipynb #1f2d5ff7
 class PrioritizedReplayBuffer(ReplayBuffer):
     "Proportional prioritized replay with a vectorized sum tree, importance weights and overwrite-safe priority updates."
     def __init__(self,
@@ -542,7 +542,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         self._max_priority = float(state['max_priority'])
         self.alpha, self.beta, self.epsilon = float(state['alpha']), float(state['beta']), float(state['epsilon'])
 
-# %% ../nbs/03_replay.ipynb #a01415f9
+# %% ../nbs/03_replay.ipynb #94b53b2a
 def _random_policy(space, seed):
     space.seed(seed)
     return lambda obs: space.sample()
