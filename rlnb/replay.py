@@ -26,7 +26,7 @@ _SCALARS = {'logP': np.float32, 'Rn': np.float32, 'In': np.float32, 'logP_next':
 _OPTIONAL = ('A_next', 'logP_next', 'version')  # stored as zeros when a batch leaves them None
 _PACK_BYTES = 64  # leaves with at most this many bytes per transition share one row-major array per dtype
 
-_PARALLEL_BYTES = 4 << 20  # copies of at least this many bytes (image frames) are split over two threads
+_PARALLEL_BYTES = 4 << 20  # gathers of at least this many bytes (image frames) are split over two threads
 
 def _run_split(jobs:list, nbytes:int):
     "Run the callables in `jobs`; big copies run half on a short-lived helper thread (numpy copies release the GIL)."
@@ -198,15 +198,9 @@ class ReplayBuffer:
         first = min(m, cap - start)
         spans = [(start, start + first, skip, skip + first)]
         if first < m: spans.append((0, m - first, skip + first, n))
-        def copy(d, x):
-            def job():
-                for a, b, i, j in spans: d[a:b] = x[i:j]
-            return job
-        jobs = [copy(d, leaves[p]) for p, d, _, _ in flat]
-        big = [job for job, (_, d, _, _) in zip(jobs, flat) if d.base is None]  # leaves with arrays of their own
-        for job, (_, d, _, _) in zip(jobs, flat):
-            if d.base is not None: job()
-        _run_split(big, m * self._big_row_bytes)
+        for p, d, _, _ in flat:  # (slice assignment holds the GIL: a second thread would not help here)
+            x = leaves[p]
+            for a, b, i, j in spans: d[a:b] = x[i:j]
         for d in missing:
             for a, b, _, _ in spans: d[a:b] = 0
         self._added += n
