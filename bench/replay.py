@@ -123,7 +123,7 @@ def main(quick=False):
     from importlib.metadata import version
     cases = {'cartpole': (100_000 if quick else 1_000_000, dict(add=400, sample=400)),
              'frames_84x84x4': (5_000 if quick else 50_000, dict(add=10, sample=10))}
-    reps = 4 if quick else 12
+    reps = 4 if quick else 16
     results = {}
     for obs, (capacity, calls) in cases.items():
         o = 'cartpole' if obs == 'cartpole' else 'frames'

@@ -45,6 +45,19 @@ def _run_split(jobs:list, nbytes:int):
     finally: th.join()  # never leave the helper running, even when the main half failed
     if errors: raise errors[0]
 
+def _words(x:int) -> np.ndarray: return np.array([x >> 64, x & (2**64 - 1)], np.uint64)
+def _int(w) -> int: return (int(w[0]) << 64) | int(w[1])
+
+def _rng_state(rng:np.random.Generator) -> dict:
+    "The PCG64 state as numpy arrays and small ints (its 128-bit integers split into two uint64 words), so any array format can store it."
+    s = rng.bit_generator.state
+    return dict(bit_generator=s['bit_generator'], state=_words(s['state']['state']), inc=_words(s['state']['inc']),
+                has_uint32=int(s['has_uint32']), uinteger=int(s['uinteger']))
+
+def _set_rng_state(rng:np.random.Generator, d:dict):
+    rng.bit_generator.state = dict(bit_generator=str(d['bit_generator']), state=dict(state=_int(d['state']), inc=_int(d['inc'])),
+                                   has_uint32=int(d['has_uint32']), uinteger=int(d['uinteger']))
+
 def _path_names(tree):
     "Printable path of every leaf of `tree`, in `jax.tree.leaves` order."
     return [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(tree)[0]]
@@ -293,7 +306,7 @@ class ReplayBuffer:
         "Contents, write pointer, counters and RNG state as a plain dict of numpy arrays, ints and strings."
         size = self._size
         return dict(kind=type(self).__name__, capacity=self.capacity, ptr=self._ptr, size=size, added=self._added,
-                    rng=self._rng.bit_generator.state,
+                    rng=_rng_state(self._rng),
                     storage={k: jax.tree.map(lambda x: x[:size].copy(), self._store[k]) for k in _FIELDS} if self._store else None)
 
     def load_state_dict(self, state:dict):
@@ -316,7 +329,7 @@ class ReplayBuffer:
                                                  f"does not match ({size}, *{d.shape[1:]}).")
                     d[:size] = x
         self._ptr, self._size, self._added = int(state['ptr']), size, int(state['added'])
-        self._rng.bit_generator.state = state['rng']
+        _set_rng_state(self._rng, state['rng'])
         self._notify()
 
 # %% ../nbs/03_replay.ipynb #63d116f5
