@@ -262,7 +262,8 @@ class ReplayBuffer:
         if B % n_shards:
             raise ConfigError(f"{type(self).__name__}.sample: batch_size={B} does not split over the sharding's "
                               f"{n_shards} devices; use a multiple of {n_shards}.")
-        return jax.device_put(batch, sharding)
+        # idx stays on the host as int64: it only goes back to `update`, and on devices without x64 it would become int32
+        return jax.device_put(batch.replace(idx=None), sharding).replace(idx=batch.idx)
 
     def _check_sample(self, batch_size):
         if self._size == 0: raise RLNBError(f"{type(self).__name__}.sample: the buffer is empty; add transitions first "
