@@ -8,6 +8,7 @@ Docs: https://rlnb.github.io/rlnb/replay.html.md"""
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -24,6 +25,38 @@ _FIELDS = ('S', 'A', 'logP', 'Rn', 'In', 'S_next', 'A_next', 'logP_next', 'versi
 _SCALARS = {'logP': np.float32, 'Rn': np.float32, 'In': np.float32, 'logP_next': np.float32, 'version': np.int64}
 _OPTIONAL = ('A_next', 'logP_next', 'version')  # stored as zeros when a batch leaves them None
 _PACK_BYTES = 64  # leaves with at most this many bytes per transition share one row-major array per dtype
+
+_PARALLEL_BYTES = 4 << 20  # gathers of at least this many bytes (image frames) are split over two threads
+
+def _run_split(jobs:list, nbytes:int):
+    "Run the callables in `jobs`; big copies run half on a short-lived helper thread (numpy copies release the GIL)."
+    if len(jobs) < 2 or nbytes < _PARALLEL_BYTES:
+        for job in jobs: job()
+        return
+    errors = []
+    def helper():
+        try:
+            for job in jobs[1::2]: job()
+        except BaseException as e: errors.append(e)
+    th = threading.Thread(target=helper, name='rlnb-replay-copy', daemon=True)
+    th.start()
+    try:
+        for job in jobs[0::2]: job()
+    finally: th.join()  # never leave the helper running, even when the main half failed
+    if errors: raise errors[0]
+
+def _words(x:int) -> np.ndarray: return np.array([x >> 64, x & (2**64 - 1)], np.uint64)
+def _int(w) -> int: return (int(w[0]) << 64) | int(w[1])
+
+def _rng_state(rng:np.random.Generator) -> dict:
+    "The PCG64 state as numpy arrays and small ints (its 128-bit integers split into two uint64 words), so any array format can store it."
+    s = rng.bit_generator.state
+    return dict(bit_generator=s['bit_generator'], state=_words(s['state']['state']), inc=_words(s['state']['inc']),
+                has_uint32=int(s['has_uint32']), uinteger=int(s['uinteger']))
+
+def _set_rng_state(rng:np.random.Generator, d:dict):
+    rng.bit_generator.state = dict(bit_generator=str(d['bit_generator']), state=dict(state=_int(d['state']), inc=_int(d['inc'])),
+                                   has_uint32=int(d['has_uint32']), uinteger=int(d['uinteger']))
 
 def _path_names(tree):
     "Printable path of every leaf of `tree`, in `jax.tree.leaves` order."
@@ -68,6 +101,7 @@ class ReplayBuffer:
         # small leaves of one dtype share a (capacity, width) array: a sample gathers one row per group, not one per field
         mats = {dt: np.zeros((cap, w), dt) for dt, w in widths.items()}
         self._sources = list(mats.values()) + bigs
+        self._n_small, self._big_row_bytes = len(mats), sum(x[0].nbytes for x in bigs)
         src_of = {dt: i for i, dt in enumerate(mats)}
         views, recipes = {k: [] for k in _FIELDS}, {k: [] for k in _FIELDS}
         for k, tail, dt, kind, pos, w in places:
@@ -177,7 +211,7 @@ class ReplayBuffer:
         first = min(m, cap - start)
         spans = [(start, start + first, skip, skip + first)]
         if first < m: spans.append((0, m - first, skip + first, n))
-        for p, d, _, _ in flat:
+        for p, d, _, _ in flat:  # (slice assignment holds the GIL: a second thread would not help here)
             x = leaves[p]
             for a, b, i, j in spans: d[a:b] = x[i:j]
         for d in missing:
@@ -210,7 +244,13 @@ class ReplayBuffer:
 
     def _gather(self, slots:np.ndarray, W:np.ndarray, sharding=None) -> TransitionBatch:
         B = len(slots)
-        got = [x.take(slots, axis=0) for x in self._sources]
+        got = [None] * len(self._sources)
+        def take(s):  # slots are valid by construction; 'clip' skips the bounds pass
+            def job(): got[s] = self._sources[s].take(slots, axis=0, mode='clip')
+            return job
+        k = self._n_small
+        for s in range(k): take(s)()
+        _run_split([take(s) for s in range(k, len(self._sources))], B * self._big_row_bytes)
         fields = {}
         for k, treedef, recipe in self._recipes:
             leaves = [got[s] if c0 is None else got[s][:, c0] if tail == () else
@@ -222,7 +262,8 @@ class ReplayBuffer:
         if B % n_shards:
             raise ConfigError(f"{type(self).__name__}.sample: batch_size={B} does not split over the sharding's "
                               f"{n_shards} devices; use a multiple of {n_shards}.")
-        return jax.device_put(batch, sharding)
+        # idx stays on the host as int64: it only goes back to `update`, and on devices without x64 it would become int32
+        return jax.device_put(batch.replace(idx=None), sharding).replace(idx=batch.idx)
 
     def _check_sample(self, batch_size):
         if self._size == 0: raise RLNBError(f"{type(self).__name__}.sample: the buffer is empty; add transitions first "
@@ -247,7 +288,7 @@ class ReplayBuffer:
         for loop, fut, n in list(self._waiters):
             if self._size < n or fut.done(): continue
             if loop is running: fut.set_result(None)
-            else: loop.call_soon_threadsafe(lambda f=fut: f.done() or f.set_result(None))
+            elif not loop.is_closed(): loop.call_soon_threadsafe(lambda f=fut: f.done() or f.set_result(None))
 
     async def wait_ready(self,
                          n:int,  # number of stored transitions to wait for (coax's `buffer_warmup`)
@@ -266,7 +307,7 @@ class ReplayBuffer:
         "Contents, write pointer, counters and RNG state as a plain dict of numpy arrays, ints and strings."
         size = self._size
         return dict(kind=type(self).__name__, capacity=self.capacity, ptr=self._ptr, size=size, added=self._added,
-                    rng=self._rng.bit_generator.state,
+                    rng=_rng_state(self._rng),
                     storage={k: jax.tree.map(lambda x: x[:size].copy(), self._store[k]) for k in _FIELDS} if self._store else None)
 
     def load_state_dict(self, state:dict):
@@ -289,16 +330,16 @@ class ReplayBuffer:
                                                  f"does not match ({size}, *{d.shape[1:]}).")
                     d[:size] = x
         self._ptr, self._size, self._added = int(state['ptr']), size, int(state['added'])
-        self._rng.bit_generator.state = state['rng']
+        _set_rng_state(self._rng, state['rng'])
         self._notify()
 
-# %% ../nbs/03_replay.ipynb #731cdeb3
+# %% ../nbs/03_replay.ipynb #63d116f5
 class SumTree:
     "Batched sum tree over `capacity` non-negative priorities: O(log n) `find` and `set` for a whole batch at once."
     def __init__(self,
                  capacity:int,  # number of leaves
                  block:int=16,  # leaves summed by one bottom node (a power of two)
-                 top:int=1024,  # nodes of the highest level kept; the levels above it are one cumulative sum
+                 top:int=8192,  # nodes of the highest level kept; the levels above it are one cumulative sum
                 ):
         for name, v in (('block', block), ('top', top)):
             if v < 1 or v & (v - 1): raise ConfigError(f"SumTree: {name} must be a power of two, got {v}.")
@@ -308,8 +349,8 @@ class SumTree:
         self._depth = self._nb.bit_length() - 1  # levels from the root to the blocks
         self._top = min(self._depth, top.bit_length() - 1)  # highest level stored
         self._shift = block.bit_length() - 1
-        self._prefix = np.triu(np.ones((block, block), np.float32))  # g @ prefix = running sums along a block
-        self._ones = np.ones(block, np.float32)
+        self._prefix_t = np.tril(np.ones((block, block), np.float32))  # prefix_t @ g.T = running sums along each block
+        self._ones, self._two = np.ones(block, np.float32), np.ones(2)
         self.clear()
 
     def clear(self):
@@ -317,6 +358,7 @@ class SumTree:
         self.leaves = np.zeros(self._nb * self.block, np.float32)  # priorities (slots >= capacity stay zero)
         self.nodes = np.zeros(2 * self._nb, np.float64)  # node i has children 2i, 2i+1; nodes[nb + b] sums block b
         self._blocks = self.leaves.reshape(self._nb, self.block)
+        self._pairs = self.nodes.reshape(self._nb, 2)
         self._cum = None  # cumulative sums of the top level, recomputed after a set
 
     def _top_cum(self) -> np.ndarray:
@@ -334,11 +376,10 @@ class SumTree:
 
     def _propagate(self, i:np.ndarray):
         "Recompute the parents of nodes `i` level by level, up to the top level."
-        nodes = self.nodes
+        nodes, pairs = self.nodes, self._pairs
         for _ in range(self._depth - self._top):
             i = i >> 1
-            c = i << 1
-            nodes[i] = nodes[c] + nodes[c + 1]
+            nodes[i] = pairs.take(i, axis=0) @ self._two  # children 2i and 2i+1 are row i of the (nb, 2) view
         self._cum = None
 
     def set(self,
@@ -369,26 +410,27 @@ class SumTree:
 
     def find(self,
              u:np.ndarray,  # prefix sums in [0, total)
+             overwrite:bool=False,  # allow `find` to use `u` (float64) as scratch space
             ) -> np.ndarray:
         "For each `u`, the leaf `k` with `sum(leaves[:k]) <= u < sum(leaves[:k+1])`."
         nodes, cum, lo = self.nodes, self._top_cum(), 1 << self._top
-        u = np.array(u, np.float64)
-        j = np.searchsorted(cum, u, side='right') - 1  # the top level: one search over its running sums
-        np.clip(j, 0, lo - 1, out=j)
+        u = u if overwrite and isinstance(u, np.ndarray) and u.dtype == np.float64 else np.array(u, np.float64)
+        j = np.searchsorted(cum[1:], u, side='right')  # the top level: one search over its running sums
+        np.minimum(j, lo - 1, out=j)  # rounding can put u at the total
         u -= cum[j]
         i = j + lo
         for _ in range(self._depth - self._top):  # below it: one step down per level for the whole batch
             i <<= 1
             left = nodes[i]
             right = u >= left
-            u -= left * right
+            np.subtract(u, left, out=u, where=right)
             i += right
         b = i - self._nb
-        run = self._blocks.take(b, axis=0) @ self._prefix  # running sums inside each chosen block
-        run[:, -1] = np.inf  # rounding can leave u past the block's sum: stay in the block
-        return (b << self._shift) + np.argmax(run > u[:, None].astype(np.float32), axis=1)
+        run = self._prefix_t @ self._blocks.take(b, axis=0).T  # (block, batch): running sums inside each chosen block
+        run[-1] = np.inf  # rounding can leave u past the block's sum: stay in the block
+        return (b << self._shift) + (run <= u.astype(np.float32)).sum(axis=0)
 
-# %% ../nbs/03_replay.ipynb #cb29ba24
+# %% ../nbs/03_replay.ipynb #1f2d5ff7
 class PrioritizedReplayBuffer(ReplayBuffer):
     "Proportional prioritized replay with a vectorized sum tree, importance weights and overwrite-safe priority updates."
     def __init__(self,
@@ -423,10 +465,13 @@ class PrioritizedReplayBuffer(ReplayBuffer):
 
     def _priorities(self, td_error, what:str) -> np.ndarray:
         td = np.asarray(td_error, np.float64).reshape(-1)
-        if self.check_finite and not np.isfinite(td).all():
+        p = np.abs(td)
+        p += self.epsilon
+        p **= self.alpha
+        if self.check_finite and not np.isfinite(td.sum()):
             raise ValueError(f"{type(self).__name__}.{what}: non-finite TD errors {td[~np.isfinite(td)][:3]}; "
                              f"check the loss (or pass check_finite=False).")
-        return (np.abs(td) + self.epsilon) ** self.alpha
+        return p
 
     def add(self,
             batch:TransitionBatch,  # transitions to store
@@ -455,16 +500,20 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         "A batch drawn in proportion to priority, with importance weights `W` (max 1) and `idx` for `update`."
         self._check_sample(batch_size)
         tree = self._tree
-        u = (np.arange(batch_size) + self._rng.random(batch_size)) * (tree.total / batch_size)
-        slots = tree.find(u)
-        p = tree.leaves[slots]
-        if not (p > 0).all():  # u rounded onto an empty leaf: redo those few exactly
+        u = self._rng.random(batch_size)
+        u += np.arange(batch_size)  # one uniform draw in each of batch_size equal segments
+        u *= tree.total / batch_size
+        slots = tree.find(u.copy(), overwrite=True)
+        p = tree.leaves.take(slots)
+        p_min = p.min()
+        if not p_min > 0:  # u rounded onto an empty leaf: redo those few exactly
             bad = ~(p > 0)
             cum = np.cumsum(tree.leaves[:self._size], dtype=np.float64)
             slots[bad] = np.minimum(np.searchsorted(cum, np.minimum(u[bad], cum[-1] * (1 - 1e-12)), side='right'), self._size - 1)
-            p = tree.leaves[slots]
-        W = (p / p.min()) ** np.float32(-self.beta)  # (N P(i))^-beta / max over the batch
-        return self._gather(slots, W.astype(np.float32), sharding)
+            p = tree.leaves.take(slots)
+            p_min = p.min()
+        W = np.power(p * np.float32(1 / p_min), np.float32(-self.beta), dtype=np.float32)  # (N P(i))^-beta / max over the batch
+        return self._gather(slots, W, sharding)
 
     def update(self,
                idx,  # `batch.idx` of a sampled batch (insertion numbers)
@@ -474,8 +523,9 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         idx = np.asarray(idx, np.int64).reshape(-1)
         p = self._priorities(td_error, 'update')
         if len(p) != len(idx): raise SpaceMismatchError(f"{type(self).__name__}.update: {len(idx)} indices but {len(p)} TD errors.")
-        fresh = self._fresh(idx)
-        if not fresh.all(): idx, p = idx[fresh], p[fresh]
+        if len(idx) and not (idx.min() >= self._added - self._size and idx.max() < self._added):
+            fresh = self._fresh(idx)
+            idx, p = idx[fresh], p[fresh]
         if len(idx) == 0: return
         self._tree.set(idx % self.capacity, p)
         self._max_priority = max(self._max_priority, float(p.max()))
@@ -500,7 +550,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         self._max_priority = float(state['max_priority'])
         self.alpha, self.beta, self.epsilon = float(state['alpha']), float(state['beta']), float(state['epsilon'])
 
-# %% ../nbs/03_replay.ipynb #a01415f9
+# %% ../nbs/03_replay.ipynb #94b53b2a
 def _random_policy(space, seed):
     space.seed(seed)
     return lambda obs: space.sample()

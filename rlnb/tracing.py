@@ -198,8 +198,36 @@ class BatchedMonteCarlo(_BatchedTracer):
 
 # %% ../nbs/02_tracing.ipynb #41985692
 class _SingleEnv:
-    "coax-style single-env front end over a batched tracer with one env."
-    _batched: _BatchedTracer
+    "coax-style single-env tracer: a deque of the pending steps of the current episode (n-step, or Monte-Carlo when `n` is None)."
+    def __init__(self, n:int|None, gamma:float):
+        if n is not None and (not isinstance(n, (int, np.integer)) or n < 1):
+            raise ConfigError(f"{type(self).__name__}: n must be an int >= 1, got {n!r}.")
+        if not 0.0 <= float(gamma) <= 1.0: raise ConfigError(f"{type(self).__name__}: gamma must be in [0, 1], got {gamma!r}.")
+        self.n, self.gamma = (None if n is None else int(n)), float(gamma)
+        self.reset()
+
+    def reset(self):
+        "Forget the pending episode and every ready transition."
+        self._steps = deque()  # (s, a, r, logp, w, version) of the current episode, not yet emitted
+        self._ready = deque()  # TransitionBatch of size one each
+
+    def __bool__(self): return bool(self._ready)
+    @property
+    def num_ready(self) -> int: return len(self._ready)
+
+    def _emit(self, k:int, s_next, a_next, logp_next:float, discount:float):
+        "Emit the oldest pending step with the discounted sum of the first `k` pending rewards."
+        s, a, _, logp, w, version = self._steps[0]
+        g, rn = 1.0, 0.0
+        for i in range(k):
+            rn += g * self._steps[i][2]
+            g *= self.gamma
+        one = lambda x: jax.tree.map(lambda v: np.asarray(v)[None], x)
+        self._ready.append(TransitionBatch(
+            S=one(s), A=one(a), logP=np.array([logp], np.float32), Rn=np.array([rn], np.float32),
+            In=np.array([g * discount], np.float32), S_next=one(s_next), A_next=one(a_next),
+            logP_next=np.array([logp_next], np.float32), W=np.array([w], np.float32), version=np.array([version], np.int64)))
+        self._steps.popleft()
 
     def add(self,
             s,  # state s_t
@@ -221,23 +249,27 @@ class _SingleEnv:
         trunc = bool(truncated or False)
         if trunc and s_next is None:
             raise ValueError(f"{type(self).__name__}.add: truncated=True needs s_next= (the final observation) to bootstrap from.")
-        one = lambda x: jax.tree.map(lambda v: np.asarray(v)[None], x)
-        self._batched.add(one(s), one(a), np.array([r], np.float64), np.array([term]), np.array([trunc]),
-                          None if s_next is None else one(s_next), logp=np.array([logp], np.float32),
-                          version=np.array([version], np.int64), w=np.array([w], np.float32))
+        r = float(r)
+        if not np.isfinite(r): raise ValueError(f"{type(self).__name__}.add: non-finite reward {r}; fix the env or clip rewards.")
+        if self.n is not None and len(self._steps) == self.n:  # the oldest step's window is complete: s_t is its S_next
+            self._emit(self.n, s, a, logp, 1.0)
+        self._steps.append((s, a, r, float(logp), float(w), int(version)))
+        if term or trunc:  # the episode ended: emit every pending step, bootstrapping only after a truncation
+            final = s if s_next is None else s_next
+            zero_a = jax.tree.map(np.zeros_like, jax.tree.map(np.asarray, a))
+            while self._steps: self._emit(len(self._steps), final, zero_a, 0.0, 0.0 if term else 1.0)
 
     def pop(self) -> TransitionBatch:
         "The oldest ready transition, as a `TransitionBatch` of size one."
-        return self._batched.pop()
+        if not self._ready: raise InsufficientCacheError(f"{type(self).__name__}.pop: no transition is ready; check `bool(tracer)` first.")
+        return self._ready.popleft()
+
     def flush(self) -> TransitionBatch:
         "Every ready transition, oldest first, as one `TransitionBatch`."
-        return self._batched.flush()
-    def reset(self):
-        "Forget the pending episode and every ready transition."
-        self._batched.reset()
-    def __bool__(self): return bool(self._batched)
-    @property
-    def num_ready(self) -> int: return self._batched.num_ready
+        if not self._ready: raise InsufficientCacheError(f"{type(self).__name__}.flush: no transition is ready; check `bool(tracer)` first.")
+        out = self._ready[0] if len(self._ready) == 1 else TransitionBatch.concatenate(list(self._ready))
+        self._ready.clear()
+        return out
 
 class NStep(_SingleEnv):
     "n-step reward tracer for one env (coax's `NStep`)."
@@ -245,13 +277,11 @@ class NStep(_SingleEnv):
                  n:int,  # number of steps to accumulate before bootstrapping
                  gamma:float,  # discount factor
                 ):
-        self.n, self.gamma = n, gamma
-        self._batched = BatchedNStep(n, gamma, 1)
+        super().__init__(n, gamma)
 
 class MonteCarlo(_SingleEnv):
     "Monte-Carlo reward tracer for one env (coax's `MonteCarlo`): transitions are ready when the episode ends."
     def __init__(self,
                  gamma:float,  # discount factor
                 ):
-        self.gamma = gamma
-        self._batched = BatchedMonteCarlo(gamma, 1)
+        super().__init__(None, gamma)
