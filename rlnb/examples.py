@@ -131,9 +131,9 @@ def train_dqn(config:DQNConfig=DQNConfig(),  # hyperparameters
         a = pi(s)
         s_next, r, terminated, truncated, _ = env.step(a)
         tracer.add(s, a, r, terminated=terminated, truncated=truncated, s_next=s_next)
-        if tracer: buffer.add(tracer.flush())
         s = env.reset()[0] if (terminated or truncated) else s_next
 
+        if T % c.train_freq == 0 and tracer: buffer.add(tracer.flush())  # one vectorized add per phase, before sampling
         if T >= c.learning_starts and T % c.train_freq == 0:
             batch = updater.prepare(buffer.sample(c.batch_size * c.gradient_steps))
             batches = jax.tree.map(lambda x: x.reshape(c.gradient_steps, c.batch_size, *x.shape[1:]), batch)
