@@ -261,7 +261,7 @@ class BasePolicy:
     @property
     def hyper(self) -> dict:
         "Current values of the hyperparameters the pure functions take as keyword arguments."
-        return {k: jnp.float32(getattr(self, k)) for k in self.hyper_names}
+        return {k: np.float32(getattr(self, k)) for k in self.hyper_names}  # numpy: a jnp scalar costs a device transfer per call
 
     def _io(self, s):
         single = self._is_single(s)
@@ -427,7 +427,8 @@ class EpsilonGreedy(_QPolicy):
         Qs = self.q.apply(params, S)
         n = Qs.shape[-1]
         eps = jnp.reshape(jnp.asarray(epsilon, jnp.float32), (-1, 1))
-        return eps / n + (1.0 - eps) * jax.nn.one_hot(jnp.argmax(Qs, -1), n)
+        best = (Qs == jnp.max(Qs, -1, keepdims=True)).astype(jnp.float32)  # ties share the greedy mass
+        return eps / n + (1.0 - eps) * best / jnp.sum(best, -1, keepdims=True)
 
 class BoltzmannPolicy(_QPolicy):
     "Boltzmann (softmax) policy `pi(a|s) ∝ exp(q(s, a) / temperature)` on a discrete `Q`."
