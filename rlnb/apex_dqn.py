@@ -43,19 +43,19 @@ class ApeXConfig:
     eps_alpha: float = 7.0  # exponent spread of the ladder
     n_step: int = 3  # n of the n-step targets
     gamma: float = 0.99  # discount factor
-    hidden: tuple = (128, 128)  # widths of the default MLP
+    hidden: tuple = (256, 256)  # widths of the default MLP
     dueling: bool = True  # dueling head (V + A - mean A) on the default MLP
-    learning_rate: float = 1e-3  # Adam step size
+    learning_rate: float = 2.3e-3  # Adam step size
     max_grad_norm: float = 10.0  # global gradient-norm clip
-    batch_size: int = 128  # transitions per update (split over the learner's devices)
+    batch_size: int = 64  # transitions per update (split over the learner's devices)
     updates_per_dispatch: int = 4  # K updates fused into one device call (lax.scan); priorities of the K batches follow the call
     buffer_capacity: int = 100_000  # replay capacity (transitions)
     buffer_warmup: int = 1_000  # transitions in replay before the first update
-    replay_ratio: float = 0.125  # learner updates per inserted transition
+    replay_ratio: float = 0.5  # learner updates per inserted transition
     actor_slack: int = 200  # updates the learner may fall behind the replay ratio before the actors wait
     priority_alpha: float = 0.6  # prioritization exponent
     priority_beta: float = 0.4  # importance-sampling exponent
-    target_update_interval: int = 500  # updates between hard target-network syncs
+    target_update_interval: int = 100  # updates between hard target-network syncs
     publish_interval: int = 1  # updates between param publishes to the actors
     max_policy_lag: int|None = None  # actors never act on params more than this many updates old (None: publish_interval decides)
     seed: int = 0  # base seed (envs, params, exploration, replay)
@@ -159,6 +159,7 @@ class ApeXDQN(Worker):
         self._returns = np.zeros(n_envs)
         self._key = jax.random.key(cfg.seed)
         self._shuffle_rng = np.random.default_rng(cfg.seed)
+        self._env_states = None  # the actors' latest env states, kept across stop/start
         self._learned, self._rolled = asyncio.Event(), asyncio.Event()
         self._published_at, self.actor_version = 0, 0
         self.push_state()
@@ -227,10 +228,13 @@ class ApeXDQN(Worker):
         "Actors: one batched epsilon-greedy call per tick for every env, n-step tracing, queueing."
         pool, cfg = self.env, self.config
         N, E = cfg.num_actors, cfg.envs_per_actor
-        states = [None] * N
-        for _ in range(N):
-            st, wid = await pool.get_state()
-            states[wid] = st
+        if self._env_states is None:  # first start: the reset states; later starts continue where the envs are
+            states = [None] * N
+            for _ in range(N):
+                st, wid = await pool.get_state()
+                states[wid] = st
+            self._env_states = states
+        states = self._env_states
         while not stop.is_set():
             await self._actors_may_run(stop)
             self.pull_state()
@@ -361,11 +365,14 @@ class ApeXDQN(Worker):
                 for t in self._tasks:
                     if t.done() and t.exception() is not None: raise t.exception()
                 if callback is not None: callback(self)
-                if self.env_steps >= next_eval:
+                if self.env_steps >= next_eval:  # training pauses while it is evaluated, so the result describes these params
                     next_eval += eval_interval
+                    await self.stop()
                     last = await self.aevaluate(num_eval_episodes)
                     self.eval_history.append((self.env_steps, last['mean']))
+                    if callback is not None: callback(self)
                     if target_return is not None and last['mean'] >= target_return: break
+                    self.start('rollout', 'learner')
         finally:
             await self.stop()
         if last is None or self.eval_history[-1][0] != self.env_steps:
