@@ -57,6 +57,7 @@ class EnvState(NamedTuple):
 
 # %% ../nbs/01_envs.ipynb #537ce4a9
 _FINAL_KEYS = ('final_obs', '_final_obs', 'final_info', '_final_info')
+_new_state = tuple.__new__  # builds an EnvState from a full tuple without the Python-level __new__ (hot path)
 
 class EnvCore:
     "Runs one env (single or vector) and produces `EnvState`s; the same code in every worker mode."
@@ -77,10 +78,12 @@ class EnvCore:
         if self.vector and mode not in (gym.vector.AutoresetMode.NEXT_STEP, gym.vector.AutoresetMode.SAME_STEP):
             raise ValueError(f"vector env autoreset_mode {mode} is not supported; create it with NEXT_STEP (the default) or SAME_STEP.")
         self.same_step = mode == gym.vector.AutoresetMode.SAME_STEP
+        # counters: python ints for a single env; for a vector env, arrays that are replaced, never written in place,
+        # so the states handed out can share them safely
         n = self.num_envs
-        self._ep = np.full(n, episode_start - 1, np.int64)
-        self._t = np.zeros(n, np.int64)
-        self._prev_done = np.zeros(n, bool)
+        self._ep, self._t = episode_start - 1, 0
+        if self.vector: self._ep, self._t, self._prev_done = np.full(n, episode_start - 1, np.int64), np.zeros(n, np.int64), np.zeros(n, bool)
+        self.step = self._step_vector if self.vector else self._step_single
 
     def describe(self) -> dict:
         "Spaces and sizes the parent needs before the first state."
@@ -93,27 +96,30 @@ class EnvCore:
         if seed is not None: self.env.action_space.seed(seed)
         self._seeded = True
         obs, info = self.env.reset(seed=seed)
-        self._ep += 1; self._t[:] = 0; self._prev_done[:] = False
+        self._ep, self._t = self._ep + 1, 0 * self._t
         if self.vector:
             n = self.num_envs
-            return EnvState(obs, np.zeros(n), np.zeros(n, bool), np.zeros(n, bool), info,
-                            self._ep.copy(), self._t.copy(), np.ones(n, bool), obs)
-        return EnvState(obs, 0.0, False, False, info, int(self._ep[0]), 0, True, obs)
+            self._prev_done = np.zeros(n, bool)
+            return EnvState(obs, np.zeros(n), np.zeros(n, bool), np.zeros(n, bool), info, self._ep, self._t, np.ones(n, bool), obs)
+        return _new_state(EnvState, (obs, 0.0, False, False, info, self._ep, 0, True, obs, False))
 
-    def step(self, action) -> EnvState:
-        "Step with `action` (already checked against the action space)."
-        if not self.vector:
-            obs, r, term, trunc, info = self.env.step(action)
-            if term or trunc:
-                final = obs
-                obs, reset_info = self.env.reset()
-                if reset_info: info = {**info, 'reset_info': reset_info}
-                self._ep[0] += 1; self._t[0] = 0
-                return EnvState(obs, float(r), bool(term), bool(trunc), info, int(self._ep[0]), 0, False, final)
-            self._t[0] += 1
-            return EnvState(obs, float(r), bool(term), bool(trunc), info, int(self._ep[0]), int(self._t[0]), False, obs)
+    def _step_single(self, action) -> EnvState:
+        "Step a single env; an episode that ends is reset at once (same-step), its last observation kept in `final_obs`."
+        obs, r, term, trunc, info = self.env.step(action)
+        if term or trunc:
+            final = obs
+            obs, reset_info = self.env.reset()
+            if reset_info: info = {**info, 'reset_info': reset_info}
+            self._ep += 1; self._t = 0
+            return _new_state(EnvState, (obs, float(r), bool(term), bool(trunc), info, self._ep, 0, False, final, False))
+        t = self._t = self._t + 1
+        return _new_state(EnvState, (obs, float(r), False, False, info, self._ep, t, False, obs, False))
+
+    def _step_vector(self, action) -> EnvState:
+        "Step a vector env, following its autoreset mode."
         obs, r, term, trunc, info = self.env.step(action)
         done = term | trunc
+        t = self._t + 1
         if self.same_step:
             first = np.zeros(self.num_envs, bool)
             final = obs
@@ -121,15 +127,12 @@ class EnvCore:
                 final = obs.copy()
                 for i in np.flatnonzero(done): final[i] = info['final_obs'][i]
                 info = {k: v for k, v in info.items() if k not in _FINAL_KEYS}
-                self._t += 1; self._t[done] = 0; self._ep += done
-            else: self._t += 1
+                t[done] = 0; self._ep = self._ep + done
         else:
-            first = self._prev_done
-            final = obs
-            if first.any(): self._t += 1; self._t[first] = 0; self._ep += first
-            else: self._t += 1
-            self._prev_done = done
-        return EnvState(obs, r, term, trunc, info, self._ep.copy(), self._t.copy(), first, final)
+            first, final, self._prev_done = self._prev_done, obs, done
+            if first.any(): t[first] = 0; self._ep = self._ep + first
+        self._t = t
+        return _new_state(EnvState, (obs, r, term, trunc, info, self._ep, t, first, final, False))
 
     def close(self):
         self.env.close()
@@ -253,6 +256,7 @@ def action_checker(space:gym.Space) -> Callable[[Any], Any]:
     if isinstance(space, gym.spaces.Discrete):
         lo, hi = int(space.start), int(space.start + space.n)
         def check(a):
+            if a.__class__ is int and lo <= a < hi: return a  # the common case, first
             if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)):
                 if lo <= a < hi: return a
                 raise _bad(space, f"out of range [{lo}, {hi})", a)
@@ -270,11 +274,13 @@ def action_checker(space:gym.Space) -> Callable[[Any], Any]:
             kinds = 'iub'
             nvec = space.nvec if isinstance(space, gym.spaces.MultiDiscrete) else np.full(shape, 2, np.int64)
             start = space.start if isinstance(space, gym.spaces.MultiDiscrete) else np.zeros(shape, np.int64)
-            nvec_u, shifted = nvec.astype(np.uint64), bool(np.any(start != 0))
+            shifted = bool(np.any(start != 0))
+            nvec_u = np.uint64(nvec.flat[0]) if nvec.size and (nvec == nvec.flat[0]).all() else nvec.astype(np.uint64)
             def inside(a):
                 if a.dtype.kind == 'b': return True
                 if shifted: a = a - start
-                return bool((a.astype(np.int64, copy=False).view(np.uint64) < nvec_u).all())
+                if a.dtype != np.int64: a = a.astype(np.int64)
+                return bool((a.view(np.uint64) < nvec_u).all())
             desc = "out of range"
         def check(a):
             if a.__class__ is not np.ndarray: a = np.asarray(a)
@@ -833,7 +839,9 @@ class SyncWorkerPool(WorkerPool):
             i = self._cursor
             self._cursor = i + 1 if i + 1 < n else 0
             w = ws[i]
-            if w._fresh: return w._take(), i
+            if w._fresh:
+                if w._error is None: w._fresh = False; return w._state, i
+                return w._take(), i
             if w._inflight: return await w.get_state(timeout), i
         raise EnvWorkerError("no worker has a state to report or an action in flight: send_action(action, worker_id) first.")
 
@@ -863,7 +871,10 @@ class AsyncWorkerPool(WorkerPool):
         while True:
             while ready:
                 i = ready.popleft()
-                if ws[i]._fresh: return ws[i]._take(), i
+                w = ws[i]
+                if w._fresh:
+                    if w._error is None: w._fresh = False; return w._state, i
+                    return w._take(), i
             if not any(w._inflight for w in ws):
                 raise EnvWorkerError("no worker has a state to report or an action in flight: send_action(action, worker_id) first.")
             self._waiter = loop.create_future()
