@@ -123,14 +123,14 @@ class EnvCore:
         if self.same_step:
             first = np.zeros(self.num_envs, bool)
             final = obs
-            if done.any():
+            if _any(done):
                 final = obs.copy()
                 for i in np.flatnonzero(done): final[i] = info['final_obs'][i]
                 info = {k: v for k, v in info.items() if k not in _FINAL_KEYS}
                 t[done] = 0; self._ep = self._ep + done
         else:
             first, final, self._prev_done = self._prev_done, obs, done
-            if first.any(): t[first] = 0; self._ep = self._ep + first
+            if _any(first): t[first] = 0; self._ep = self._ep + first
         self._t = t
         return _new_state(EnvState, (obs, r, term, trunc, info, self._ep, t, first, final, False))
 
@@ -245,6 +245,8 @@ def env_factory(env,  # `gym.Env`, `gym.vector.VectorEnv`, env id string, or zer
     raise ConfigError(f"env must be a gymnasium Env or VectorEnv, an env id string, or a zero-argument factory; got {type(env).__name__}.")
 
 # %% ../nbs/01_envs.ipynb #394ac4da
+_I64, _max, _all, _any = np.dtype(np.int64), np.maximum.reduce, np.logical_and.reduce, np.logical_or.reduce  # ufunc reductions: no Python wrapper on the hot path
+
 def _bad(space, what, action):
     shape = getattr(action, 'shape', None)
     got = f"{action!r}" if shape in (None, ()) else f"an array of shape {shape} and dtype {getattr(action, 'dtype', '?')}"
@@ -268,25 +270,27 @@ def action_checker(space:gym.Space) -> Callable[[Any], Any]:
         if isinstance(space, gym.spaces.Box):
             kinds, low, high = ('f' if space.dtype.kind == 'f' else 'iu'), space.low, space.high
             bounded = bool(np.isfinite(low).any() or np.isfinite(high).any())
-            def inside(a): return not bounded or bool(((a >= low) & (a <= high)).all())
+            def inside(a): return not bounded or bool(_all(((a >= low) & (a <= high)).ravel()))
             desc = f"outside the bounds (or NaN)"
         else:
             kinds = 'iub'
             nvec = space.nvec if isinstance(space, gym.spaces.MultiDiscrete) else np.full(shape, 2, np.int64)
             start = space.start if isinstance(space, gym.spaces.MultiDiscrete) else np.zeros(shape, np.int64)
             shifted = bool(np.any(start != 0))
-            nvec_u = np.uint64(nvec.flat[0]) if nvec.size and (nvec == nvec.flat[0]).all() else nvec.astype(np.uint64)
+            uniform = bool(nvec.size) and bool((nvec == nvec.flat[0]).all())
+            nvec_u = np.uint64(nvec.flat[0]) if uniform else nvec.astype(np.uint64)
             def inside(a):
                 if a.dtype.kind == 'b': return True
                 if shifted: a = a - start
-                if a.dtype != np.int64: a = a.astype(np.int64)
-                return bool((a.view(np.uint64) < nvec_u).all())
+                if a.dtype is not _I64: a = a.astype(np.int64)
+                u = a.view(np.uint64)  # negative values wrap to huge ones: one test checks both ends
+                return bool(_max(u) < nvec_u) if uniform else bool(_all(u < nvec_u))
             desc = "out of range"
         def check(a):
             if a.__class__ is not np.ndarray: a = np.asarray(a)
             if a.shape != shape: raise _bad(space, f"has the wrong shape (expected {shape})", a)
             if a.dtype.kind not in kinds: raise _bad(space, f"has the wrong dtype kind (expected {space.dtype})", a)
-            if not inside(a): raise _bad(space, desc, a)
+            if a.size and not inside(a): raise _bad(space, desc, a)
             return a
         return check
     def check(a):
@@ -433,7 +437,7 @@ class SyncEnvWorker(EnvWorker):
         self._last_cmd = 'start'
         try:
             core = EnvCore(self._factory(), worker_seed(self.base_seed, self.rank, self.restarts), episode_start)
-            self._core = core
+            self._core, self._step = core, core.step
             self._describe(core.describe())
             st = core.reset()
         except Exception as e: return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
@@ -448,7 +452,7 @@ class SyncEnvWorker(EnvWorker):
     def send_action(self, action):
         if action.__class__ is not str and not (self._closed or self._failed):
             a = self._check(action)
-            try: st = self._core.step(a)
+            try: st = self._step(a)
             except Exception as e:
                 self._last_cmd = 'step'
                 return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
@@ -772,6 +776,7 @@ class WorkerPool(abc.ABC):
         if bad: raise ConfigError(f"a worker pool takes EnvWorker instances, got {bad}; build them with e.g. AsyncEnvWorker.from_environment(env, n).")
         if len({id(w) for w in workers}) != len(workers): raise ConfigError("the same worker appears more than once in the pool.")
         self.workers = workers
+        self._send, self._n = [w.send_action for w in workers], len(workers)
 
     @abc.abstractmethod
     async def get_state(self, timeout:float|None=None) -> tuple[EnvState, int]:
@@ -779,9 +784,10 @@ class WorkerPool(abc.ABC):
 
     def send_action(self, action, worker_id:int):
         "Send `action` (or 'reset' / 'close') to worker `worker_id`."
-        if not isinstance(worker_id, (int, np.integer)) or not 0 <= worker_id < len(self.workers):
-            raise IndexError(f"worker_id must be an int in [0, {len(self.workers)}), got {worker_id!r}.")
-        self.workers[worker_id].send_action(action)
+        if worker_id.__class__ is int and 0 <= worker_id < self._n: return self._send[worker_id](action)
+        if not isinstance(worker_id, (int, np.integer)) or isinstance(worker_id, (bool, np.bool_)) or not 0 <= worker_id < self._n:
+            raise IndexError(f"worker_id must be an int in [0, {self._n}), got {worker_id!r}.")
+        self._send[int(worker_id)](action)
 
     async def reset(self):
         "Reset every worker: steps in flight finish first (their states are dropped), then each worker starts new episodes."
@@ -831,9 +837,17 @@ class SyncWorkerPool(WorkerPool):
     "Pool visiting workers in a fixed round-robin order (deterministic; sync workers step in the caller)."
     def __init__(self, workers):
         super().__init__(workers)
-        self._cursor = 0
+        self._cursor, self._next = 0, [(i + 1) % len(self.workers) for i in range(len(self.workers))]
 
     async def get_state(self, timeout=None):
+        i = self._cursor
+        w = self.workers[i]
+        if w._fresh and w._error is None:  # the common case: the next worker in turn has its state ready
+            self._cursor = self._next[i]; w._fresh = False
+            return w._state, i
+        return await self._search(timeout)
+
+    async def _search(self, timeout):
         ws, n = self.workers, len(self.workers)
         for _ in range(n):
             i = self._cursor
