@@ -57,6 +57,7 @@ class EnvState(NamedTuple):
 
 # %% ../nbs/01_envs.ipynb #537ce4a9
 _FINAL_KEYS = ('final_obs', '_final_obs', 'final_info', '_final_info')
+_I64, _max, _all, _any = np.dtype(np.int64), np.maximum.reduce, np.logical_and.reduce, np.logical_or.reduce  # ufunc reductions: no Python wrapper on the hot path
 _new_state = tuple.__new__  # builds an EnvState from a full tuple without the Python-level __new__ (hot path)
 
 class EnvCore:
@@ -245,8 +246,6 @@ def env_factory(env,  # `gym.Env`, `gym.vector.VectorEnv`, env id string, or zer
     raise ConfigError(f"env must be a gymnasium Env or VectorEnv, an env id string, or a zero-argument factory; got {type(env).__name__}.")
 
 # %% ../nbs/01_envs.ipynb #394ac4da
-_I64, _max, _all, _any = np.dtype(np.int64), np.maximum.reduce, np.logical_and.reduce, np.logical_or.reduce  # ufunc reductions: no Python wrapper on the hot path
-
 def _bad(space, what, action):
     shape = getattr(action, 'shape', None)
     got = f"{action!r}" if shape in (None, ()) else f"an array of shape {shape} and dtype {getattr(action, 'dtype', '?')}"
