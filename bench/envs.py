@@ -14,6 +14,8 @@ median over `--reps` repetitions (default 11); each repetition runs every mode o
 so that changes in machine load hit all modes alike (`ratio_best_of_runs` gives the same ratio from the fastest runs).
 `ratio` = best pool mode / best raw mode at the same N (done when >= 0.9); `overhead_us` is the pool's cost per
 worker step: time per batch step through the sync pool minus time per batch step of the same env stepped raw.
+On a shared machine wall-clock rates drift with other programs' load; `cpu_time_ratio_sync_pool` compares the sync
+pool with the best single-process raw mode by this process's CPU time, which such load disturbs much less.
 """
 import argparse
 import asyncio
@@ -53,20 +55,20 @@ def actions_for(env_id, n, steps, seed):
 
 def time_raw_single(env, acts):
     step, reset = env.step, env.reset
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for a in acts:
         _, _, term, trunc, _ = step(a)
         if term or trunc:
             reset()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def time_raw_vector(env, acts):
     step = env.step
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for a in acts:
         step(a)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 async def time_pool(pool, acts_per_worker):
@@ -77,7 +79,7 @@ async def time_pool(pool, acts_per_worker):
     idx = [0] * n_w
     total = sum(len(a) for a in acts_per_worker)
     get, send = pool.get_state, pool.send_action
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for w in range(n_w):
         send(acts_per_worker[w][0], w); idx[w] = 1
     done = 0
@@ -87,7 +89,7 @@ async def time_pool(pool, acts_per_worker):
         i = idx[w]
         if i < len(acts_per_worker[w]):
             send(acts_per_worker[w][i], w); idx[w] = i + 1
-    dt = time.perf_counter() - t0
+    dt = time.perf_counter() - t0, time.process_time() - c0
     for w in range(n_w):  # leave each worker with a state to take, like at the start
         pool.send_action(acts_per_worker[w][0], w)
     return dt
@@ -121,7 +123,7 @@ def bench_env(env_id, n, reps, seconds, loop):
     pacts = actions_for(env_id, n, k, 1)
     timer = time_raw_single if n == 1 else time_raw_vector
     timer(probe, pacts[:10])  # the first steps run gymnasium's env checker
-    rate = (k * n) / timer(probe, pacts)
+    rate = (k * n) / timer(probe, pacts)[0]
     probe.close()
     steps = calibrate_steps(seconds, rate, n)
     acts = actions_for(env_id, n, steps, 0)
@@ -167,17 +169,23 @@ def bench_env(env_id, n, reps, seconds, loop):
         c()
     loop.run_until_complete(asyncio.sleep(0))
 
-    rates = {name: runs[name][1] / statistics.median(ts) for name, ts in times.items()}
+    rates = {name: runs[name][1] / statistics.median(t[0] for t in ts) for name, ts in times.items()}
+    # CPU time of this process: for raw loops and the sync pool all the work happens here, so their CPU-time rates
+    # compare the same work while other programs compete for the cores (wall-clock rates then drift with the load)
+    cpu_rates = {name: runs[name][1] / statistics.median(t[1] for t in ts) for name, ts in times.items()
+                 if name in ("pool/sync", "raw/single", "raw/sync_vector", "raw/numpy_vector")}
     raw = {k[4:]: round(v) for k, v in rates.items() if k.startswith("raw/")}
     pool = {k[5:]: round(v) for k, v in rates.items() if k.startswith("pool/")}
     best_raw, best_pool = max(raw, key=raw.get), max(pool, key=pool.get)
-    fastest = {name: runs[name][1] / min(ts) for name, ts in times.items()}  # best-of runs, less sensitive to load
+    fastest = {name: runs[name][1] / min(t[0] for t in ts) for name, ts in times.items()}  # best-of runs, less sensitive to load
     ratio_best_of = max(v for k, v in fastest.items() if k.startswith("pool/")) / max(v for k, v in fastest.items() if k.startswith("raw/"))
     same_kind_raw = "single" if n == 1 else kind
     overhead = (n / rates["pool/sync"] - n / rates["raw/" + same_kind_raw]) * 1e6
     return dict(env_steps_per_s=dict(raw=raw, pool=pool), worker_env=kind, steps_per_run=steps * n,
                 best_raw=best_raw, best_pool=best_pool, ratio=round(pool[best_pool] / raw[best_raw], 3),
                 ratio_best_of_runs=round(ratio_best_of, 3),
+                cpu_time_env_steps_per_s={k: round(v) for k, v in cpu_rates.items()},
+                cpu_time_ratio_sync_pool=round(cpu_rates["pool/sync"] / max(v for k, v in cpu_rates.items() if k.startswith("raw/")), 3),
                 overhead_us_per_worker_step=round(overhead, 2),
                 overhead_vs=f"pool/sync vs raw/{same_kind_raw}")
 
