@@ -57,6 +57,8 @@ class EnvState(NamedTuple):
 
 # %% ../nbs/01_envs.ipynb #537ce4a9
 _FINAL_KEYS = ('final_obs', '_final_obs', 'final_info', '_final_info')
+_I64, _max, _all, _any = np.dtype(np.int64), np.maximum.reduce, np.logical_and.reduce, np.logical_or.reduce  # ufunc reductions: no Python wrapper on the hot path
+_new_state = tuple.__new__  # builds an EnvState from a full tuple without the Python-level __new__ (hot path)
 
 class EnvCore:
     "Runs one env (single or vector) and produces `EnvState`s; the same code in every worker mode."
@@ -77,10 +79,12 @@ class EnvCore:
         if self.vector and mode not in (gym.vector.AutoresetMode.NEXT_STEP, gym.vector.AutoresetMode.SAME_STEP):
             raise ValueError(f"vector env autoreset_mode {mode} is not supported; create it with NEXT_STEP (the default) or SAME_STEP.")
         self.same_step = mode == gym.vector.AutoresetMode.SAME_STEP
+        # counters: python ints for a single env; for a vector env, arrays that are replaced, never written in place,
+        # so the states handed out can share them safely
         n = self.num_envs
-        self._ep = np.full(n, episode_start - 1, np.int64)
-        self._t = np.zeros(n, np.int64)
-        self._prev_done = np.zeros(n, bool)
+        self._ep, self._t = episode_start - 1, 0
+        if self.vector: self._ep, self._t, self._prev_done = np.full(n, episode_start - 1, np.int64), np.zeros(n, np.int64), np.zeros(n, bool)
+        self.step = self._step_vector if self.vector else self._step_single
 
     def describe(self) -> dict:
         "Spaces and sizes the parent needs before the first state."
@@ -93,43 +97,43 @@ class EnvCore:
         if seed is not None: self.env.action_space.seed(seed)
         self._seeded = True
         obs, info = self.env.reset(seed=seed)
-        self._ep += 1; self._t[:] = 0; self._prev_done[:] = False
+        self._ep, self._t = self._ep + 1, 0 * self._t
         if self.vector:
             n = self.num_envs
-            return EnvState(obs, np.zeros(n), np.zeros(n, bool), np.zeros(n, bool), info,
-                            self._ep.copy(), self._t.copy(), np.ones(n, bool), obs)
-        return EnvState(obs, 0.0, False, False, info, int(self._ep[0]), 0, True, obs)
+            self._prev_done = np.zeros(n, bool)
+            return EnvState(obs, np.zeros(n), np.zeros(n, bool), np.zeros(n, bool), info, self._ep, self._t, np.ones(n, bool), obs)
+        return _new_state(EnvState, (obs, 0.0, False, False, info, self._ep, 0, True, obs, False))
 
-    def step(self, action) -> EnvState:
-        "Step with `action` (already checked against the action space)."
-        if not self.vector:
-            obs, r, term, trunc, info = self.env.step(action)
-            if term or trunc:
-                final = obs
-                obs, reset_info = self.env.reset()
-                if reset_info: info = {**info, 'reset_info': reset_info}
-                self._ep[0] += 1; self._t[0] = 0
-                return EnvState(obs, float(r), bool(term), bool(trunc), info, int(self._ep[0]), 0, False, final)
-            self._t[0] += 1
-            return EnvState(obs, float(r), bool(term), bool(trunc), info, int(self._ep[0]), int(self._t[0]), False, obs)
+    def _step_single(self, action) -> EnvState:
+        "Step a single env; an episode that ends is reset at once (same-step), its last observation kept in `final_obs`."
+        obs, r, term, trunc, info = self.env.step(action)
+        if term or trunc:
+            final = obs
+            obs, reset_info = self.env.reset()
+            if reset_info: info = {**info, 'reset_info': reset_info}
+            self._ep += 1; self._t = 0
+            return _new_state(EnvState, (obs, float(r), bool(term), bool(trunc), info, self._ep, 0, False, final, False))
+        t = self._t = self._t + 1
+        return _new_state(EnvState, (obs, float(r), False, False, info, self._ep, t, False, obs, False))
+
+    def _step_vector(self, action) -> EnvState:
+        "Step a vector env, following its autoreset mode."
         obs, r, term, trunc, info = self.env.step(action)
         done = term | trunc
+        t = self._t + 1
         if self.same_step:
             first = np.zeros(self.num_envs, bool)
             final = obs
-            if done.any():
+            if _any(done):
                 final = obs.copy()
                 for i in np.flatnonzero(done): final[i] = info['final_obs'][i]
                 info = {k: v for k, v in info.items() if k not in _FINAL_KEYS}
-                self._t += 1; self._t[done] = 0; self._ep += done
-            else: self._t += 1
+                t[done] = 0; self._ep = self._ep + done
         else:
-            first = self._prev_done
-            final = obs
-            if first.any(): self._t += 1; self._t[first] = 0; self._ep += first
-            else: self._t += 1
-            self._prev_done = done
-        return EnvState(obs, r, term, trunc, info, self._ep.copy(), self._t.copy(), first, final)
+            first, final, self._prev_done = self._prev_done, obs, done
+            if _any(first): t[first] = 0; self._ep = self._ep + first
+        self._t = t
+        return _new_state(EnvState, (obs, r, term, trunc, info, self._ep, t, first, final, False))
 
     def close(self):
         self.env.close()
@@ -253,6 +257,7 @@ def action_checker(space:gym.Space) -> Callable[[Any], Any]:
     if isinstance(space, gym.spaces.Discrete):
         lo, hi = int(space.start), int(space.start + space.n)
         def check(a):
+            if a.__class__ is int and lo <= a < hi: return a  # the common case, first
             if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)):
                 if lo <= a < hi: return a
                 raise _bad(space, f"out of range [{lo}, {hi})", a)
@@ -264,23 +269,27 @@ def action_checker(space:gym.Space) -> Callable[[Any], Any]:
         if isinstance(space, gym.spaces.Box):
             kinds, low, high = ('f' if space.dtype.kind == 'f' else 'iu'), space.low, space.high
             bounded = bool(np.isfinite(low).any() or np.isfinite(high).any())
-            def inside(a): return not bounded or bool(((a >= low) & (a <= high)).all())
+            def inside(a): return not bounded or bool(_all(((a >= low) & (a <= high)).ravel()))
             desc = f"outside the bounds (or NaN)"
         else:
             kinds = 'iub'
             nvec = space.nvec if isinstance(space, gym.spaces.MultiDiscrete) else np.full(shape, 2, np.int64)
             start = space.start if isinstance(space, gym.spaces.MultiDiscrete) else np.zeros(shape, np.int64)
-            nvec_u, shifted = nvec.astype(np.uint64), bool(np.any(start != 0))
+            shifted = bool(np.any(start != 0))
+            uniform = bool(nvec.size) and bool((nvec == nvec.flat[0]).all())
+            nvec_u = np.uint64(nvec.flat[0]) if uniform else nvec.astype(np.uint64)
             def inside(a):
                 if a.dtype.kind == 'b': return True
                 if shifted: a = a - start
-                return bool((a.astype(np.int64, copy=False).view(np.uint64) < nvec_u).all())
+                if a.dtype is not _I64: a = a.astype(np.int64)
+                u = a.view(np.uint64)  # negative values wrap to huge ones: one test checks both ends
+                return bool(_max(u) < nvec_u) if uniform else bool(_all(u < nvec_u))
             desc = "out of range"
         def check(a):
             if a.__class__ is not np.ndarray: a = np.asarray(a)
             if a.shape != shape: raise _bad(space, f"has the wrong shape (expected {shape})", a)
             if a.dtype.kind not in kinds: raise _bad(space, f"has the wrong dtype kind (expected {space.dtype})", a)
-            if not inside(a): raise _bad(space, desc, a)
+            if a.size and not inside(a): raise _bad(space, desc, a)
             return a
         return check
     def check(a):
@@ -427,7 +436,7 @@ class SyncEnvWorker(EnvWorker):
         self._last_cmd = 'start'
         try:
             core = EnvCore(self._factory(), worker_seed(self.base_seed, self.rank, self.restarts), episode_start)
-            self._core = core
+            self._core, self._step = core, core.step
             self._describe(core.describe())
             st = core.reset()
         except Exception as e: return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
@@ -442,7 +451,7 @@ class SyncEnvWorker(EnvWorker):
     def send_action(self, action):
         if action.__class__ is not str and not (self._closed or self._failed):
             a = self._check(action)
-            try: st = self._core.step(a)
+            try: st = self._step(a)
             except Exception as e:
                 self._last_cmd = 'step'
                 return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
@@ -766,6 +775,7 @@ class WorkerPool(abc.ABC):
         if bad: raise ConfigError(f"a worker pool takes EnvWorker instances, got {bad}; build them with e.g. AsyncEnvWorker.from_environment(env, n).")
         if len({id(w) for w in workers}) != len(workers): raise ConfigError("the same worker appears more than once in the pool.")
         self.workers = workers
+        self._send, self._n = [w.send_action for w in workers], len(workers)
 
     @abc.abstractmethod
     async def get_state(self, timeout:float|None=None) -> tuple[EnvState, int]:
@@ -773,9 +783,10 @@ class WorkerPool(abc.ABC):
 
     def send_action(self, action, worker_id:int):
         "Send `action` (or 'reset' / 'close') to worker `worker_id`."
-        if not isinstance(worker_id, (int, np.integer)) or not 0 <= worker_id < len(self.workers):
-            raise IndexError(f"worker_id must be an int in [0, {len(self.workers)}), got {worker_id!r}.")
-        self.workers[worker_id].send_action(action)
+        if worker_id.__class__ is int and 0 <= worker_id < self._n: return self._send[worker_id](action)
+        if not isinstance(worker_id, (int, np.integer)) or isinstance(worker_id, (bool, np.bool_)) or not 0 <= worker_id < self._n:
+            raise IndexError(f"worker_id must be an int in [0, {self._n}), got {worker_id!r}.")
+        self._send[int(worker_id)](action)
 
     async def reset(self):
         "Reset every worker: steps in flight finish first (their states are dropped), then each worker starts new episodes."
@@ -825,15 +836,25 @@ class SyncWorkerPool(WorkerPool):
     "Pool visiting workers in a fixed round-robin order (deterministic; sync workers step in the caller)."
     def __init__(self, workers):
         super().__init__(workers)
-        self._cursor = 0
+        self._cursor, self._next = 0, [(i + 1) % len(self.workers) for i in range(len(self.workers))]
 
     async def get_state(self, timeout=None):
+        i = self._cursor
+        w = self.workers[i]
+        if w._fresh and w._error is None:  # the common case: the next worker in turn has its state ready
+            self._cursor = self._next[i]; w._fresh = False
+            return w._state, i
+        return await self._search(timeout)
+
+    async def _search(self, timeout):
         ws, n = self.workers, len(self.workers)
         for _ in range(n):
             i = self._cursor
             self._cursor = i + 1 if i + 1 < n else 0
             w = ws[i]
-            if w._fresh: return w._take(), i
+            if w._fresh:
+                if w._error is None: w._fresh = False; return w._state, i
+                return w._take(), i
             if w._inflight: return await w.get_state(timeout), i
         raise EnvWorkerError("no worker has a state to report or an action in flight: send_action(action, worker_id) first.")
 
@@ -863,7 +884,10 @@ class AsyncWorkerPool(WorkerPool):
         while True:
             while ready:
                 i = ready.popleft()
-                if ws[i]._fresh: return ws[i]._take(), i
+                w = ws[i]
+                if w._fresh:
+                    if w._error is None: w._fresh = False; return w._state, i
+                    return w._take(), i
             if not any(w._inflight for w in ws):
                 raise EnvWorkerError("no worker has a state to report or an action in flight: send_action(action, worker_id) first.")
             self._waiter = loop.create_future()
