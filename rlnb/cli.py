@@ -18,7 +18,7 @@ import gymnasium as gym
 from .core import RLNBError, TransitionBatch, check_batch
 
 # %% auto #0
-__all__ = ['make_env', 'smoke', 'main']
+__all__ = ['ALGOS', 'make_env', 'smoke', 'train', 'main']
 
 # %% ../nbs/11_cli.ipynb #405f6836
 def make_env(env_id:str, **kwargs) -> gym.Env:
@@ -62,6 +62,56 @@ def smoke(env_id:str='CartPole-v1',  # gymnasium env id
                 devices=len(devices), platform=devices[0].platform, mean_reward=mean_reward)
 
 # %% ../nbs/11_cli.ipynb #17567614
+ALGOS = ('apex-dqn',)
+
+def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
+          env_id:str='CartPole-v1',  # gymnasium env id
+          steps:int=100_000,  # maximum env steps
+          seed:int=0,  # base seed
+          num_actors:int|None=None,  # actors (default: the algorithm's)
+          devices:int|None=None,  # learner devices (default: every local device)
+          out:str|None=None,  # run directory (default: runs/{algo}-{env}-s{seed})
+          eval_interval:int=5_000,  # env steps between evaluations
+          num_eval_episodes:int=10,  # episodes per evaluation
+          target_return:float|None=None,  # stop at the first evaluation reaching this mean return
+          progress:bool=True,  # show a progress bar on stderr
+         ) -> dict:
+    "Train `algo` on `env_id`, write the run directory, and return the result."
+    import csv, pathlib
+    import jax
+    from tqdm.auto import tqdm
+    from rlnb.apex_dqn import ApeXDQN
+    if algo not in ALGOS: raise RLNBError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
+    make_env(env_id).close()
+    all_dev = jax.local_devices()
+    if devices is not None and not 1 <= devices <= len(all_dev):
+        raise RLNBError(f"--devices must be between 1 and the {len(all_dev)} local devices, got {devices}.")
+    kw = {} if num_actors is None else dict(num_actors=num_actors)
+    agent = ApeXDQN(env_id, seed=seed, devices=None if devices is None else all_dev[:devices], **kw)
+    run = pathlib.Path(out or f"runs/{algo}-{env_id}-s{seed}")
+    run.mkdir(parents=True, exist_ok=True)
+    bar = tqdm(total=steps, unit='step', disable=not progress, file=sys.stderr, dynamic_ncols=True)
+    def cb(a):
+        bar.update(min(a.env_steps, steps) - bar.n)
+        bar.set_postfix(G=f"{a.stats.mean('G', 0):.0f}", eval=a.eval_history[-1][1] if a.eval_history else None, upd=a.updates, refresh=False)
+    try: res = agent.train(steps, eval_interval=eval_interval, num_eval_episodes=num_eval_episodes, target_return=target_return, callback=cb)
+    finally:
+        bar.close()
+        agent.close()
+    with open(run / 'metrics.csv', 'w', newline='') as f:
+        w = csv.writer(f); w.writerow(['env_steps', 'eval_return'])
+        w.writerows(agent.eval_history)
+    import matplotlib; matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.plot(*zip(*agent.eval_history), marker='o'); ax.set_xlabel('env steps'); ax.set_ylabel(f'eval return ({num_eval_episodes} episodes)')
+    ax.set_title(f"{algo} on {env_id}, seed {seed}"); fig.tight_layout(); fig.savefig(run / 'curve.png', dpi=100); plt.close(fig)
+    out_d = dict(algo=algo, env=env_id, seed=seed, eval_return=res['eval']['mean'], env_steps=res['env_steps'], updates=res['updates'],
+                 devices=agent.mesh.size, run_dir=str(run), metrics=str(run / 'metrics.csv'), curve=str(run / 'curve.png'))
+    (run / 'result.json').write_text(json.dumps(out_d, indent=1))
+    return out_d
+
+# %% ../nbs/11_cli.ipynb #30f85c84
 def _parser():
     p = argparse.ArgumentParser(prog='rlnb', description='rlnb: distributed RL on one host with asyncio + JAX.')
     sub = p.add_subparsers(dest='command', required=True)
@@ -69,14 +119,33 @@ def _parser():
     s.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
     s.add_argument('--steps', type=int, default=1000, help='env steps (default: 1000)')
     s.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
+    t = sub.add_parser('train', help='train an agent; progress on stderr, result JSON on stdout')
+    t.add_argument('algo', choices=ALGOS, help='algorithm')
+    t.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
+    t.add_argument('--steps', type=int, default=100_000, help='maximum env steps (default: 100000)')
+    t.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
+    t.add_argument('--num-actors', type=int, default=None, help="actors (default: the algorithm's)")
+    t.add_argument('--devices', type=int, default=None, help='learner devices (default: all local devices)')
+    t.add_argument('--out', default=None, help='run directory (default: runs/ALGO-ENV-sSEED)')
+    t.add_argument('--eval-interval', type=int, default=5_000, help='env steps between evaluations (default: 5000)')
+    t.add_argument('--target-return', type=float, default=475.0, help='stop at the first evaluation reaching it (default: 475)')
+    t.add_argument('--no-progress', action='store_true', help='no progress bar')
     return p
 
 def main(argv:list[str]|None=None) -> int:
     "Console entry point `rlnb`; returns the process exit code."
     p = _parser()
     args = p.parse_args(argv)
-    if args.command == 'smoke':
-        if args.steps <= 0: p.error(f"--steps must be a positive integer, got {args.steps}")
-        try: print(json.dumps(smoke(args.env, args.steps, args.seed)))
-        except RLNBError as e: p.error(str(e))
+    for name in ('steps', 'num_actors', 'eval_interval'):
+        v = getattr(args, name, None)
+        if v is not None and v <= 0: p.error(f"--{name.replace('_', '-')} must be a positive integer, got {v}")
+    try:
+        if args.command == 'smoke': print(json.dumps(smoke(args.env, args.steps, args.seed)))
+        elif args.command == 'train':
+            print(json.dumps(train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out,
+                                   args.eval_interval, 10, args.target_return, not args.no_progress)))
+    except RLNBError as e: p.error(str(e))
+    except KeyboardInterrupt:
+        print('rlnb: interrupted; actors and learner stopped, envs closed.', file=sys.stderr)
+        return 130
     return 0

@@ -41,4 +41,43 @@ def test_readme_in_step_with_index_notebook():
 def test_readme_has_exactly_the_two_commands():
     text = (ROOT / "README.md").read_text()
     blocks = [b.split("```")[0].strip() for b in text.split("```sh\n")[1:]]
-    assert blocks == ['pip install -e . && rlnb smoke --env CartPole-v1', 'pip install -e ".[dev]" && pytest'], blocks
+    assert blocks == ['pip install -e . && rlnb train apex-dqn --env CartPole-v1', 'pip install -e ".[dev]" && pytest'], blocks
+
+
+import signal
+import time
+
+import psutil
+import pytest
+
+
+@pytest.mark.slow
+def test_train_default_solves_cartpole(tmp_path):
+    "The README's main job: Ape-X DQN with the defaults reaches an evaluation return >= 475 on CartPole-v1."
+    proc = run("train", "apex-dqn", "--env", "CartPole-v1", "--out", str(tmp_path), "--no-progress", timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["eval_return"] >= 475, out
+    assert out["devices"] == 8
+    for name in ("metrics.csv", "curve.png", "result.json"):
+        assert (tmp_path / name).stat().st_size > 0
+
+
+def test_sigint_stops_training_cleanly(tmp_path):
+    "Ctrl-C during training: exit code 130 within 5 s, nothing left running."
+    p = subprocess.Popen([RLNB, "train", "apex-dqn", "--env", "CartPole-v1", "--out", str(tmp_path), "--no-progress",
+                          "--num-actors", "2"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(12)  # compile and start acting
+        assert p.poll() is None, p.stderr.read()[-3000:]
+        children = psutil.Process(p.pid).children(recursive=True)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=5)
+        assert time.monotonic() - t0 < 5
+        assert p.returncode == 130, p.stderr.read()[-3000:]
+        assert "interrupted" in p.stderr.read()
+        assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+    finally:
+        if p.poll() is None:
+            p.kill()

@@ -1,0 +1,215 @@
+"""Env steps per second through rlnb's worker pools against raw gymnasium, measured in the same run.
+
+    python bench/envs.py [--reps 5] [--counts 1,8,256] [--envs CartPole-v1,Acrobot-v1] [--seconds 0.6]
+
+Prints one JSON object. For each env and env count N:
+- raw gymnasium: a single env in a Python loop (N=1), `SyncVectorEnv(N)`, `AsyncVectorEnv(N)` (N <= 8: one
+  process per env on a 2-core machine is pointless beyond that), and gymnasium's numpy-vectorized env where it
+  exists (CartPole);
+- the pool in each mode: `sync` (one `SyncEnvWorker`), `thread` (one thread worker), `process` (min(2, N) process
+  workers splitting the N envs), each worker holding the fastest env form gymnasium offers for its share (the
+  numpy-vectorized env where there is one, else `SyncVectorEnv`, or the plain env for one copy).
+Random actions are drawn in advance, as one array per run, for raw loops and pools alike. Every figure is the
+median over `--reps` repetitions (default 11); each repetition runs every mode once, in a fresh random order,
+so that changes in machine load hit all modes alike (`ratio_best_of_runs` gives the same ratio from the fastest runs).
+`ratio` = best pool mode / best raw mode at the same N (done when >= 0.9); `overhead_us` is the pool's cost per
+worker step: time per batch step through the sync pool minus time per batch step of the same env stepped raw.
+On a shared machine wall-clock rates drift with other programs' load; `cpu_time_ratio_sync_pool` compares the sync
+pool with the best single-process raw mode by this process's CPU time, which such load disturbs much less.
+"""
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+import gymnasium as gym
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from rlnb.envs import AsyncEnvWorker, AsyncWorkerPool, SyncEnvWorker, SyncWorkerPool  # noqa: E402
+
+
+def has_numpy_vector(env_id):
+    return gym.spec(env_id).vector_entry_point is not None
+
+
+def env_maker(env_id, n):
+    "Zero-arg factory for the fastest form of `n` copies of `env_id`, and its name."
+    if n == 1:
+        return (lambda: gym.make(env_id)), "single"
+    if has_numpy_vector(env_id):
+        return (lambda: gym.make_vec(env_id, n, vectorization_mode="vector_entry_point")), "numpy_vector"
+    return (lambda: gym.make_vec(env_id, n, vectorization_mode="sync")), "sync_vector"
+
+
+def actions_for(env_id, n, steps, seed):
+    "Random actions drawn in advance: a list of ints for one env, else an array (steps, n)."
+    space = gym.make(env_id).action_space
+    a = np.random.default_rng(seed).integers(0, space.n, (steps, n))
+    return a[:, 0].tolist() if n == 1 else a
+
+
+def time_raw_single(env, acts):
+    step, reset = env.step, env.reset
+    t0, c0 = time.perf_counter(), time.process_time()
+    for a in acts:
+        _, _, term, trunc, _ = step(a)
+        if term or trunc:
+            reset()
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def time_raw_vector(env, acts):
+    step = env.step
+    t0, c0 = time.perf_counter(), time.process_time()
+    for a in acts:
+        step(a)
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+async def time_pool(pool, acts_per_worker):
+    "Step every worker through its pre-drawn actions; returns seconds from the first action to the last state."
+    n_w = len(pool.workers)
+    for _ in range(n_w):  # take the pending states (first run: the initial ones)
+        await pool.get_state()
+    idx = [0] * n_w
+    total = sum(len(a) for a in acts_per_worker)
+    get, send = pool.get_state, pool.send_action
+    t0, c0 = time.perf_counter(), time.process_time()
+    for w in range(n_w):
+        send(acts_per_worker[w][0], w); idx[w] = 1
+    done = 0
+    while done < total:
+        _, w = await get()
+        done += 1
+        i = idx[w]
+        if i < len(acts_per_worker[w]):
+            send(acts_per_worker[w][i], w); idx[w] = i + 1
+    dt = time.perf_counter() - t0, time.process_time() - c0
+    for w in range(n_w):  # leave each worker with a state to take, like at the start
+        pool.send_action(acts_per_worker[w][0], w)
+    return dt
+
+
+def split_actions(acts, sizes):
+    "Per-worker slices of the (steps, N) action array (lists of ints for one-env workers)."
+    if isinstance(acts, list):
+        return [acts]
+    out, lo = [], 0
+    for n in sizes:
+        part = acts[:, lo:lo + n]
+        out.append(part[:, 0].tolist() if n == 1 else list(part))
+        lo += n
+    return out
+
+
+def calibrate_steps(seconds, rate_guess, n):
+    return max(20, int(seconds * rate_guess / n))
+
+
+def bench_env(env_id, n, reps, seconds, loop):
+    runs = {}  # name -> (callable returning seconds, env steps per run)
+    cleanup = []
+    make, kind = env_maker(env_id, n)
+
+    # a quick probe fixes the number of steps so that one run of the fastest form lasts about `seconds`
+    probe = make()
+    probe.reset(seed=0)
+    k = max(50, 4000 // n)
+    pacts = actions_for(env_id, n, k, 1)
+    timer = time_raw_single if n == 1 else time_raw_vector
+    timer(probe, pacts[:10])  # the first steps run gymnasium's env checker
+    rate = (k * n) / timer(probe, pacts)[0]
+    probe.close()
+    steps = calibrate_steps(seconds, rate, n)
+    acts = actions_for(env_id, n, steps, 0)
+
+    def add_raw(name, env, single):
+        env.reset(seed=0)
+        cleanup.append(env.close)
+        f = time_raw_single if single else time_raw_vector
+        runs["raw/" + name] = (lambda: f(env, acts), steps * n)
+
+    if n == 1:
+        add_raw("single", gym.make(env_id), True)
+    else:
+        add_raw("sync_vector", gym.make_vec(env_id, n, vectorization_mode="sync"), False)
+        if n <= 8:
+            add_raw("async_vector", gym.make_vec(env_id, n, vectorization_mode="async"), False)
+        if has_numpy_vector(env_id):
+            add_raw("numpy_vector", gym.make_vec(env_id, n, vectorization_mode="vector_entry_point"), False)
+
+    def add_pool(name, pool, sizes):
+        cleanup.append(pool.cleanup)
+        per_worker = split_actions(acts, sizes)
+        runs["pool/" + name] = (lambda: loop.run_until_complete(time_pool(pool, per_worker)), steps * n)
+
+    add_pool("sync", SyncWorkerPool([SyncEnvWorker(make, seed=0)]), [n])
+    add_pool("thread", AsyncWorkerPool([AsyncEnvWorker(make, mode="thread", seed=0)]), [n])
+    n_proc = min(2, n)
+    sizes = [n // n_proc + (i < n % n_proc) for i in range(n_proc)]
+    proc_workers = [AsyncEnvWorker(env_maker(env_id, k)[0], mode="process", rank=i, world_size=n_proc, seed=0)
+                    for i, k in enumerate(sizes)]
+    add_pool(f"process_x{n_proc}", AsyncWorkerPool(proc_workers), sizes)
+
+    for name, (f, _) in runs.items():  # warm-up (also waits for the processes to come up)
+        f()
+    times = {name: [] for name in runs}
+    order = list(runs)
+    shuffle = np.random.default_rng(n).shuffle
+    for _ in range(reps):  # short runs, all modes per repetition in a fresh random order: load changes hit every mode alike
+        shuffle(order)
+        for name in order:
+            times[name].append(runs[name][0]())
+    for c in cleanup:
+        c()
+    loop.run_until_complete(asyncio.sleep(0))
+
+    rates = {name: runs[name][1] / statistics.median(t[0] for t in ts) for name, ts in times.items()}
+    # CPU time of this process: for raw loops and the sync pool all the work happens here, so their CPU-time rates
+    # compare the same work while other programs compete for the cores (wall-clock rates then drift with the load)
+    cpu_rates = {name: runs[name][1] / statistics.median(t[1] for t in ts) for name, ts in times.items()
+                 if name in ("pool/sync", "raw/single", "raw/sync_vector", "raw/numpy_vector")}
+    raw = {k[4:]: round(v) for k, v in rates.items() if k.startswith("raw/")}
+    pool = {k[5:]: round(v) for k, v in rates.items() if k.startswith("pool/")}
+    best_raw, best_pool = max(raw, key=raw.get), max(pool, key=pool.get)
+    fastest = {name: runs[name][1] / min(t[0] for t in ts) for name, ts in times.items()}  # best-of runs, less sensitive to load
+    ratio_best_of = max(v for k, v in fastest.items() if k.startswith("pool/")) / max(v for k, v in fastest.items() if k.startswith("raw/"))
+    same_kind_raw = "single" if n == 1 else kind
+    overhead = (n / rates["pool/sync"] - n / rates["raw/" + same_kind_raw]) * 1e6
+    return dict(env_steps_per_s=dict(raw=raw, pool=pool), worker_env=kind, steps_per_run=steps * n,
+                best_raw=best_raw, best_pool=best_pool, ratio=round(pool[best_pool] / raw[best_raw], 3),
+                ratio_best_of_runs=round(ratio_best_of, 3),
+                cpu_time_env_steps_per_s={k: round(v) for k, v in cpu_rates.items()},
+                cpu_time_ratio_sync_pool=round(cpu_rates["pool/sync"] / max(v for k, v in cpu_rates.items() if k.startswith("raw/")), 3),
+                overhead_us_per_worker_step=round(overhead, 2),
+                overhead_vs=f"pool/sync vs raw/{same_kind_raw}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--envs", default="CartPole-v1,Acrobot-v1")
+    ap.add_argument("--counts", default="1,8,256")
+    ap.add_argument("--reps", type=int, default=11)
+    ap.add_argument("--seconds", type=float, default=0.2, help="target length of one run of the fastest raw form")
+    args = ap.parse_args()
+    loop = asyncio.new_event_loop()
+    results = {}
+    for env_id in args.envs.split(","):
+        results[env_id] = {}
+        for n in map(int, args.counts.split(",")):
+            results[env_id][str(n)] = bench_env(env_id, n, args.reps, args.seconds, loop)
+            print(f"{env_id} N={n}: {json.dumps(results[env_id][str(n)])}", file=sys.stderr, flush=True)
+    ratios = [r["ratio"] for per_env in results.values() for r in per_env.values()]
+    out = dict(benchmark="rlnb.envs pools vs raw gymnasium", unit="env steps per second (median)", reps=args.reps,
+               python=platform.python_version(), gymnasium=gym.__version__, cpus=os.cpu_count(),
+               results=results, min_ratio=min(ratios), done_when="min_ratio >= 0.9", done=min(ratios) >= 0.9)
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
