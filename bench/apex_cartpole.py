@@ -71,7 +71,7 @@ def run_peer(name, seed, max_steps):
             mean, _ = evaluate_policy(self.model, eval_env, n_eval_episodes=EVAL_EPISODES, deterministic=True)
             state["eval_s"] += time.perf_counter() - t
             state["last"], state["steps"] = float(mean), int(self.num_timesteps)
-            state["solved"] = mean >= TARGET
+            state["solved"] = bool(mean >= TARGET)
             return not state["solved"]
 
     env = make_vec_env("CartPole-v1", n_envs=ZOO_N_ENVS[algo], seed=seed)

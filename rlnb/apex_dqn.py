@@ -277,6 +277,10 @@ class ApeXDQN(Worker):
             try: await asyncio.wait_for(self._learned.wait(), 0.1)
             except asyncio.TimeoutError: pass
 
+    def _rebind(self):
+        super()._rebind()
+        self._learned, self._rolled = asyncio.Event(), asyncio.Event()
+
     async def put_rollout(self, batch:TransitionBatch):
         "Queue a traced batch and wake the learner."
         await super().put_rollout(batch)

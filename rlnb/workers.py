@@ -101,6 +101,7 @@ class Worker(abc.ABC):
         self.queue: asyncio.Queue|None = None
         self._queue_size = queue_size
         self._tasks: list[asyncio.Task] = []
+        self._loop = None  # the event loop the roles last ran on
 
     @property
     def role(self) -> str:
@@ -200,11 +201,22 @@ class Worker(abc.ABC):
         if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] is already running; await stop() first.")
         bad = [r for r in roles if r not in ('rollout', 'learner')]
         if bad or not roles: raise ConfigError(f"start takes roles 'rollout' and/or 'learner', got {roles}.")
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # asyncio primitives belong to one loop: a later `asyncio.run` (or run_sync) needs fresh ones
+            self._loop = loop
+            self._rebind()
         self._stop = asyncio.Event()
         self._ensure_queue()
         self._tasks = [asyncio.ensure_future(getattr(self, r)(self._stop)) for r in roles]
         for t, r in zip(self._tasks, roles): t.set_name(f"{self.name}:{r}")
         return self._tasks
+
+    def _rebind(self):
+        "Recreate loop-bound primitives for a new event loop, keeping queued rollouts."
+        old, self.queue = self.queue, None
+        if old is not None:
+            new = self._ensure_queue()
+            while not old.empty(): new.put_nowait(old.get_nowait())
 
     async def stop(self, timeout:float=5.0):
         "Ask the roles to finish, cancel what does not within `timeout`, and re-raise a role's error."

@@ -1,0 +1,36 @@
+"""Ape-X DQN solves CartPole-v1 (evaluation mean return >= 475 over 10 episodes) on this 2-core machine.
+
+Seed 0 on the 8-device learner mesh runs in the notebook (nbs/10_apex_dqn.ipynb) and through the CLI
+(tests/test_cli.py); here seeds 1 and 2 on 8 host devices and seed 0 on a single device, each in a fresh
+process so that its XLA device count is its own.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+SCRIPT = """
+import json, sys, jax
+from rlnb.apex_dqn import ApeXDQN
+seed, ndev = int(sys.argv[1]), int(sys.argv[2])
+agent = ApeXDQN('CartPole-v1', seed=seed, devices=jax.local_devices()[:ndev])
+res = agent.train(100_000, eval_interval=5_000, num_eval_episodes=10, target_return=475)
+agent.close()
+print(json.dumps(dict(eval=res['eval']['mean'], env_steps=res['env_steps'], devices=agent.mesh.size, history=agent.eval_history)))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed,devices", [(1, 8), (2, 8), (0, 1)])
+def test_apex_solves_cartpole(seed, devices):
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(seed), str(devices)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["devices"] == devices
+    assert out["eval"] >= 475, out
