@@ -207,7 +207,7 @@ class ApeXDQN(Worker):
             raise ConfigError(f"learn takes updates_per_dispatch * batch_size = {K * B} transitions, got {len(transition_batch)}.")
         b = self.updater.prepare(transition_batch)
         if K > 1: b = jax.tree.map(lambda x: x.reshape(K, B, *x.shape[1:]), b)
-        self._learner_state, metrics = self._update(self._learner_state, shard_batch(b, self.mesh, batch_axis=int(K > 1)))
+        self._learner_state, metrics = self._update(self._learner_state, b)  # host arrays: the jitted call splits them over the mesh
         before, self.updates = self.updates, self.updates + K
         if self.updates // self.config.target_update_interval > before // self.config.target_update_interval:
             p, _, o = self._learner_state

@@ -111,8 +111,8 @@ def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; c
         return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=(P(), m_specs), check_vma=False))
 
     def run(state, batch):
-        key = (jax.tree.structure((state, batch)),
-               tuple((np.shape(l), np.dtype(l.dtype)) for l in jax.tree.leaves((state, batch))))
+        leaves, treedef = jax.tree.flatten(batch)
+        key = (treedef, jax.tree.structure(state), tuple((l.shape, l.dtype) for l in leaves))
         if key not in cache: cache[key] = build(state, batch)
         if max_in_flight and len(in_flight) >= max_in_flight: jax.block_until_ready(in_flight.popleft())
         out = cache[key](state, batch)
