@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -20,10 +20,10 @@ import optax
 import flax.linen as nn
 import gymnasium as gym
 
-from .core import ConfigError, RLNBError, TransitionBatch, run_sync
+from .core import ConfigError, TransitionBatch, run_sync
 from .envs import AsyncEnvWorker, SyncEnvWorker, get_worker_pool
 from .functions import Q
-from .parallel import data_parallel, make_mesh, pmean, ready, replicate, shard_batch
+from .parallel import data_parallel, make_mesh, pmean, ready, replicate
 from .replay import PrioritizedReplayBuffer
 from .td_learning import DoubleQLearning
 from .tracing import BatchedNStep

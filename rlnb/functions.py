@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy as _copy
 import inspect
 import math
-from typing import Any, Callable
 
 import numpy as np
 import jax

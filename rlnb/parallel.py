@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import threading
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import jax

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 import jax

@@ -12,10 +12,8 @@ import asyncio
 import collections
 import itertools
 import time
-from typing import Any
 
 import numpy as np
-import jax
 
 from .core import ConfigError, TransitionBatch
 from .envs import EnvWorker, SyncEnvWorker, WorkerPool, get_worker_pool
