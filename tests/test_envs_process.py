@@ -4,6 +4,7 @@ The notebook (nbs/01_envs.ipynb) tests the API mode by mode; these tests need re
 signals sent from outside, a parent that dies, a script interrupted with SIGINT.
 """
 import asyncio
+import itertools
 import os
 import signal
 import subprocess
@@ -136,7 +137,7 @@ def test_keyboard_interrupt_and_cancellation_inside_the_pool_leave_nothing():
     async def body(stop):
         async with get_worker_pool(AsyncEnvWorker.from_environment("CartPole-v1", 2, mode="process")
                                    + AsyncEnvWorker.from_environment("CartPole-v1", 1, mode="thread")) as pool:
-            for i in range(10_000):
+            for i in itertools.count():  # runs until stop() raises or the task is cancelled
                 s, wid = await pool.get_state()
                 pool.send_action(i % 2, wid)
                 if i == 200:
@@ -150,8 +151,11 @@ def test_keyboard_interrupt_and_cancellation_inside_the_pool_leave_nothing():
     assert leftovers() == ([], [])
 
     async def cancel_from_outside():
-        task = asyncio.ensure_future(body(lambda: None))
-        await asyncio.sleep(1.5)
+        running = asyncio.Event()
+        task = asyncio.ensure_future(body(running.set))
+        await asyncio.wait_for(running.wait(), timeout=60)  # cancel mid-run, whatever the machine's speed
+        await asyncio.sleep(0.2)
+        assert not task.done()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
