@@ -143,11 +143,16 @@ class ParamStore:
         "Number of the latest published version (0 before the first publish)."
         return self._version
 
-    def publish(self, params) -> int:
+    def publish(self,
+                params,  # the params pytree (published by reference)
+                version:int|None=None,  # jump to this version number (> the current one), e.g. when resuming a checkpoint; None: the next
+               ) -> int:
         "Make `params` the latest version; returns its version number."
         if params is None: raise ConfigError("ParamStore.publish: got None; publish a params pytree.")
         with self._lock:
-            self._version += 1
+            if version is not None and version <= self._version:
+                raise ConfigError(f"ParamStore.publish: version={version} must be newer than the latest ({self._version}).")
+            self._version = self._version + 1 if version is None else int(version)
             self._params = params
             version, waiters, self._waiters = self._version, self._waiters, []
         for loop, fut in waiters:
