@@ -165,6 +165,8 @@ class DistributedAgent:
         if 'deterministic' in fields: over['deterministic'] = bool(deterministic)
         self.devices = _resolve_devices(devices, num_learners)
         self.tag, self.seed, self.algo_name, self.deterministic = tag, seed, algo, bool(deterministic)
+        self.env_id = env if isinstance(env, str) else None  # kept in checkpoints, so `from_checkpoint` can rebuild the agent
+        self.eval_env_id = eval_env if isinstance(eval_env, str) else None
         self.algo = cls(env, devices=self.devices, func=func, eval_env=eval_env, name=tag, **over)
         if num_storages is not None: self.algo._queue_size = num_storages  # read when the queue is first made (at start)
         self.config = self.algo.config
@@ -256,8 +258,9 @@ class DistributedAgent:
         await ready(a._update(a._learner_state, b))
         self._compiled = True
 
-    async def _evaluate(self, num_eval_episodes:int, verbose:bool=False) -> dict:
+    async def _evaluate(self, num_eval_episodes:int, verbose:bool=False, record:bool=True) -> dict:
         res = await self.algo.aevaluate(num_eval_episodes)
+        if not record: return res
         a = self.algo
         a.eval_history.append((a.env_steps, res['mean']))
         self.evals.append(dict(env_steps=a.env_steps, updates=a.updates, mean=res['mean'], std=res['std'], returns=res['returns']))
@@ -343,15 +346,18 @@ class DistributedAgent:
         if self.running: raise ConfigError(f"[{self.tag}] a background run is in progress; `await agent.stop()` first.")
         return run_sync(self.atrain(num_train_steps, **kwargs))
 
-    async def aeval(self, num_eval_episodes:int=10) -> dict:
+    async def aeval(self,
+                    num_eval_episodes:int=10,  # episodes, one env each, stepped together
+                    record:bool=True,  # add the result to `evals`, the history and metrics.csv
+                   ) -> dict:
         "Greedy evaluation of the current params: mean, std, min, max and the returns of `num_eval_episodes` episodes."
         if not isinstance(num_eval_episodes, int) or num_eval_episodes < 1: raise ConfigError(f"num_eval_episodes must be an int >= 1, got {num_eval_episodes!r}.")
-        return await self._evaluate(num_eval_episodes)
+        return await self._evaluate(num_eval_episodes, record=record)
 
-    def eval(self, num_eval_episodes:int=10) -> dict:
+    def eval(self, num_eval_episodes:int=10, record:bool=True) -> dict:
         "Plain form of `aeval`."
         if self.running: raise ConfigError(f"[{self.tag}] training runs in the background on this loop; use `await agent.aeval(...)`.")
-        return run_sync(self.aeval(num_eval_episodes))
+        return run_sync(self.aeval(num_eval_episodes, record))
 
     # --- background training
     def start(self,
@@ -396,7 +402,7 @@ class DistributedAgent:
     def state_dict(self) -> dict:
         "The whole run as pure data: the algorithm's state plus the agent's history, evaluations and wall-clock."
         return dict(format='rlnb.DistributedAgent', version=1, algo=self.algo_name, tag=self.tag, seed=self.seed,
-                    env_steps=self.algo.env_steps, saved_at=time.time(),
+                    env=self.env_id or '', eval_env=self.eval_env_id or '', env_steps=self.algo.env_steps, saved_at=time.time(),
                     agent=dict(history=json.dumps(self.history), evals=json.dumps(self.evals), wall_s=self.wall_s),
                     state=self.algo.state_dict())
 
@@ -408,6 +414,37 @@ class DistributedAgent:
         self.algo.load_state_dict(tree['state'])
         self.history, self.evals = json.loads(tree['agent']['history']), json.loads(tree['agent']['evals'])
         self.wall_s = float(tree['agent']['wall_s'])
+
+    @classmethod
+    def from_checkpoint(cls,
+                        path,  # checkpoint file or run directory (its latest checkpoint)
+                        env=None,  # env id or factory; None: the id stored in the checkpoint
+                        work_dir=None,  # run directory for what follows; None: the checkpoint's
+                        **kwargs,  # more constructor arguments (devices, eval_env, keep_checkpoints, func, ...)
+                       ) -> DistributedAgent:
+        "Rebuild an agent with the checkpoint's algorithm and config, and load the checkpoint into it."
+        path = find_checkpoint(path)
+        tree = read_checkpoint(path)
+        if not isinstance(tree, dict) or tree.get('format') != 'rlnb.DistributedAgent': raise ConfigError(f"{path} is not a DistributedAgent checkpoint.")
+        env = env if env is not None else (tree.get('env') or None)
+        if env is None: raise ConfigError(f"{path} was trained on an env factory, not an env id; pass env=... to from_checkpoint.")
+        if tree['algo'] not in ALGOS: raise ConfigError(f"{path} holds a {tree['algo']!r} run; this rlnb has {', '.join(ALGOS)}.")
+        cfg_cls = ALGOS[tree['algo']][1]
+        saved, cfg = tree['state']['config'], {}
+        for f in dataclasses.fields(cfg_cls):
+            if f.name not in saved: continue
+            v = saved[f.name]
+            cfg[f.name] = tuple(np.asarray(v).tolist()) if isinstance(f.default, tuple) else (v.item() if isinstance(v, np.generic) else v)
+        if tree.get('eval_env'): kwargs.setdefault('eval_env', tree['eval_env'])
+        run_dir = path.parent.parent if path.parent.name == CKPT_DIR else path.parent
+        seed, det = cfg.pop('seed'), cfg.pop('deterministic', False)
+        agent = cls(env, tag=kwargs.pop('tag', tree.get('tag', 'default')), seed=seed, algo=tree['algo'], deterministic=det,
+                    work_dir=work_dir if work_dir is not None else run_dir, **{**cfg, **kwargs})
+        try: agent.load_state_dict(tree)
+        except BaseException:
+            agent.close(); raise
+        agent.last_checkpoint = path
+        return agent
 
     async def asave(self, path=None) -> Path:
         "Write a checkpoint (default work_dir/checkpoints/ckpt-<env steps>.msgpack) atomically, off the loop; keeps the last `keep_checkpoints`."
