@@ -1,0 +1,68 @@
+"""DistributedAgent in a real Jupyter kernel (nbclient): `await agent.atrain(...)`, the plain `agent.train(...)` under the
+kernel's running loop, `agent.start(...)` + reading `agent.metrics` from later cells + `await agent.stop()`, and nothing
+(child process, rlnb thread, task) left running afterwards."""
+import json
+
+import nbformat
+import psutil
+from nbclient import NotebookClient
+
+CELLS = [
+    """
+import asyncio, threading, time, psutil
+from pathlib import Path
+from rlnb.agent import DistributedAgent, list_checkpoints
+threads_before = {t.ident for t in threading.enumerate()}
+agent = DistributedAgent('CartPole-v1', tag='kernel', seed=0, work_dir=WORK_DIR, num_learners=2, num_actors=2, envs_per_actor=4,
+                         actor_mode='process', hidden=(32, 32), buffer_warmup=256, buffer_capacity=20_000)
+assert len(psutil.Process().children(recursive=True)) >= 2  # the actors' env processes
+""",
+    "res = await agent.atrain(1_000, eval_interval=500, save_interval=500, num_eval_episodes=2, log_interval=0.5)",
+    """
+assert res['env_steps'] >= 1_000 and res['eval'] is not None and Path(res['checkpoint']).exists(), res
+r2 = agent.train(1_500, eval_interval=None, save_interval=None, num_eval_episodes=2, progress=False, verbose=False)  # plain form, loop running
+assert r2['env_steps'] >= 1_500 and r2['updates'] > res['updates'], r2
+""",
+    "task = agent.start(1_000_000, eval_interval=None, save_interval=None, log_interval=0.2)\nassert agent.running",
+    """
+t0, start_steps = time.monotonic(), agent.metrics['env_steps']
+while agent.metrics['env_steps'] < start_steps + 500:  # the loop is free while this cell awaits: training proceeds
+    assert time.monotonic() - t0 < 120, agent.metrics
+    await asyncio.sleep(0.1)
+""",
+    """
+m = agent.metrics  # a plain cell reads the live metrics
+assert m['running'] and m['env_steps'] >= start_steps + 500 and m['env_steps_per_s'] > 0, m
+""",
+    """
+out = await agent.stop()
+assert out['stopped'] and not agent.running and Path(out['checkpoint']).exists() and list_checkpoints(WORK_DIR)
+fig = agent.plot(Path(WORK_DIR) / 'curve.png')
+await agent.aclose()
+""",
+    """
+import json, gc
+gc.collect()
+t0 = time.monotonic()
+while time.monotonic() - t0 < 10:  # processes and threads get a moment to be reaped
+    children = [p for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
+    new_threads = [t.name for t in threading.enumerate() if t.ident not in threads_before and not t.name.startswith('asyncio_')]
+    if not children and not new_threads: break
+    time.sleep(0.2)
+tasks = [t.get_name() for t in asyncio.all_tasks() if not t.done() and t.get_name().startswith(('rlnb', 'kernel'))]
+print(json.dumps(dict(children=[p.pid for p in children], threads=new_threads, tasks=tasks, env_steps=agent.algo.env_steps)))
+""",
+]
+
+
+def test_agent_in_a_jupyter_kernel(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"WORK_DIR = {str(tmp_path / 'run')!r}")] + [nbformat.v4.new_code_cell(c.strip()) for c in CELLS]
+    client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    last = [o for o in nb.cells[-1].outputs if o.get("name") == "stdout"]
+    report = json.loads(last[-1]["text"].strip().splitlines()[-1])
+    assert report == dict(children=[], threads=[], tasks=[], env_steps=report["env_steps"]), report
+    assert report["env_steps"] >= 2_000
+    # the kernel has exited: nothing of it or its actors is left
+    assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] and str(tmp_path) in " ".join(p.info["cmdline"])]
