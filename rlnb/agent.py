@@ -292,8 +292,7 @@ class DistributedAgent:
         if init_model_path is not None: await self.aload(init_model_path)
         a, goal = self.algo, num_train_steps
         if compile and not self._compiled: await self._precompile()
-        from tqdm.auto import tqdm
-        bar = tqdm(total=goal, initial=min(a.env_steps, goal), unit='step', desc=self.tag, disable=not progress, dynamic_ncols=True)
+        bar = _progress_bar(total=goal, initial=min(a.env_steps, goal), unit='step', desc=self.tag, disable=not progress, dynamic_ncols=True)
         self._tb = None
         if tensorboard:
             from tensorboardX import SummaryWriter
@@ -508,6 +507,12 @@ class DistributedAgent:
         self.algo.close()
 
 # %% ../nbs/08_agent.ipynb #70a13884
+def _progress_bar(**kwargs):
+    "A tqdm.auto bar (a widget in notebooks, text in terminals) without tqdm's monitor thread, which would outlive the run."
+    from tqdm.auto import tqdm
+    class Bar(tqdm): monitor_interval = 0
+    return Bar(**kwargs)
+
 async def _in_thread(fn, *args):
     "Run blocking `fn(*args)` in a short-lived thread and await it; on cancellation the call still completes first (writes are atomic anyway)."
     loop, fut = asyncio.get_running_loop(), None
