@@ -248,14 +248,21 @@ class DistributedAgent:
 
     # --- training
     async def _precompile(self):
-        "Compile the learner's fused data-parallel update on a zero batch of the real shapes (the result is dropped), so the clock starts on training."
+        "Compile what the first ticks and dispatches would compile — the fused data-parallel update, the actors' policy, the insertion TD errors — on zero inputs of the real shapes (results dropped), so the clock starts on training and a Ctrl-C is not held up by a compile."
         a, cfg = self.algo, self.config
         K, B = cfg.updates_per_dispatch, cfg.batch_size
-        f32 = np.zeros(K * B, np.float32)
-        b = a.updater.prepare(TransitionBatch(S=preallocate(a.observation_space, K * B), A=preallocate(a.action_space, K * B), logP=f32,
-                                              Rn=f32, In=f32, S_next=preallocate(a.observation_space, K * B), W=f32 + 1))
+        def zeros(n):
+            f32 = np.zeros(n, np.float32)
+            return TransitionBatch(S=preallocate(a.observation_space, n), A=preallocate(a.action_space, n), logP=f32, Rn=f32, In=f32,
+                                   S_next=preallocate(a.observation_space, n), W=f32 + 1)
+        b = a.updater.prepare(zeros(K * B))
         if K > 1: b = jax.tree.map(lambda x: x.reshape(K, B, *x.shape[1:]), b)
-        await ready(a._update(a._learner_state, b))
+        _, metrics = a._update(a._learner_state, b)
+        await ready(metrics['td_error'].reshape(-1))
+        n_envs = cfg.num_actors * cfg.envs_per_actor
+        _, sub = jax.random.split(a._key)
+        await ready(a._act(a._actor_params, preallocate(a.observation_space, n_envs), a.eps, sub))
+        await ready(a._td(a._actor_params, a._actor_params, a.updater.prepare(zeros(max(64, 1 << (n_envs - 1).bit_length())))))
         self._compiled = True
 
     async def _evaluate(self, num_eval_episodes:int, verbose:bool=False, record:bool=True) -> dict:
