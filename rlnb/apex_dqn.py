@@ -23,7 +23,7 @@ import gymnasium as gym
 
 from .core import ConfigError, TransitionBatch, run_sync
 from .envs import AsyncEnvWorker, SyncEnvWorker, get_worker_pool
-from .functions import Q
+from .functions import Q, preprocessed_shape as preprocess_shape
 from .parallel import data_parallel, make_mesh, pmean, ready, replicate
 from .replay import PrioritizedReplayBuffer, _rng_state, _set_rng_state
 from .td_learning import DoubleQLearning
@@ -44,12 +44,12 @@ class ApeXConfig:
     eps_alpha: float = 7.0  # exponent spread of the ladder
     n_step: int = 3  # n of the n-step targets
     gamma: float = 0.99  # discount factor
-    hidden: tuple = (256, 256)  # widths of the default MLP
+    hidden: tuple = (64, 64)  # widths of the default MLP
     dueling: bool = True  # dueling head (V + A - mean A) on the default MLP
     learning_rate: float = 2.3e-3  # Adam step size
     max_grad_norm: float = 10.0  # global gradient-norm clip
     batch_size: int = 64  # transitions per update (split over the learner's devices)
-    updates_per_dispatch: int = 4  # K updates fused into one device call (lax.scan); priorities of the K batches follow the call
+    updates_per_dispatch: int = 16  # K updates fused into one device call (lax.scan); priorities of the K batches follow the call
     buffer_capacity: int = 100_000  # replay capacity (transitions)
     buffer_warmup: int = 1_000  # transitions in replay before the first update
     replay_ratio: float = 0.5  # learner updates per inserted transition
@@ -118,7 +118,26 @@ def make_actors(env, cfg:ApeXConfig):
     else: workers = [AsyncEnvWorker(factory, seed=cfg.seed, rank=i, world_size=N, mode=cfg.actor_mode) for i in range(N)]
     return get_worker_pool(workers)
 
-# %% ../nbs/10_apex_dqn.ipynb #46002ac9
+# %% ../nbs/10_apex_dqn.ipynb #1cec7bd5
+def _numpy_init(net:nn.Module, observation_space, seed:int):
+    "Params of a Dense-only flax module drawn with numpy: LeCun-normal kernels truncated at 2 std, zero biases."
+    x = jax.ShapeDtypeStruct((1, *preprocess_shape(observation_space)), jnp.float32)
+    shapes = jax.eval_shape(lambda x: net.init(jax.random.key(0), x), x)  # the key is made inside: nothing runs eagerly
+    rng = np.random.default_rng(seed)
+    def draw(path, s):
+        if jax.tree_util.keystr(path).endswith("['bias']"): return np.zeros(s.shape, s.dtype)
+        z = rng.standard_normal(s.shape)
+        while (bad := np.abs(z) > 2).any(): z[bad] = rng.standard_normal(int(bad.sum()))
+        return (z * np.sqrt(1.0 / s.shape[0]) / .87962566103423978).astype(s.dtype)  # the stddev of N(0, 1) truncated at +-2
+    return jax.tree_util.tree_map_with_path(draw, shapes)
+
+def _zero_init(opt:optax.GradientTransformation) -> optax.GradientTransformation:
+    "`opt` with an `init` that builds its (all-zero) state from shapes: no eager device op, no compile."
+    def init(params):
+        return jax.tree.map(lambda s: np.zeros(s.shape, s.dtype), jax.eval_shape(opt.init, params))
+    return optax.GradientTransformation(init, opt.update)
+
+# %% ../nbs/10_apex_dqn.ipynb #fceafc8e
 _STATE_FORMAT = 1  # version of the layout of `ApeXDQN.state_dict()`
 _MATCHING = ('num_actors', 'envs_per_actor', 'hidden', 'dueling', 'buffer_capacity')  # config fields a checkpoint must share with the agent loading it
 
@@ -172,8 +191,9 @@ class ApeXDQN(Worker):
             raise ConfigError(f"batch_size={cfg.batch_size} must be a multiple of the {self.mesh.size} learner devices.")
         net = func if func is not None else MLPQ(int(self.action_space.n), tuple(cfg.hidden), cfg.dueling)
         spaces = dict(observation_space=self.observation_space, action_space=self.action_space)
-        self.q = Q(net, seed=cfg.seed, **spaces)
-        self.optimizer = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.adam(cfg.learning_rate))
+        params = _numpy_init(net, self.observation_space, cfg.seed) if func is None else None
+        self.q = Q(net, seed=cfg.seed, params=params, **spaces)
+        self.optimizer = _zero_init(optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.adam(cfg.learning_rate)))
         self.updater = DoubleQLearning(self.q, self.q.copy(), optimizer=self.optimizer)
         self.eps = epsilon_ladder(n_envs, cfg.epsilon, cfg.eps_alpha)
         self._build_functions()
@@ -181,10 +201,11 @@ class ApeXDQN(Worker):
         self.updates, self.env_steps, self.episodes = 0, 0, 0
         self._inserted_after_warmup = 0
         self._queued = 0  # transitions queued by the actors, not yet in replay
+        self._pending = None  # (idx, metrics) of the learner dispatch in flight, whose priorities are not written yet
         self.eval_history: list[tuple[int, float]] = []
         self.eval_seconds = 0.0  # wall-clock spent in evaluations (benchmarks subtract it)
         self._returns = np.zeros(n_envs)
-        self._key = jax.random.key(cfg.seed)
+        self._explore_rng = np.random.default_rng([cfg.seed, 1])  # the actors' exploration draws (host-side: no threefry program to compile)
         self._shuffle_rng = np.random.default_rng(cfg.seed)
         self._env_states = None  # the actors' latest env states, kept across stop/start
         self._learned, self._rolled = asyncio.Event(), asyncio.Event()
@@ -195,14 +216,7 @@ class ApeXDQN(Worker):
     # --- pure functions, jitted once
     def _build_functions(self):
         q, upd = self.q, self.updater
-        def act(params, S, eps, key):
-            Qs = q.apply(params, S)
-            greedy = jnp.argmax(Qs, -1)
-            k1, k2 = jax.random.split(key)
-            explore = jax.random.uniform(k1, greedy.shape) < eps
-            return jnp.where(explore, jax.random.randint(k2, greedy.shape, 0, Qs.shape[-1]), greedy)
-        self._act = jax.jit(act)
-        self._greedy = jax.jit(lambda params, S: jnp.argmax(q.apply(params, S), -1))
+        self._greedy = jax.jit(lambda params, S: jnp.argmax(q.apply(params, S), -1))  # the actors' and the evaluation's policy
         self._td = jax.jit(lambda params, target, b: upd.td_error_fn(params, target, b)[0])
 
         def step(state, batch):
@@ -241,15 +255,37 @@ class ApeXDQN(Worker):
             self._learner_state = (p, p, o)
         return {**metrics, 'td_error': metrics['td_error'].reshape(-1)}
 
-    def insert(self, batch:TransitionBatch):
-        "Add to prioritized replay with priorities from the current TD errors (padded to a bucket size: no retracing)."
+    def _insert_td(self, batch:TransitionBatch):
+        "Dispatch the TD errors that become `batch`'s priorities (padded to a bucket size: no retracing); returns the device array."
         n = len(batch)
-        size = max(64, 1 << (n - 1).bit_length())
+        size = max(128, 1 << (n - 1).bit_length())  # one bucket covers a tick of up to 128 transitions: usually one compile
         padded = batch if n == size else TransitionBatch.concatenate([batch, batch[np.zeros(size - n, np.int64)]])
-        td = np.asarray(self._td(self._actor_params, self._actor_params, self.updater.prepare(padded)))[:n]
-        self.buffer.add(batch, priorities=td)
+        return self._td(self._actor_params, self._actor_params, self.updater.prepare(padded))
+
+    def _add(self, batch:TransitionBatch, td:np.ndarray):
+        n = len(batch)
+        self.buffer.add(batch, priorities=td[:n])
         self._queued = max(0, self._queued - n)
         if len(self.buffer) >= self.buffer_warmup: self._inserted_after_warmup += n
+
+    def insert(self, batch:TransitionBatch):
+        "Add to prioritized replay with priorities from the current TD errors (blocks until they are computed: use `ainsert` on a loop)."
+        self._add(batch, np.asarray(self._insert_td(batch)))
+
+    async def ainsert(self, batch:TransitionBatch):
+        "`insert` as a coroutine: awaits the TD errors without blocking the loop (the device may be busy with a learner dispatch)."
+        td = await ready(self._insert_td(batch))
+        self._add(batch, np.asarray(td))
+
+    async def acollect_rollouts(self) -> int:
+        "Move every queued batch into replay with `ainsert`; returns the transitions moved."
+        q, n = self._ensure_queue(), 0
+        while not q.empty():
+            batch = q.get_nowait()
+            await self.ainsert(batch)
+            n += len(batch)
+        self.stats.count(inserted=n)
+        return n
 
     # --- one actor tick and one learner dispatch: the steps both schedules are made of
     async def _first_states(self):
@@ -268,8 +304,11 @@ class ApeXDQN(Worker):
         N, E = cfg.num_actors, cfg.envs_per_actor
         self.pull_state()
         obs = np.concatenate([st.obs for st in states]) if N > 1 else states[0].obs
-        self._key, sub = jax.random.split(self._key)
-        actions = np.asarray(await ready(self._act(self._actor_params, obs, self.eps, sub)))
+        greedy = self._greedy(self._actor_params, obs)
+        rng, n = self._explore_rng, len(self.eps)  # epsilon-greedy: the coin flips and random actions are drawn on the host while the device computes
+        explore = rng.random(n) < self.eps
+        random_a = rng.integers(0, int(self.action_space.n), n)
+        actions = np.where(explore, random_a, np.asarray(await ready(greedy)))
         version = self.actor_version
         for i in range(N): pool.send_action(actions[i * E:(i + 1) * E], i)
         for _ in range(N):
@@ -283,17 +322,27 @@ class ApeXDQN(Worker):
         self._count_episodes(r, term | trunc, valid)
 
     async def _learner_dispatch(self):
-        "Sample K batches, run one fused data-parallel dispatch, await it off the loop, update priorities, publish."
+        "Sample K batches and run one fused data-parallel dispatch; then finish the previous dispatch (its priorities) while this one computes; publish."
         cfg = self.config
         batch = self.buffer.sample(cfg.batch_size * cfg.updates_per_dispatch)
         if cfg.updates_per_dispatch > 1:  # stratified samples come in priority order: mix them across the K updates
             batch = batch[self._shuffle_rng.permutation(len(batch))]
-        metrics = await ready(self.learn(batch))
-        self.buffer.update(batch.idx, np.asarray(metrics['td_error']))
         lag = self.store.version - batch.version
+        metrics = self.learn(batch)
         self.stats.count(updates=cfg.updates_per_dispatch)
-        self.stats.record(loss=metrics['loss'], q=metrics['q'], lag_mean=lag.mean(), lag_max=lag.max())
+        self.stats.record(lag_mean=lag.mean(), lag_max=lag.max())
+        await self._finish_dispatch()
+        self._pending = (batch.idx, metrics)
         if self.updates - self._published_at >= cfg.publish_interval: self.push_state()
+
+    async def _finish_dispatch(self):
+        "Await the dispatch in flight (without blocking the loop) and write its TD errors into replay as priorities."
+        if self._pending is None: return
+        idx, metrics = self._pending
+        await ready(metrics)
+        self._pending = None
+        self.buffer.update(idx, np.asarray(metrics['td_error']))
+        self.stats.record(loss=metrics['loss'], q=metrics['q'])
 
     def _learner_may_run(self) -> bool:
         return len(self.buffer) >= self.buffer_warmup and self._behind() >= self.config.updates_per_dispatch
@@ -345,7 +394,7 @@ class ApeXDQN(Worker):
     async def learner(self, stop:asyncio.Event):
         "Learner: collect rollouts into replay, then updates at the replay ratio, priority updates and publishes."
         while not stop.is_set():
-            self.collect_rollouts()
+            await self.acollect_rollouts()
             if not self._learner_may_run():
                 self._rolled.clear()
                 try: await asyncio.wait_for(self._rolled.wait(), 0.1)
@@ -361,7 +410,7 @@ class ApeXDQN(Worker):
         states = await self._first_states()
         while self.env_steps < until and not stop.is_set():
             await self._actor_tick(states)
-            if self.tracer: self.insert(self.tracer.flush())
+            if self.tracer: await self.ainsert(self.tracer.flush())
             while self._learner_may_run(): await self._learner_dispatch()
             await asyncio.sleep(0)  # one tick at a time: the notebook stays responsive, stop() is seen between ticks
 
@@ -407,6 +456,10 @@ class ApeXDQN(Worker):
         "The whole run as pure data (numpy arrays, ints, floats, bools, strs in str-keyed dicts): params, target, optimizer, replay, counters, RNGs, config."
         if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] state_dict needs a stopped agent; await stop() first.")
         if self.queue is not None and not self.queue.empty(): self.collect_rollouts()  # queued rollouts go into replay, not lost
+        if self._pending is not None:  # a dispatch cancelled in flight: write its priorities (not on a running loop's path: the agent is stopped)
+            idx, metrics = self._pending
+            self._pending = None
+            self.buffer.update(idx, np.asarray(jax.block_until_ready(metrics)['td_error']))
         params, target, opt_state = self._learner_state
         hist = np.asarray(self.eval_history, np.float64).reshape(-1, 2)
         return dict(
@@ -420,7 +473,7 @@ class ApeXDQN(Worker):
                           inserted_after_warmup=self._inserted_after_warmup, store_version=self.store.version,
                           published_at=self._published_at, eval_seconds=self.eval_seconds),
             eval_history=dict(env_steps=hist[:, 0].astype(np.int64), mean=hist[:, 1]),
-            rng=dict(key=np.asarray(jax.random.key_data(self._key)), shuffle=_rng_state(self._shuffle_rng)))
+            rng=dict(explore=_rng_state(self._explore_rng), shuffle=_rng_state(self._shuffle_rng)))
 
     def load_state_dict(self, state:dict):
         "Restore a `state_dict()` into this (stopped) agent; the actors' envs restart with fresh episodes seeded from (seed, env_steps)."
@@ -453,7 +506,7 @@ class ApeXDQN(Worker):
         self._inserted_after_warmup, self.eval_seconds = int(c['inserted_after_warmup']), float(c['eval_seconds'])
         h = state['eval_history']
         self.eval_history = [(int(s), float(m)) for s, m in zip(np.asarray(h['env_steps']), np.asarray(h['mean']))]
-        self._key = jax.random.wrap_key_data(np.asarray(state['rng']['key'], np.uint32))
+        _set_rng_state(self._explore_rng, state['rng']['explore'])
         _set_rng_state(self._shuffle_rng, state['rng']['shuffle'])
         self.store.publish(self.get_state(), version=max(int(c['store_version']), self.store.version + 1))
         self.version, self._published_at = self.store.version, int(c['published_at'])
@@ -526,6 +579,7 @@ class ApeXDQN(Worker):
                 elif self.config.deterministic: break  # the schedule reached the goal
         finally:
             await self.stop()
+            await self._finish_dispatch()  # every atrain call ends with its priorities written (the same point for a checkpoint and for a run that goes on)
         if final_eval and (last is None or self.eval_history[-1][0] != self.env_steps):
             last = await self.aevaluate(num_eval_episodes)
             self.eval_history.append((self.env_steps, last['mean']))

@@ -123,11 +123,16 @@ def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; c
     return run
 
 # %% ../nbs/06_parallel.ipynb #f1a73f9b
-async def ready(tree):
+async def ready(tree,
+                poll:float=1e-4,  # first sleep between readiness checks (seconds)
+                max_poll:float=1e-3,  # longest sleep between checks
+               ):
     "Await until every `jax.Array` in `tree` is computed, without blocking the event loop; returns `tree`."
     leaves = [l for l in jax.tree.leaves(tree) if isinstance(l, jax.Array)]
-    if all(l.is_ready() for l in leaves): return tree
-    await asyncio.to_thread(jax.block_until_ready, leaves)
+    delay = poll
+    while not all(l.is_ready() for l in leaves):
+        await asyncio.sleep(delay)
+        delay = min(2 * delay, max_poll)
     return tree
 
 # %% ../nbs/06_parallel.ipynb #ef3249e3
