@@ -260,9 +260,8 @@ class DistributedAgent:
         _, metrics = a._update(a._learner_state, b)
         await ready(metrics['td_error'].reshape(-1))
         n_envs = cfg.num_actors * cfg.envs_per_actor
-        _, sub = jax.random.split(a._key)
-        await ready(a._act(a._actor_params, preallocate(a.observation_space, n_envs), a.eps, sub))
-        await ready(a._td(a._actor_params, a._actor_params, a.updater.prepare(zeros(max(64, 1 << (n_envs - 1).bit_length())))))
+        await ready(a._greedy(a._actor_params, preallocate(a.observation_space, n_envs)))
+        await ready(a._insert_td(zeros(n_envs)))
         self._compiled = True
 
     async def _evaluate(self, num_eval_episodes:int, verbose:bool=False, record:bool=True) -> dict:
