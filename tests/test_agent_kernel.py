@@ -1,11 +1,13 @@
 """DistributedAgent in a real Jupyter kernel (nbclient): `await agent.atrain(...)`, the plain `agent.train(...)` under the
-kernel's running loop, `agent.start(...)` + reading `agent.metrics` from later cells + `await agent.stop()`, and nothing
-(child process, rlnb thread, task) left running afterwards."""
+kernel's running loop, `agent.start(...)` + reading `agent.metrics` from later cells + `await agent.stop()`, a cell interrupt
+during `await agent.atrain(...)` (checkpoint written), and nothing (child process, rlnb thread, task) left running afterwards."""
 import json
+import time
 
 import nbformat
 import psutil
 from nbclient import NotebookClient
+from nbclient.util import run_sync
 
 CELLS = [
     """
@@ -38,6 +40,15 @@ assert m['running'] and m['env_steps'] >= start_steps + 500 and m['env_steps_per
 out = await agent.stop()
 assert out['stopped'] and not agent.running and Path(out['checkpoint']).exists() and list_checkpoints(WORK_DIR)
 fig = agent.plot(Path(WORK_DIR) / 'curve.png')
+""",
+]
+
+INTERRUPTED = "await agent.atrain(10**7, eval_interval=None, save_interval=None, log_interval=0.1, progress=False, verbose=False)"
+
+AFTER_INTERRUPT = [
+    """
+assert not agent.running and agent.last_checkpoint.name == f"ckpt-{agent.algo.env_steps:012d}.msgpack", agent.last_checkpoint
+assert agent.last_checkpoint.exists()  # the interrupted cell still wrote its checkpoint
 await agent.aclose()
 """,
     """
@@ -58,8 +69,26 @@ print(json.dumps(dict(children=[p.pid for p in children], threads=new_threads, t
 def test_agent_in_a_jupyter_kernel(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(f"WORK_DIR = {str(tmp_path / 'run')!r}")] + [nbformat.v4.new_code_cell(c.strip()) for c in CELLS]
+    after = [nbformat.v4.new_code_cell(c.strip()) for c in AFTER_INTERRUPT]
     client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
-    client.execute()
+    with client.setup_kernel():
+        for i, cell in enumerate(nb.cells): client.execute_cell(cell, i)
+        # a cell interrupt (the kernel's SIGINT) while `await agent.atrain(...)` runs
+        metrics, rows = tmp_path / "run" / "metrics.csv", None
+        rows0 = len(metrics.read_text().splitlines())
+        msg_id = client.kc.execute(INTERRUPTED)
+        t0 = time.monotonic()
+        while len(metrics.read_text().splitlines()) < rows0 + 3:  # it is training
+            assert time.monotonic() - t0 < 120, "the interrupted cell never trained"
+            time.sleep(0.1)
+        run_sync(client.km.interrupt_kernel)()
+        while True:
+            reply = run_sync(client.kc.get_shell_msg)(timeout=60)
+            if reply["parent_header"].get("msg_id") == msg_id: break
+        assert reply["content"]["status"] == "error" and reply["content"]["ename"] in ("KeyboardInterrupt", "CancelledError"), reply["content"]
+        n = len(nb.cells)
+        nb.cells += after
+        for j, cell in enumerate(after): client.execute_cell(cell, n + j)
     last = [o for o in nb.cells[-1].outputs if o.get("name") == "stdout"]
     report = json.loads(last[-1]["text"].strip().splitlines()[-1])
     assert report == dict(children=[], threads=[], tasks=[], env_steps=report["env_steps"]), report
