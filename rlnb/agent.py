@@ -11,16 +11,13 @@ import asyncio
 import csv
 import dataclasses
 import json
-import logging
 import math
 import os
 import struct
-import sys
 import threading
 import time
 import zlib
 from pathlib import Path
-from typing import Any, Sequence
 
 import numpy as np
 import jax
