@@ -18,13 +18,14 @@ import jax
 import jax.numpy as jnp
 import optax
 import flax.linen as nn
+from flax import serialization
 import gymnasium as gym
 
 from .core import ConfigError, TransitionBatch, run_sync
 from .envs import AsyncEnvWorker, SyncEnvWorker, get_worker_pool
-from .functions import Q
+from .functions import Q, preprocessed_shape as preprocess_shape
 from .parallel import data_parallel, make_mesh, pmean, ready, replicate
-from .replay import PrioritizedReplayBuffer
+from .replay import PrioritizedReplayBuffer, _rng_state, _set_rng_state
 from .td_learning import DoubleQLearning
 from .tracing import BatchedNStep
 from .workers import Worker
@@ -43,12 +44,12 @@ class ApeXConfig:
     eps_alpha: float = 7.0  # exponent spread of the ladder
     n_step: int = 3  # n of the n-step targets
     gamma: float = 0.99  # discount factor
-    hidden: tuple = (256, 256)  # widths of the default MLP
+    hidden: tuple = (64, 64)  # widths of the default MLP
     dueling: bool = True  # dueling head (V + A - mean A) on the default MLP
     learning_rate: float = 2.3e-3  # Adam step size
     max_grad_norm: float = 10.0  # global gradient-norm clip
     batch_size: int = 64  # transitions per update (split over the learner's devices)
-    updates_per_dispatch: int = 4  # K updates fused into one device call (lax.scan); priorities of the K batches follow the call
+    updates_per_dispatch: int = 16  # K updates fused into one device call (lax.scan); priorities of the K batches follow the call
     buffer_capacity: int = 100_000  # replay capacity (transitions)
     buffer_warmup: int = 1_000  # transitions in replay before the first update
     replay_ratio: float = 0.5  # learner updates per inserted transition
@@ -59,6 +60,7 @@ class ApeXConfig:
     publish_interval: int = 1  # updates between param publishes to the actors
     max_policy_lag: int|None = None  # actors never act on params more than this many updates old (None: publish_interval decides)
     seed: int = 0  # base seed (envs, params, exploration, replay)
+    deterministic: bool = False  # one fixed, seeded schedule instead of concurrent roles: a run is a pure function of (seed, config, atrain calls)
 
     def __post_init__(self):
         def need(ok, name, what):
@@ -73,6 +75,7 @@ class ApeXConfig:
         need(0 <= self.buffer_warmup <= self.buffer_capacity, 'buffer_warmup', 'must be in [0, buffer_capacity]')
         need(self.batch_size <= self.buffer_capacity, 'batch_size', 'must not exceed buffer_capacity')
         need(self.max_policy_lag is None or self.max_policy_lag >= 0, 'max_policy_lag', 'must be None or >= 0')
+        need(isinstance(self.deterministic, bool), 'deterministic', 'must be True or False')
 
 # %% ../nbs/10_apex_dqn.ipynb #f4bda9f2
 def epsilon_ladder(n:int, epsilon:float=0.4, alpha:float=7.0) -> np.ndarray:
@@ -115,7 +118,48 @@ def make_actors(env, cfg:ApeXConfig):
     else: workers = [AsyncEnvWorker(factory, seed=cfg.seed, rank=i, world_size=N, mode=cfg.actor_mode) for i in range(N)]
     return get_worker_pool(workers)
 
-# %% ../nbs/10_apex_dqn.ipynb #46002ac9
+# %% ../nbs/10_apex_dqn.ipynb #1cec7bd5
+def _numpy_init(net:nn.Module, observation_space, seed:int):
+    "Params of a Dense-only flax module drawn with numpy: LeCun-normal kernels truncated at 2 std, zero biases."
+    x = jax.ShapeDtypeStruct((1, *preprocess_shape(observation_space)), jnp.float32)
+    shapes = jax.eval_shape(lambda x: net.init(jax.random.key(0), x), x)  # the key is made inside: nothing runs eagerly
+    rng = np.random.default_rng(seed)
+    def draw(path, s):
+        if jax.tree_util.keystr(path).endswith("['bias']"): return np.zeros(s.shape, s.dtype)
+        z = rng.standard_normal(s.shape)
+        while (bad := np.abs(z) > 2).any(): z[bad] = rng.standard_normal(int(bad.sum()))
+        return (z * np.sqrt(1.0 / s.shape[0]) / .87962566103423978).astype(s.dtype)  # the stddev of N(0, 1) truncated at +-2
+    return jax.tree_util.tree_map_with_path(draw, shapes)
+
+def _zero_init(opt:optax.GradientTransformation) -> optax.GradientTransformation:
+    "`opt` with an `init` that builds its (all-zero) state from shapes: no eager device op, no compile."
+    def init(params):
+        return jax.tree.map(lambda s: np.zeros(s.shape, s.dtype), jax.eval_shape(opt.init, params))
+    return optax.GradientTransformation(init, opt.update)
+
+# %% ../nbs/10_apex_dqn.ipynb #fceafc8e
+_STATE_FORMAT = 1  # version of the layout of `ApeXDQN.state_dict()`
+_MATCHING = ('num_actors', 'envs_per_actor', 'hidden', 'dueling', 'buffer_capacity')  # config fields a checkpoint must share with the agent loading it
+
+def _derived_seed(*ints) -> int:
+    "A 31-bit seed derived from a sequence of non-negative ints."
+    return int(np.random.SeedSequence([int(i) for i in ints]).generate_state(1)[0] >> 1)
+
+def _config_state(cfg:ApeXConfig) -> dict:
+    "The config as pure data: tuples become int arrays, None fields are left out."
+    out = {}
+    for k, v in dataclasses.asdict(cfg).items():
+        if v is None: continue
+        out[k] = np.asarray(v, np.int64) if isinstance(v, (tuple, list)) else v
+    return out
+
+def _same(a, b) -> bool:
+    if isinstance(a, (tuple, list, np.ndarray)) or isinstance(b, (tuple, list, np.ndarray)):
+        return np.asarray(a).tolist() == np.asarray(b).tolist()
+    return a == b
+
+def _as_numpy(tree): return jax.tree.map(lambda x: np.asarray(x), tree)
+
 class ApeXDQN(Worker):
     "Ape-X DQN: epsilon-ladder actors, prioritized n-step double-Q replay, data-parallel learner."
     def __init__(self,
@@ -143,21 +187,25 @@ class ApeXDQN(Worker):
                          buffer_warmup=max(cfg.buffer_warmup, cfg.batch_size), name=name or 'apex-dqn', seed=cfg.seed)
         self.mesh = make_mesh(devices)
         if cfg.batch_size % self.mesh.size:
+            pool.cleanup()
             raise ConfigError(f"batch_size={cfg.batch_size} must be a multiple of the {self.mesh.size} learner devices.")
         net = func if func is not None else MLPQ(int(self.action_space.n), tuple(cfg.hidden), cfg.dueling)
         spaces = dict(observation_space=self.observation_space, action_space=self.action_space)
-        self.q = Q(net, seed=cfg.seed, **spaces)
-        self.optimizer = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.adam(cfg.learning_rate))
+        params = _numpy_init(net, self.observation_space, cfg.seed) if func is None else None
+        self.q = Q(net, seed=cfg.seed, params=params, **spaces)
+        self.optimizer = _zero_init(optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.adam(cfg.learning_rate)))
         self.updater = DoubleQLearning(self.q, self.q.copy(), optimizer=self.optimizer)
         self.eps = epsilon_ladder(n_envs, cfg.epsilon, cfg.eps_alpha)
         self._build_functions()
         self._learner_state = replicate((self.q.params, self.q.params, self.optimizer.init(self.q.params)), self.mesh)
         self.updates, self.env_steps, self.episodes = 0, 0, 0
         self._inserted_after_warmup = 0
+        self._queued = 0  # transitions queued by the actors, not yet in replay
+        self._pending = None  # (idx, metrics) of the learner dispatch in flight, whose priorities are not written yet
         self.eval_history: list[tuple[int, float]] = []
         self.eval_seconds = 0.0  # wall-clock spent in evaluations (benchmarks subtract it)
         self._returns = np.zeros(n_envs)
-        self._key = jax.random.key(cfg.seed)
+        self._explore_rng = np.random.default_rng([cfg.seed, 1])  # the actors' exploration draws (host-side: no threefry program to compile)
         self._shuffle_rng = np.random.default_rng(cfg.seed)
         self._env_states = None  # the actors' latest env states, kept across stop/start
         self._learned, self._rolled = asyncio.Event(), asyncio.Event()
@@ -168,14 +216,7 @@ class ApeXDQN(Worker):
     # --- pure functions, jitted once
     def _build_functions(self):
         q, upd = self.q, self.updater
-        def act(params, S, eps, key):
-            Qs = q.apply(params, S)
-            greedy = jnp.argmax(Qs, -1)
-            k1, k2 = jax.random.split(key)
-            explore = jax.random.uniform(k1, greedy.shape) < eps
-            return jnp.where(explore, jax.random.randint(k2, greedy.shape, 0, Qs.shape[-1]), greedy)
-        self._act = jax.jit(act)
-        self._greedy = jax.jit(lambda params, S: jnp.argmax(q.apply(params, S), -1))
+        self._greedy = jax.jit(lambda params, S: jnp.argmax(q.apply(params, S), -1))  # the actors' and the evaluation's policy
         self._td = jax.jit(lambda params, target, b: upd.td_error_fn(params, target, b)[0])
 
         def step(state, batch):
@@ -214,45 +255,105 @@ class ApeXDQN(Worker):
             self._learner_state = (p, p, o)
         return {**metrics, 'td_error': metrics['td_error'].reshape(-1)}
 
-    def insert(self, batch:TransitionBatch):
-        "Add to prioritized replay with priorities from the current TD errors (padded to a bucket size: no retracing)."
+    def _insert_td(self, batch:TransitionBatch):
+        "Dispatch the TD errors that become `batch`'s priorities (padded to a bucket size: no retracing); returns the device array."
         n = len(batch)
-        size = max(64, 1 << (n - 1).bit_length())
+        size = max(128, 1 << (n - 1).bit_length())  # one bucket covers a tick of up to 128 transitions: usually one compile
         padded = batch if n == size else TransitionBatch.concatenate([batch, batch[np.zeros(size - n, np.int64)]])
-        td = np.asarray(self._td(self._actor_params, self._actor_params, self.updater.prepare(padded)))[:n]
-        self.buffer.add(batch, priorities=td)
+        return self._td(self._actor_params, self._actor_params, self.updater.prepare(padded))
+
+    def _add(self, batch:TransitionBatch, td:np.ndarray):
+        n = len(batch)
+        self.buffer.add(batch, priorities=td[:n])
+        self._queued = max(0, self._queued - n)
         if len(self.buffer) >= self.buffer_warmup: self._inserted_after_warmup += n
 
-    # --- the two roles
-    async def rollout(self, stop:asyncio.Event):
-        "Actors: one batched epsilon-greedy call per tick for every env, n-step tracing, queueing."
-        pool, cfg = self.env, self.config
-        N, E = cfg.num_actors, cfg.envs_per_actor
-        if self._env_states is None:  # first start: the reset states; later starts continue where the envs are
-            states = [None] * N
-            for _ in range(N):
-                st, wid = await pool.get_state()
+    def insert(self, batch:TransitionBatch):
+        "Add to prioritized replay with priorities from the current TD errors (blocks until they are computed: use `ainsert` on a loop)."
+        self._add(batch, np.asarray(self._insert_td(batch)))
+
+    async def ainsert(self, batch:TransitionBatch):
+        "`insert` as a coroutine: awaits the TD errors without blocking the loop (the device may be busy with a learner dispatch)."
+        td = await ready(self._insert_td(batch))
+        self._add(batch, np.asarray(td))
+
+    async def acollect_rollouts(self) -> int:
+        "Move every queued batch into replay with `ainsert`; returns the transitions moved."
+        q, n = self._ensure_queue(), 0
+        while not q.empty():
+            batch = q.get_nowait()
+            await self.ainsert(batch)
+            n += len(batch)
+        self.stats.count(inserted=n)
+        return n
+
+    # --- one actor tick and one learner dispatch: the steps both schedules are made of
+    async def _first_states(self):
+        "The actors' current env states: the reset states on a first start, else where the envs were left."
+        if self._env_states is None:
+            states = [None] * self.config.num_actors
+            for _ in range(self.config.num_actors):
+                st, wid = await self.env.get_state()
                 states[wid] = st
             self._env_states = states
-        states = self._env_states
+        return self._env_states
+
+    async def _actor_tick(self, states:list):
+        "Every env steps once: one batched epsilon-greedy call, actions out, states in (placed by worker id), n-step tracing."
+        pool, cfg = self.env, self.config
+        N, E = cfg.num_actors, cfg.envs_per_actor
+        self.pull_state()
+        obs = np.concatenate([st.obs for st in states]) if N > 1 else states[0].obs
+        greedy = self._greedy(self._actor_params, obs)
+        rng, n = self._explore_rng, len(self.eps)  # epsilon-greedy: the coin flips and random actions are drawn on the host while the device computes
+        explore = rng.random(n) < self.eps
+        random_a = rng.integers(0, int(self.action_space.n), n)
+        actions = np.where(explore, random_a, np.asarray(await ready(greedy)))
+        version = self.actor_version
+        for i in range(N): pool.send_action(actions[i * E:(i + 1) * E], i)
+        for _ in range(N):
+            st, wid = await pool.get_state()
+            states[wid] = st
+        cat = lambda f: np.concatenate([getattr(st, f) for st in states]) if N > 1 else getattr(states[0], f)
+        r, term, trunc, first = cat('reward'), cat('terminated'), cat('truncated'), cat('first')
+        valid = ~first
+        self.trace(obs, actions, r, None, terminated=term, truncated=trunc, s_next_final=cat('final_obs'),
+                   valid=valid, version=version)
+        self._count_episodes(r, term | trunc, valid)
+
+    async def _learner_dispatch(self):
+        "Sample K batches and run one fused data-parallel dispatch; then finish the previous dispatch (its priorities) while this one computes; publish."
+        cfg = self.config
+        batch = self.buffer.sample(cfg.batch_size * cfg.updates_per_dispatch)
+        if cfg.updates_per_dispatch > 1:  # stratified samples come in priority order: mix them across the K updates
+            batch = batch[self._shuffle_rng.permutation(len(batch))]
+        lag = self.store.version - batch.version
+        metrics = self.learn(batch)
+        self.stats.count(updates=cfg.updates_per_dispatch)
+        self.stats.record(lag_mean=lag.mean(), lag_max=lag.max())
+        await self._finish_dispatch()
+        self._pending = (batch.idx, metrics)
+        if self.updates - self._published_at >= cfg.publish_interval: self.push_state()
+
+    async def _finish_dispatch(self):
+        "Await the dispatch in flight (without blocking the loop) and write its TD errors into replay as priorities."
+        if self._pending is None: return
+        idx, metrics = self._pending
+        await ready(metrics)
+        self._pending = None
+        self.buffer.update(idx, np.asarray(metrics['td_error']))
+        self.stats.record(loss=metrics['loss'], q=metrics['q'])
+
+    def _learner_may_run(self) -> bool:
+        return len(self.buffer) >= self.buffer_warmup and self._behind() >= self.config.updates_per_dispatch
+
+    # --- the two roles (concurrent schedule)
+    async def rollout(self, stop:asyncio.Event):
+        "Actors: one batched epsilon-greedy call per tick for every env, n-step tracing, queueing."
+        states = await self._first_states()
         while not stop.is_set():
             await self._actors_may_run(stop)
-            self.pull_state()
-            obs = np.concatenate([st.obs for st in states]) if N > 1 else states[0].obs
-            self._key, sub = jax.random.split(self._key)
-            actions = await ready(self._act(self._actor_params, obs, self.eps, sub))
-            actions = np.asarray(actions)
-            version = self.actor_version
-            for i in range(N): pool.send_action(actions[i * E:(i + 1) * E], i)
-            for _ in range(N):
-                st, wid = await pool.get_state()
-                states[wid] = st
-            cat = lambda f: np.concatenate([getattr(st, f) for st in states]) if N > 1 else getattr(states[0], f)
-            r, term, trunc, first = cat('reward'), cat('terminated'), cat('truncated'), cat('first')
-            valid = ~first
-            self.trace(obs, actions, r, None, terminated=term, truncated=trunc, s_next_final=cat('final_obs'),
-                       valid=valid, version=version)
-            self._count_episodes(r, term | trunc, valid)
+            await self._actor_tick(states)
             if self.tracer: await self.put_rollout(self.tracer.flush())
             await asyncio.sleep(0)
 
@@ -271,8 +372,8 @@ class ApeXDQN(Worker):
         return self.config.replay_ratio * self._inserted_after_warmup - self.updates
 
     async def _actors_may_run(self, stop):
-        "Wait (without spinning) while the learner is more than `actor_slack` updates behind the replay ratio."
-        while self._behind() > self.config.actor_slack and not stop.is_set() and not self._learner_failed():
+        "Wait (without spinning) while the learner is more than `actor_slack` updates behind the replay ratio (counting what is queued)."
+        while self._behind() + self.config.replay_ratio * self._queued > self.config.actor_slack and not stop.is_set() and not self._learner_failed():
             self._learned.clear()
             try: await asyncio.wait_for(self._learned.wait(), 0.1)
             except asyncio.TimeoutError: pass
@@ -283,6 +384,7 @@ class ApeXDQN(Worker):
 
     async def put_rollout(self, batch:TransitionBatch):
         "Queue a traced batch and wake the learner."
+        self._queued += len(batch)
         await super().put_rollout(batch)
         self._rolled.set()
 
@@ -291,25 +393,48 @@ class ApeXDQN(Worker):
 
     async def learner(self, stop:asyncio.Event):
         "Learner: collect rollouts into replay, then updates at the replay ratio, priority updates and publishes."
-        cfg = self.config
         while not stop.is_set():
-            self.collect_rollouts()
-            if len(self.buffer) < self.buffer_warmup or self._behind() < cfg.updates_per_dispatch:
+            await self.acollect_rollouts()
+            if not self._learner_may_run():
                 self._rolled.clear()
                 try: await asyncio.wait_for(self._rolled.wait(), 0.1)
                 except asyncio.TimeoutError: pass
                 continue
-            batch = self.buffer.sample(cfg.batch_size * cfg.updates_per_dispatch)
-            if cfg.updates_per_dispatch > 1:  # stratified samples come in priority order: mix them across the K updates
-                batch = batch[self._shuffle_rng.permutation(len(batch))]
-            metrics = await ready(self.learn(batch))
-            self.buffer.update(batch.idx, np.asarray(metrics['td_error']))
-            lag = self.store.version - batch.version
-            self.stats.count(updates=cfg.updates_per_dispatch)
-            self.stats.record(loss=metrics['loss'], q=metrics['q'], lag_mean=lag.mean(), lag_max=lag.max())
-            if self.updates - self._published_at >= cfg.publish_interval: self.push_state()
+            await self._learner_dispatch()
             self._learned.set()
             await asyncio.sleep(0)
+
+    # --- the deterministic schedule
+    async def _schedule(self, stop:asyncio.Event, until:int):
+        "Deterministic mode: tick the actors, insert, run exactly the dispatches the replay ratio owes; until `until` env steps."
+        states = await self._first_states()
+        while self.env_steps < until and not stop.is_set():
+            await self._actor_tick(states)
+            if self.tracer: await self.ainsert(self.tracer.flush())
+            while self._learner_may_run(): await self._learner_dispatch()
+            await asyncio.sleep(0)  # one tick at a time: the notebook stays responsive, stop() is seen between ticks
+
+    def _start_schedule(self, until:int):
+        if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] is already running; await stop() first.")
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop: self._loop = loop; self._rebind()
+        self._stop = asyncio.Event()
+        task = asyncio.ensure_future(self._schedule(self._stop, until))
+        task.set_name(f"{self.name}:schedule")
+        self._tasks = [task]
+
+    def _fresh_actors(self):
+        "New actor envs seeded from (seed, env_steps), an empty tracer and queue: where a deterministic chunk or a resumed run starts. Returns the old pool, for the caller to close."
+        cfg = self.config
+        old = self.env
+        self.env = make_actors(self._env_arg, dataclasses.replace(cfg, seed=_derived_seed(cfg.seed, self.env_steps)))
+        self._env_states = None
+        self._returns[:] = 0.0
+        self.tracer.reset()
+        if self.queue is not None:
+            while not self.queue.empty(): self.queue.get_nowait()
+        self._queued = 0
+        return old
 
     def push_state(self) -> int:
         "Publish the online params; remembers at which update, for the policy-lag bound."
@@ -325,6 +450,68 @@ class ApeXDQN(Worker):
             self.set_state(state)
             self.actor_version = version
         return self.actor_version
+
+    # --- whole-run state
+    def state_dict(self) -> dict:
+        "The whole run as pure data (numpy arrays, ints, floats, bools, strs in str-keyed dicts): params, target, optimizer, replay, counters, RNGs, config."
+        if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] state_dict needs a stopped agent; await stop() first.")
+        if self.queue is not None and not self.queue.empty(): self.collect_rollouts()  # queued rollouts go into replay, not lost
+        if self._pending is not None:  # a dispatch cancelled in flight: write its priorities (not on a running loop's path: the agent is stopped)
+            idx, metrics = self._pending
+            self._pending = None
+            self.buffer.update(idx, np.asarray(jax.block_until_ready(metrics)['td_error']))
+        params, target, opt_state = self._learner_state
+        hist = np.asarray(self.eval_history, np.float64).reshape(-1, 2)
+        return dict(
+            format=_STATE_FORMAT, algo='apex-dqn', config=_config_state(self.config),
+            spaces=dict(observation=str(self.observation_space), action=str(self.action_space)),
+            params=_as_numpy(serialization.to_state_dict(params)),
+            target_params=_as_numpy(serialization.to_state_dict(target)),
+            opt_state=_as_numpy(serialization.to_state_dict(opt_state)),
+            buffer=self.buffer.state_dict(),
+            counters=dict(updates=self.updates, env_steps=self.env_steps, episodes=self.episodes,
+                          inserted_after_warmup=self._inserted_after_warmup, store_version=self.store.version,
+                          published_at=self._published_at, eval_seconds=self.eval_seconds),
+            eval_history=dict(env_steps=hist[:, 0].astype(np.int64), mean=hist[:, 1]),
+            rng=dict(explore=_rng_state(self._explore_rng), shuffle=_rng_state(self._shuffle_rng)))
+
+    def load_state_dict(self, state:dict):
+        "Restore a `state_dict()` into this (stopped) agent; the actors' envs restart with fresh episodes seeded from (seed, env_steps)."
+        if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] load_state_dict needs a stopped agent; await stop() first.")
+        if not isinstance(state, dict) or state.get('algo') != 'apex-dqn':
+            raise ConfigError(f"load_state_dict: not an Ape-X DQN state (algo={state.get('algo') if isinstance(state, dict) else type(state).__name__!r}).")
+        if state.get('format') != _STATE_FORMAT:
+            raise ConfigError(f"load_state_dict: state format {state.get('format')}, this rlnb reads format {_STATE_FORMAT}.")
+        saved, mine = state['config'], _config_state(self.config)
+        for k in _MATCHING:
+            if not _same(saved.get(k), mine.get(k)):
+                raise ConfigError(f"load_state_dict: config field {k} differs: the checkpoint has {np.asarray(saved.get(k)).tolist()!r}, "
+                                  f"this agent {np.asarray(mine.get(k)).tolist()!r}; build the agent with the checkpoint's {k}.")
+        for k, space in (('observation', self.observation_space), ('action', self.action_space)):
+            if state['spaces'][k] != str(space):
+                raise ConfigError(f"load_state_dict: {k} space differs: the checkpoint has {state['spaces'][k]}, this agent's env {space}.")
+        live = self._learner_state
+        try:
+            restored = tuple(serialization.from_state_dict(jax.tree.map(np.asarray, x), state[k])
+                             for x, k in zip(live, ('params', 'target_params', 'opt_state')))
+        except (ValueError, KeyError, TypeError) as e:
+            raise ConfigError(f"load_state_dict: the checkpoint's network or optimizer state does not fit this agent's ({e}).") from None
+        for (path, a), b in zip(jax.tree_util.tree_flatten_with_path(restored)[0], jax.tree.leaves(live)):
+            if np.shape(a) != np.shape(b):
+                raise ConfigError(f"load_state_dict: {jax.tree_util.keystr(path)} has shape {np.shape(a)} in the checkpoint, {np.shape(b)} here.")
+        self._learner_state = replicate(jax.tree.map(lambda a, b: np.asarray(a, b.dtype), restored, live), self.mesh)
+        self.buffer.load_state_dict(state['buffer'])
+        c = state['counters']
+        self.updates, self.env_steps, self.episodes = int(c['updates']), int(c['env_steps']), int(c['episodes'])
+        self._inserted_after_warmup, self.eval_seconds = int(c['inserted_after_warmup']), float(c['eval_seconds'])
+        h = state['eval_history']
+        self.eval_history = [(int(s), float(m)) for s, m in zip(np.asarray(h['env_steps']), np.asarray(h['mean']))]
+        _set_rng_state(self._explore_rng, state['rng']['explore'])
+        _set_rng_state(self._shuffle_rng, state['rng']['shuffle'])
+        self.store.publish(self.get_state(), version=max(int(c['store_version']), self.store.version + 1))
+        self.version, self._published_at = self.store.version, int(c['published_at'])
+        self.pull_state()
+        self._fresh_actors().cleanup()
 
     # --- evaluation
     async def aevaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
@@ -350,25 +537,37 @@ class ApeXDQN(Worker):
         return run_sync(self.aevaluate(num_episodes, seed))
 
     # --- training
+    def _run(self, until:int):
+        "Start the training tasks: the deterministic schedule up to `until` env steps, or the concurrent roles."
+        if self.config.deterministic: self._start_schedule(until)
+        else: self.start('rollout', 'learner')
+
     async def atrain(self,
                      num_steps:int,  # env steps to run (at most)
-                     eval_interval:int=5_000,  # env steps between evaluations
+                     eval_interval:int|None=5_000,  # env steps between evaluations; None: no intermediate evaluation
                      num_eval_episodes:int=10,  # episodes per evaluation
                      target_return:float|None=None,  # stop early once an evaluation reaches this mean return
                      callback:Callable[[ApeXDQN], Any]|None=None,  # called every ~0.1 s with the agent (progress, logging)
+                     final_eval:bool=True,  # evaluate at the end (unless the last evaluation was at this step count)
                     ) -> dict:
-        "Train until `num_steps` env steps (or `target_return`); returns the last evaluation and the statistics."
+        "Train until `num_steps` env steps (or `target_return`); returns the last evaluation (None if none ran) and the statistics."
         if num_steps <= 0: raise ConfigError(f"num_steps must be > 0, got {num_steps}.")
+        if eval_interval is not None and eval_interval <= 0: raise ConfigError(f"eval_interval must be > 0 or None, got {eval_interval}.")
         goal = self.env_steps + num_steps
-        next_eval = self.env_steps + eval_interval
-        self.start('rollout', 'learner')
+        next_eval = float('inf') if eval_interval is None else self.env_steps + eval_interval
+        if self.config.deterministic:  # a chunk starts from (seed, env_steps) alone: fresh seeded episodes, current params
+            await self._fresh_actors().aclose()
+            self.push_state()
         last = None
+        self._run(int(min(goal, next_eval)))
         try:
             while self.env_steps < goal:
                 await asyncio.sleep(0.01)
                 for t in self._tasks:
                     if t.done() and t.exception() is not None: raise t.exception()
+                if not self._tasks or self._stop.is_set(): break  # stopped from outside (agent.stop())
                 if callback is not None: callback(self)
+                if self.config.deterministic and not self._tasks[0].done(): continue  # the schedule pauses itself at next_eval
                 if self.env_steps >= next_eval:  # training pauses while it is evaluated, so the result describes these params
                     next_eval += eval_interval
                     await self.stop()
@@ -376,10 +575,12 @@ class ApeXDQN(Worker):
                     self.eval_history.append((self.env_steps, last['mean']))
                     if callback is not None: callback(self)
                     if target_return is not None and last['mean'] >= target_return: break
-                    self.start('rollout', 'learner')
+                    self._run(int(min(goal, next_eval)))
+                elif self.config.deterministic: break  # the schedule reached the goal
         finally:
             await self.stop()
-        if last is None or self.eval_history[-1][0] != self.env_steps:
+            await self._finish_dispatch()  # every atrain call ends with its priorities written (the same point for a checkpoint and for a run that goes on)
+        if final_eval and (last is None or self.eval_history[-1][0] != self.env_steps):
             last = await self.aevaluate(num_eval_episodes)
             self.eval_history.append((self.env_steps, last['mean']))
         return dict(eval=last, env_steps=self.env_steps, updates=self.updates, episodes=self.episodes, **{

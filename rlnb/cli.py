@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import pathlib
 import sys
 import time
 
@@ -18,7 +19,7 @@ import gymnasium as gym
 from .core import RLNBError, TransitionBatch, check_batch
 
 # %% auto #0
-__all__ = ['ALGOS', 'make_env', 'smoke', 'train', 'main']
+__all__ = ['ALGOS', 'make_env', 'smoke', 'train', 'evaluate', 'main']
 
 # %% ../nbs/11_cli.ipynb #405f6836
 def make_env(env_id:str, **kwargs) -> gym.Env:
@@ -64,54 +65,76 @@ def smoke(env_id:str='CartPole-v1',  # gymnasium env id
 # %% ../nbs/11_cli.ipynb #17567614
 ALGOS = ('apex-dqn',)
 
+def _run_dir_of(resume:str) -> str:
+    "The run directory a `--resume` path belongs to."
+    from rlnb.agent import CKPT_DIR
+    p = pathlib.Path(resume)
+    if p.is_file(): return str(p.parent.parent if p.parent.name == CKPT_DIR else p.parent)
+    return str(p)
+
 def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
           env_id:str='CartPole-v1',  # gymnasium env id
-          steps:int=100_000,  # maximum env steps
+          steps:int=100_000,  # env steps of the whole run (a resumed run counts what it had)
           seed:int=0,  # base seed
           num_actors:int|None=None,  # actors (default: the algorithm's)
           devices:int|None=None,  # learner devices (default: every local device)
-          out:str|None=None,  # run directory (default: runs/{algo}-{env}-s{seed})
+          out:str|None=None,  # run directory (default: the resumed run's, else runs/{algo}-{env}-s{seed})
           eval_interval:int=5_000,  # env steps between evaluations
           num_eval_episodes:int=10,  # episodes per evaluation
           target_return:float|None=None,  # stop at the first evaluation reaching this mean return
           progress:bool=True,  # show a progress bar on stderr
+          save_interval:int=5_000,  # env steps between checkpoints
+          resume:str|None=None,  # run directory or checkpoint file to continue from
+          deterministic:bool=False,  # fixed seeded schedule (bit-for-bit repeatable, slower)
+          log_interval:float=10.0,  # seconds between log lines / metrics rows
          ) -> dict:
-    "Train `algo` on `env_id`, write the run directory, and return the result."
-    import csv, pathlib
+    "Train `algo` on `env_id` with a `DistributedAgent`, write the run directory, and return the result with the paths written."
     import jax
-    from tqdm.auto import tqdm
-    from rlnb.apex_dqn import ApeXDQN
+    from rlnb.agent import DistributedAgent, find_checkpoint
     if algo not in ALGOS: raise RLNBError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
     make_env(env_id).close()
-    all_dev = jax.local_devices()
-    if devices is not None and not 1 <= devices <= len(all_dev):
-        raise RLNBError(f"--devices must be between 1 and the {len(all_dev)} local devices, got {devices}.")
+    n_dev = jax.local_device_count()
+    if devices is not None and not 1 <= devices <= n_dev:
+        raise RLNBError(f"--devices must be between 1 and the {n_dev} local devices, got {devices}.")
+    if resume is not None:
+        try: find_checkpoint(resume)
+        except RLNBError as e: raise RLNBError(f"--resume: {e}") from None
+    run = pathlib.Path(out or (_run_dir_of(resume) if resume else f"runs/{algo}-{env_id}-s{seed}"))
     kw = {} if num_actors is None else dict(num_actors=num_actors)
-    agent = ApeXDQN(env_id, seed=seed, devices=None if devices is None else all_dev[:devices], **kw)
-    run = pathlib.Path(out or f"runs/{algo}-{env_id}-s{seed}")
-    run.mkdir(parents=True, exist_ok=True)
-    bar = tqdm(total=steps, unit='step', disable=not progress, file=sys.stderr, dynamic_ncols=True)
-    def cb(a):
-        bar.update(min(a.env_steps, steps) - bar.n)
-        bar.set_postfix(G=f"{a.stats.mean('G', 0):.0f}", eval=a.eval_history[-1][1] if a.eval_history else None, upd=a.updates, refresh=False)
-    try: res = agent.train(steps, eval_interval=eval_interval, num_eval_episodes=num_eval_episodes, target_return=target_return, callback=cb)
-    finally:
-        bar.close()
-        agent.close()
-    with open(run / 'metrics.csv', 'w', newline='') as f:
-        w = csv.writer(f); w.writerow(['env_steps', 'eval_return'])
-        w.writerows(agent.eval_history)
-    import matplotlib; matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot(*zip(*agent.eval_history), marker='o'); ax.set_xlabel('env steps'); ax.set_ylabel(f'eval return ({num_eval_episodes} episodes)')
-    ax.set_title(f"{algo} on {env_id}, seed {seed}"); fig.tight_layout(); fig.savefig(run / 'curve.png', dpi=100); plt.close(fig)
-    out_d = dict(algo=algo, env=env_id, seed=seed, eval_return=res['eval']['mean'], env_steps=res['env_steps'], updates=res['updates'],
-                 devices=agent.mesh.size, run_dir=str(run), metrics=str(run / 'metrics.csv'), curve=str(run / 'curve.png'))
+    agent = DistributedAgent(env_id, tag=f"{algo}-{env_id}", seed=seed, devices=devices, algo=algo, work_dir=run,
+                             deterministic=deterministic, **kw)
+    try:
+        res = agent.train(steps, init_model_path=resume, log_interval=log_interval, eval_interval=eval_interval,
+                          save_interval=save_interval, num_eval_episodes=num_eval_episodes, target_return=target_return,
+                          progress=progress, verbose=progress)
+    except KeyboardInterrupt:
+        ck = agent.last_checkpoint
+        print(f"rlnb: interrupted at {agent.algo.env_steps:,} env steps; actors and learner stopped, envs closed; "
+              f"checkpoint {ck if ck else '(none yet)'}" + (f"; continue with: rlnb train {algo} --env {env_id} --resume {run}" if ck else ''),
+              file=sys.stderr)
+        raise
+    finally: agent.close()
+    out_d = dict(algo=algo, env=env_id, seed=seed, eval_return=res['eval']['mean'], eval_std=res['eval']['std'],
+                 env_steps=res['env_steps'], updates=res['updates'], episodes=res['episodes'], devices=len(agent.devices),
+                 wall_s=round(res['wall_s'], 1), deterministic=deterministic, run_dir=str(run), checkpoint=res['checkpoint'],
+                 metrics=str(run / 'metrics.csv'), tensorboard=str(run / 'tb'), curve=str(run / 'curve.png'), result=str(run / 'result.json'))
     (run / 'result.json').write_text(json.dumps(out_d, indent=1))
     return out_d
 
 # %% ../nbs/11_cli.ipynb #30f85c84
+def evaluate(run:str,  # run directory or checkpoint file
+             episodes:int=10,  # evaluation episodes
+            ) -> dict:
+    "Evaluate a saved run; returns the returns' statistics and the checkpoint used."
+    from rlnb.agent import DistributedAgent
+    try: agent = DistributedAgent.from_checkpoint(run, keep_checkpoints=1)
+    except RLNBError as e: raise RLNBError(f"rlnb eval: {e}") from None
+    try: r = agent.eval(episodes, record=False)
+    finally: agent.close()
+    return dict(run=str(run), checkpoint=str(agent.last_checkpoint), env=agent.env_id, algo=agent.algo_name, env_steps=agent.algo.env_steps,
+                episodes=episodes, eval_return=r['mean'], eval_std=r['std'], eval_min=r['min'], eval_max=r['max'])
+
+# %% ../nbs/11_cli.ipynb #d7e1823f
 def _parser():
     p = argparse.ArgumentParser(prog='rlnb', description='rlnb: distributed RL on one host with asyncio + JAX.')
     sub = p.add_subparsers(dest='command', required=True)
@@ -119,33 +142,47 @@ def _parser():
     s.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
     s.add_argument('--steps', type=int, default=1000, help='env steps (default: 1000)')
     s.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
-    t = sub.add_parser('train', help='train an agent; progress on stderr, result JSON on stdout')
+    t = sub.add_parser('train', help='train an agent; progress on stderr, result JSON as the last line on stdout')
     t.add_argument('algo', choices=ALGOS, help='algorithm')
     t.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
-    t.add_argument('--steps', type=int, default=100_000, help='maximum env steps (default: 100000)')
+    t.add_argument('--steps', type=int, default=100_000, help='env steps of the whole run (default: 100000)')
     t.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
     t.add_argument('--num-actors', type=int, default=None, help="actors (default: the algorithm's)")
     t.add_argument('--devices', type=int, default=None, help='learner devices (default: all local devices)')
-    t.add_argument('--out', default=None, help='run directory (default: runs/ALGO-ENV-sSEED)')
+    t.add_argument('--out', default=None, help='run directory (default: the resumed run, else runs/ALGO-ENV-sSEED)')
     t.add_argument('--eval-interval', type=int, default=5_000, help='env steps between evaluations (default: 5000)')
+    t.add_argument('--eval-episodes', type=int, default=10, help='episodes per evaluation (default: 10)')
+    t.add_argument('--save-interval', type=int, default=5_000, help='env steps between checkpoints (default: 5000)')
     t.add_argument('--target-return', type=float, default=475.0, help='stop at the first evaluation reaching it (default: 475)')
-    t.add_argument('--no-progress', action='store_true', help='no progress bar')
+    t.add_argument('--resume', default=None, metavar='RUN_DIR_or_CKPT', help='continue a run from its latest checkpoint (or this file)')
+    t.add_argument('--deterministic', action='store_true', help='fixed seeded schedule: bit-for-bit repeatable, slower')
+    t.add_argument('--log-interval', type=float, default=10.0, help='seconds between log lines (default: 10)')
+    t.add_argument('--no-progress', action='store_true', help='no progress bar and no log lines')
+    e = sub.add_parser('eval', help="evaluate a saved run's latest checkpoint; prints JSON")
+    e.add_argument('run', metavar='RUN_DIR', help='run directory (or checkpoint file)')
+    e.add_argument('--episodes', type=int, default=10, help='evaluation episodes (default: 10)')
     return p
 
 def main(argv:list[str]|None=None) -> int:
     "Console entry point `rlnb`; returns the process exit code."
     p = _parser()
     args = p.parse_args(argv)
-    for name in ('steps', 'num_actors', 'eval_interval'):
+    for name in ('steps', 'num_actors', 'eval_interval', 'eval_episodes', 'save_interval', 'episodes', 'devices'):
         v = getattr(args, name, None)
         if v is not None and v <= 0: p.error(f"--{name.replace('_', '-')} must be a positive integer, got {v}")
+    if getattr(args, 'log_interval', 1) < 0: p.error(f"--log-interval must be >= 0 seconds, got {args.log_interval}")
     try:
         if args.command == 'smoke': print(json.dumps(smoke(args.env, args.steps, args.seed)))
         elif args.command == 'train':
-            print(json.dumps(train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out,
-                                   args.eval_interval, 10, args.target_return, not args.no_progress)))
+            r = train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out, args.eval_interval,
+                      args.eval_episodes, args.target_return, not args.no_progress, args.save_interval, args.resume,
+                      args.deterministic, args.log_interval)
+            print(f"final evaluation: {r['eval_return']:.1f} +- {r['eval_std']:.1f} over {args.eval_episodes} episodes after {r['env_steps']:,} env steps")
+            for k in ('checkpoint', 'metrics', 'tensorboard', 'curve', 'result'): print(f"  {k:<12}{r[k]}")
+            print(json.dumps(r))
+        elif args.command == 'eval': print(json.dumps(evaluate(args.run, args.episodes)))
     except RLNBError as e: p.error(str(e))
     except KeyboardInterrupt:
-        print('rlnb: interrupted; actors and learner stopped, envs closed.', file=sys.stderr)
+        if args.command != 'train': print('rlnb: interrupted.', file=sys.stderr)
         return 130
     return 0

@@ -123,11 +123,16 @@ def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; c
     return run
 
 # %% ../nbs/06_parallel.ipynb #f1a73f9b
-async def ready(tree):
+async def ready(tree,
+                poll:float=1e-4,  # first sleep between readiness checks (seconds)
+                max_poll:float=1e-3,  # longest sleep between checks
+               ):
     "Await until every `jax.Array` in `tree` is computed, without blocking the event loop; returns `tree`."
     leaves = [l for l in jax.tree.leaves(tree) if isinstance(l, jax.Array)]
-    if all(l.is_ready() for l in leaves): return tree
-    await asyncio.to_thread(jax.block_until_ready, leaves)
+    delay = poll
+    while not all(l.is_ready() for l in leaves):
+        await asyncio.sleep(delay)
+        delay = min(2 * delay, max_poll)
     return tree
 
 # %% ../nbs/06_parallel.ipynb #ef3249e3
@@ -143,11 +148,16 @@ class ParamStore:
         "Number of the latest published version (0 before the first publish)."
         return self._version
 
-    def publish(self, params) -> int:
+    def publish(self,
+                params,  # the params pytree (published by reference)
+                version:int|None=None,  # jump to this version number (> the current one), e.g. when resuming a checkpoint; None: the next
+               ) -> int:
         "Make `params` the latest version; returns its version number."
         if params is None: raise ConfigError("ParamStore.publish: got None; publish a params pytree.")
         with self._lock:
-            self._version += 1
+            if version is not None and version <= self._version:
+                raise ConfigError(f"ParamStore.publish: version={version} must be newer than the latest ({self._version}).")
+            self._version = self._version + 1 if version is None else int(version)
             self._params = params
             version, waiters, self._waiters = self._version, self._waiters, []
         for loop, fut in waiters:

@@ -61,23 +61,57 @@ def test_train_default_solves_cartpole(tmp_path):
     assert out["devices"] == 8
     for name in ("metrics.csv", "curve.png", "result.json"):
         assert (tmp_path / name).stat().st_size > 0
+    assert out["checkpoint"].startswith(str(tmp_path / "checkpoints")) and list((tmp_path / "tb").glob("events.out.tfevents.*"))
 
 
-def test_sigint_stops_training_cleanly(tmp_path):
-    "Ctrl-C during training: exit code 130 within 5 s, nothing left running."
-    p = subprocess.Popen([RLNB, "train", "apex-dqn", "--env", "CartPole-v1", "--out", str(tmp_path), "--no-progress",
-                          "--num-actors", "2"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        time.sleep(12)  # compile and start acting
+def _wait_for(cond, timeout, p):
+    t0 = time.monotonic()
+    while not cond():
         assert p.poll() is None, p.stderr.read()[-3000:]
+        assert time.monotonic() - t0 < timeout, "timed out"
+        time.sleep(0.1)
+
+
+def test_sigint_stops_training_cleanly_with_a_checkpoint_then_eval_and_resume(tmp_path):
+    "Ctrl-C during training: exit code 130 within 5 s, a checkpoint of that moment, nothing left running; the run evaluates and resumes."
+    p = subprocess.Popen([RLNB, "train", "apex-dqn", "--env", "CartPole-v1", "--out", str(tmp_path), "--no-progress",
+                          "--num-actors", "2", "--save-interval", "1000", "--eval-interval", "1000", "--eval-episodes", "2"],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ckpts = lambda: sorted((tmp_path / "checkpoints").glob("ckpt-*.msgpack"))
+    try:
+        _wait_for(lambda: len(ckpts()) >= 1, 300, p)  # compiled, trained 1,000 steps and saved: it is mid-run now
         children = psutil.Process(p.pid).children(recursive=True)
         t0 = time.monotonic()
         p.send_signal(signal.SIGINT)
         p.wait(timeout=5)
         assert time.monotonic() - t0 < 5
-        assert p.returncode == 130, p.stderr.read()[-3000:]
-        assert "interrupted" in p.stderr.read()
+        err = p.stderr.read()
+        assert p.returncode == 130, err[-3000:]
+        assert "interrupted" in err and "--resume" in err, err[-3000:]
         assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
     finally:
         if p.poll() is None:
             p.kill()
+    last = ckpts()[-1]
+    assert last.stat().st_size > 0 and not list((tmp_path / "checkpoints").glob(".ckpt-*"))
+    proc = run("eval", str(tmp_path), "--episodes", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ev = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert ev["checkpoint"] == str(last) and ev["episodes"] == 2 and ev["eval_return"] > 0, ev
+    steps = ev["env_steps"]
+    proc = run("train", "apex-dqn", "--resume", str(tmp_path), "--num-actors", "2", "--steps", str(steps + 500),
+               "--eval-episodes", "2", "--no-progress")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["run_dir"] == str(tmp_path) and out["env_steps"] >= steps + 500, out
+    assert "final evaluation" in proc.stdout and out["checkpoint"] in proc.stdout
+
+
+def test_eval_and_train_bad_options_exit_2(tmp_path):
+    for args, msg in [(("eval", str(tmp_path / "nothing")), "no checkpoint or run directory"),
+                      (("eval", str(tmp_path), "--episodes", "0"), "--episodes must be a positive integer"),
+                      (("train", "apex-dqn", "--save-interval", "-1"), "--save-interval must be a positive integer"),
+                      (("train", "apex-dqn", "--resume", str(tmp_path)), "holds no checkpoint"),
+                      (("train", "apex-dqn", "--env", "CartPol-v1"), "Did you mean CartPole-v1")]:
+        proc = run(*args)
+        assert proc.returncode == 2 and msg in proc.stderr, (args, proc.stderr[-2000:])

@@ -1,0 +1,97 @@
+"""DistributedAgent in a real Jupyter kernel (nbclient): `await agent.atrain(...)`, the plain `agent.train(...)` under the
+kernel's running loop, `agent.start(...)` + reading `agent.metrics` from later cells + `await agent.stop()`, a cell interrupt
+during `await agent.atrain(...)` (checkpoint written), and nothing (child process, rlnb thread, task) left running afterwards."""
+import json
+import time
+
+import nbformat
+import psutil
+from nbclient import NotebookClient
+from nbclient.util import run_sync
+
+CELLS = [
+    """
+import asyncio, threading, time, psutil
+from pathlib import Path
+from rlnb.agent import DistributedAgent, list_checkpoints
+threads_before = {t.ident for t in threading.enumerate()}
+agent = DistributedAgent('CartPole-v1', tag='kernel', seed=0, work_dir=WORK_DIR, num_learners=2, num_actors=2, envs_per_actor=4,
+                         hidden=(32, 32), buffer_warmup=256, buffer_capacity=20_000)
+children_before = psutil.Process().children(recursive=True)
+""",
+    "res = await agent.atrain(1_000, eval_interval=500, save_interval=500, num_eval_episodes=2, log_interval=0.5)",
+    """
+assert res['env_steps'] >= 1_000 and res['eval'] is not None and Path(res['checkpoint']).exists(), res
+r2 = agent.train(1_500, eval_interval=None, save_interval=None, num_eval_episodes=2, progress=False, verbose=False)  # plain form, loop running
+assert r2['env_steps'] >= 1_500 and r2['updates'] > res['updates'], r2
+""",
+    "task = agent.start(1_000_000, eval_interval=None, save_interval=None, log_interval=0.2)\nassert agent.running",
+    """
+t0, start_steps = time.monotonic(), agent.metrics['env_steps']
+while agent.metrics['env_steps'] < start_steps + 500:  # the loop is free while this cell awaits: training proceeds
+    assert time.monotonic() - t0 < 120, agent.metrics
+    await asyncio.sleep(0.1)
+""",
+    """
+m = agent.metrics  # a plain cell reads the live metrics
+assert m['running'] and m['env_steps'] >= start_steps + 500 and m['env_steps_per_s'] > 0, m
+""",
+    """
+out = await agent.stop()
+assert out['stopped'] and not agent.running and Path(out['checkpoint']).exists() and list_checkpoints(WORK_DIR)
+fig = agent.plot(Path(WORK_DIR) / 'curve.png')
+""",
+]
+
+INTERRUPTED = "await agent.atrain(10**7, eval_interval=None, save_interval=None, log_interval=0.1, progress=False, verbose=False)"
+
+AFTER_INTERRUPT = [
+    """
+assert not agent.running and agent.last_checkpoint.name == f"ckpt-{agent.algo.env_steps:012d}.msgpack", agent.last_checkpoint
+assert agent.last_checkpoint.exists()  # the interrupted cell still wrote its checkpoint
+await agent.aclose()
+""",
+    """
+import json, gc
+gc.collect()
+t0 = time.monotonic()
+while time.monotonic() - t0 < 10:  # processes and threads get a moment to be reaped
+    children = [p for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
+    new_threads = [t.name for t in threading.enumerate() if t.ident not in threads_before and not t.name.startswith('asyncio_')]
+    if not children and not new_threads: break
+    time.sleep(0.2)
+tasks = [t.get_name() for t in asyncio.all_tasks() if not t.done() and t.get_name().startswith(('rlnb', 'kernel'))]
+print(json.dumps(dict(children=[p.pid for p in children], threads=new_threads, tasks=tasks, env_steps=agent.algo.env_steps)))
+""",
+]
+
+
+def test_agent_in_a_jupyter_kernel(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"WORK_DIR = {str(tmp_path / 'run')!r}")] + [nbformat.v4.new_code_cell(c.strip()) for c in CELLS]
+    after = [nbformat.v4.new_code_cell(c.strip()) for c in AFTER_INTERRUPT]
+    client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+    with client.setup_kernel():
+        for i, cell in enumerate(nb.cells): client.execute_cell(cell, i)
+        # a cell interrupt (the kernel's SIGINT) while `await agent.atrain(...)` runs
+        metrics, rows = tmp_path / "run" / "metrics.csv", None
+        rows0 = len(metrics.read_text().splitlines())
+        msg_id = client.kc.execute(INTERRUPTED)
+        t0 = time.monotonic()
+        while len(metrics.read_text().splitlines()) < rows0 + 3:  # it is training
+            assert time.monotonic() - t0 < 120, "the interrupted cell never trained"
+            time.sleep(0.1)
+        run_sync(client.km.interrupt_kernel)()
+        while True:
+            reply = run_sync(client.kc.get_shell_msg)(timeout=60)
+            if reply["parent_header"].get("msg_id") == msg_id: break
+        assert reply["content"]["status"] == "error" and reply["content"]["ename"] in ("KeyboardInterrupt", "CancelledError"), reply["content"]
+        n = len(nb.cells)
+        nb.cells += after
+        for j, cell in enumerate(after): client.execute_cell(cell, n + j)
+    last = [o for o in nb.cells[-1].outputs if o.get("name") == "stdout"]
+    report = json.loads(last[-1]["text"].strip().splitlines()[-1])
+    assert report == dict(children=[], threads=[], tasks=[], env_steps=report["env_steps"]), report
+    assert report["env_steps"] >= 2_000
+    # the kernel has exited: nothing of it or its actors is left
+    assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] and str(tmp_path) in " ".join(p.info["cmdline"])]
