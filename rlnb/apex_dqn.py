@@ -31,7 +31,7 @@ from .tracing import BatchedNStep
 from .workers import Worker
 
 # %% auto #0
-__all__ = ['ApeXConfig', 'epsilon_ladder', 'MLPQ', 'make_vector_env', 'make_actors', 'ApeXDQN']
+__all__ = ['ApeXConfig', 'epsilon_ladder', 'MLPQ', 'make_vector_env', 'make_actors', 'env_spaces', 'ApeXDQN']
 
 # %% ../nbs/10_apex_dqn.ipynb #5f50f4bf
 @dataclass(frozen=True)
@@ -118,6 +118,12 @@ def make_actors(env, cfg:ApeXConfig):
     else: workers = [AsyncEnvWorker(factory, seed=cfg.seed, rank=i, world_size=N, mode=cfg.actor_mode) for i in range(N)]
     return get_worker_pool(workers)
 
+def env_spaces(env) -> tuple:
+    "`(observation space, action space)` of one copy of `env` (an env id or a zero-argument factory), from a probe built here and closed at once."
+    probe = make_vector_env(env, 1)
+    try: return probe.single_observation_space, probe.single_action_space
+    finally: probe.close()
+
 # %% ../nbs/10_apex_dqn.ipynb #1cec7bd5
 def _numpy_init(net:nn.Module, observation_space, seed:int):
     "Params of a Dense-only flax module drawn with numpy: LeCun-normal kernels truncated at 2 std, zero biases."
@@ -175,11 +181,13 @@ class ApeXDQN(Worker):
         self.config, self._env_arg = cfg, env
         self.eval_env = env if eval_env is None else eval_env
         pool = make_actors(env, cfg)
-        w0 = pool.workers[0]
-        if not isinstance(w0.single_action_space, gym.spaces.Discrete):
+        w0 = pool.workers[0]  # a sync worker knows its spaces now; thread and process workers only once their env is up
+        try: obs_space, act_space = (w0.observation_space, w0.single_action_space) if w0.single_action_space is not None else env_spaces(env)
+        except BaseException: pool.cleanup(); raise
+        if not isinstance(act_space, gym.spaces.Discrete):
             pool.cleanup()
-            raise ConfigError(f"Ape-X DQN needs a Discrete action space, got {w0.single_action_space}.")
-        self.observation_space, self.action_space = w0.observation_space, w0.single_action_space
+            raise ConfigError(f"Ape-X DQN needs a Discrete action space, got {act_space}.")
+        self.observation_space, self.action_space = obs_space, act_space
         n_envs = cfg.num_actors * cfg.envs_per_actor
         buffer = PrioritizedReplayBuffer(cfg.buffer_capacity, alpha=cfg.priority_alpha, beta=cfg.priority_beta,
                                          seed=cfg.seed, observation_space=self.observation_space, action_space=self.action_space)

@@ -15,10 +15,12 @@ import asyncio, threading, time, psutil
 from pathlib import Path
 from rlnb.agent import DistributedAgent, list_checkpoints
 threads_before = {t.ident for t in threading.enumerate()}
-agent = DistributedAgent('CartPole-v1', tag='kernel', seed=0, work_dir=WORK_DIR, num_learners=2, num_actors=2, envs_per_actor=4,
+agent = DistributedAgent('CartPole-v1', tag='kernel', seed=0, work_dir=WORK_DIR, num_learners=2, num_actors=2, envs_per_actor=4, actor_mode='process',
                          hidden=(32, 32), buffer_warmup=256, buffer_capacity=20_000)
 children_before = psutil.Process().children(recursive=True)
 """,
+    "res = await agent.atrain(600, eval_interval=None, save_interval=None, progress=False, verbose=False)\nassert len(psutil.Process().children()) >= 2  # the actors' env processes",
+
     "res = await agent.atrain(1_000, eval_interval=500, save_interval=500, num_eval_episodes=2, log_interval=0.5)",
     """
 assert res['env_steps'] >= 1_000 and res['eval'] is not None and Path(res['checkpoint']).exists(), res
@@ -56,12 +58,13 @@ import json, gc
 gc.collect()
 t0 = time.monotonic()
 while time.monotonic() - t0 < 10:  # processes and threads get a moment to be reaped
-    children = [p for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
+    children = [p for p in psutil.Process().children(recursive=True)  # multiprocessing's resource tracker lives as long as the kernel, by design
+                if p.status() != psutil.STATUS_ZOMBIE and 'resource_tracker' not in ' '.join(p.cmdline())]
     new_threads = [t.name for t in threading.enumerate() if t.ident not in threads_before and not t.name.startswith('asyncio_')]
     if not children and not new_threads: break
     time.sleep(0.2)
 tasks = [t.get_name() for t in asyncio.all_tasks() if not t.done() and t.get_name().startswith(('rlnb', 'kernel'))]
-print(json.dumps(dict(children=[p.pid for p in children], threads=new_threads, tasks=tasks, env_steps=agent.algo.env_steps)))
+print(json.dumps(dict(children=[' '.join(p.cmdline()) for p in children], threads=new_threads, tasks=tasks, env_steps=agent.algo.env_steps)))
 """,
 ]
 
