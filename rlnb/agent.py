@@ -518,7 +518,7 @@ def _progress_bar(**kwargs):
 
 async def _in_thread(fn, *args):
     "Run blocking `fn(*args)` in a short-lived thread and await it; on cancellation the call still completes first (writes are atomic anyway)."
-    loop, fut = asyncio.get_running_loop(), None
+    loop = asyncio.get_running_loop()
     fut = loop.create_future()
     def settle(res, err):
         if fut.done(): return

@@ -285,16 +285,6 @@ class ApeXDQN(Worker):
         td = await ready(self._insert_td(batch))
         self._add(batch, np.asarray(td))
 
-    async def acollect_rollouts(self) -> int:
-        "Move every queued batch into replay with `ainsert`; returns the transitions moved."
-        q, n = self._ensure_queue(), 0
-        while not q.empty():
-            batch = q.get_nowait()
-            await self.ainsert(batch)
-            n += len(batch)
-        self.stats.count(inserted=n)
-        return n
-
     # --- one actor tick and one learner dispatch: the steps both schedules are made of
     async def _first_states(self):
         "The actors' current env states: the reset states on a first start, else where the envs were left."
@@ -422,15 +412,6 @@ class ApeXDQN(Worker):
             while self._learner_may_run(): await self._learner_dispatch()
             await asyncio.sleep(0)  # one tick at a time: the notebook stays responsive, stop() is seen between ticks
 
-    def _start_schedule(self, until:int):
-        if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] is already running; await stop() first.")
-        loop = asyncio.get_running_loop()
-        if loop is not self._loop: self._loop = loop; self._rebind()
-        self._stop = asyncio.Event()
-        task = asyncio.ensure_future(self._schedule(self._stop, until))
-        task.set_name(f"{self.name}:schedule")
-        self._tasks = [task]
-
     def _fresh_actors(self):
         "New actor envs seeded from (seed, env_steps), an empty tracer and queue: where a deterministic chunk or a resumed run starts. Returns the old pool, for the caller to close."
         cfg = self.config
@@ -547,7 +528,7 @@ class ApeXDQN(Worker):
     # --- training
     def _run(self, until:int):
         "Start the training tasks: the deterministic schedule up to `until` env steps, or the concurrent roles."
-        if self.config.deterministic: self._start_schedule(until)
+        if self.config.deterministic: self._launch({'schedule': lambda stop: self._schedule(stop, until)})
         else: self.start('rollout', 'learner')
 
     async def atrain(self,

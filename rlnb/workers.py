@@ -164,16 +164,32 @@ class Worker(abc.ABC):
         "Add a batch to the buffer; override to compute priorities at insertion."
         self.buffer.add(batch)
 
-    def collect_rollouts(self) -> tuple[int, int, float]:
-        "Move every queued batch into the buffer; returns (queue size before, after, seconds spent)."
-        q = self._ensure_queue()
-        before, t0, n = q.qsize(), time.perf_counter(), 0
+    async def ainsert(self, batch:TransitionBatch):
+        "Coroutine form of `insert`; override it when insertion has to wait (e.g. for priorities computed on the device)."
+        self.insert(batch)
+
+    def _drain(self):
+        "Queued batches, oldest first, until the queue is empty; records the queue size before and counts what was drained."
+        q, n = self._ensure_queue(), 0
+        self.stats.record(queue_before=q.qsize())
         while not q.empty():
             batch = q.get_nowait()
-            self.insert(batch)
             n += len(batch)
+            yield batch
         self.stats.count(inserted=n)
-        self.stats.record(queue_before=before)
+
+    def collect_rollouts(self) -> tuple[int, int, float]:
+        "Move every queued batch into the buffer; returns (queue size before, after, seconds spent)."
+        q, t0 = self._ensure_queue(), time.perf_counter()
+        before = q.qsize()
+        for batch in self._drain(): self.insert(batch)
+        return before, q.qsize(), time.perf_counter() - t0
+
+    async def acollect_rollouts(self) -> tuple[int, int, float]:
+        "`collect_rollouts` on a loop: each batch goes in with `ainsert`, so an insertion that waits does not block the loop."
+        q, t0 = self._ensure_queue(), time.perf_counter()
+        before = q.qsize()
+        for batch in self._drain(): await self.ainsert(batch)
         return before, q.qsize(), time.perf_counter() - t0
 
     def sample_batch(self, batch_size:int, mesh=None) -> TransitionBatch:
@@ -199,13 +215,18 @@ class Worker(abc.ABC):
         if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] is already running; await stop() first.")
         bad = [r for r in roles if r not in ('rollout', 'learner')]
         if bad or not roles: raise ConfigError(f"start takes roles 'rollout' and/or 'learner', got {roles}.")
+        return self._launch({r: getattr(self, r) for r in roles})
+
+    def _launch(self, roles:dict) -> list[asyncio.Task]:
+        "Run `{name: coroutine function of the stop event}` as tasks named `<worker>:<name>` on the running loop."
+        if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] is already running; await stop() first.")
         loop = asyncio.get_running_loop()
         if loop is not self._loop:  # asyncio primitives belong to one loop: a later `asyncio.run` (or run_sync) needs fresh ones
             self._loop = loop
             self._rebind()
         self._stop = asyncio.Event()
         self._ensure_queue()
-        self._tasks = [asyncio.ensure_future(getattr(self, r)(self._stop)) for r in roles]
+        self._tasks = [asyncio.ensure_future(fn(self._stop)) for fn in roles.values()]
         for t, r in zip(self._tasks, roles): t.set_name(f"{self.name}:{r}")
         return self._tasks
 
