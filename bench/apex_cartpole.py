@@ -7,7 +7,7 @@ Every (algorithm, seed) runs in a fresh subprocess. Each evaluates every 5,000 e
 (greedy / deterministic) and stops at the first evaluation with mean return >= 475. `train_s` is the
 wall-clock to that point minus the time spent evaluating; `env_steps` is the step count at that
 evaluation. Peers use rl-zoo3's tuned CartPole-v1 hyperparameters. JAX compile time counts (nothing is
-cached between runs). XLA_FLAGS splits the CPU into host devices only with --devices > 1. Prints one JSON object with the
+cached between runs); library imports do not (every algorithm imports its library before its clock starts). XLA_FLAGS splits the CPU into host devices only with --devices > 1. Prints one JSON object with the
 per-seed figures, medians over seeds, and `rlnb_vs_best_peer` = rlnb's median train_s / best peer's.
 """
 import argparse
@@ -34,7 +34,7 @@ ZOO_N_ENVS = {"dqn": 1, "ppo": 8}
 
 def run_rlnb(seed, max_steps, devices):
     import jax
-    from rlnb.apex_dqn import ApeXDQN
+    from rlnb.apex_dqn import ApeXDQN  # imported before the clock starts, as the peers' libraries are
     t0 = time.perf_counter()
     agent = ApeXDQN("CartPole-v1", seed=seed, devices=jax.local_devices()[:devices])
     res = agent.train(max_steps, eval_interval=EVAL_EVERY, num_eval_episodes=EVAL_EPISODES, target_return=TARGET)

@@ -23,10 +23,9 @@ import numpy as np
 import jax
 from flax import serialization
 
-from .core import ConfigError, RLNBError, TransitionBatch, preallocate, run_sync
+from .core import ConfigError, RLNBError, run_sync
 from .apex_dqn import ApeXConfig, ApeXDQN
 from .monitor import _fmt, _logger
-from .parallel import ready
 
 # %% auto #0
 __all__ = ['CKPT_DIR', 'ALGOS', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'find_checkpoint', 'prune_checkpoints',
@@ -245,20 +244,8 @@ class DistributedAgent:
 
     # --- training
     async def _precompile(self):
-        "Compile what the first ticks and dispatches would compile — the fused data-parallel update, the actors' policy, the insertion TD errors — on zero inputs of the real shapes (results dropped), so the clock starts on training and a Ctrl-C is not held up by a compile."
-        a, cfg = self.algo, self.config
-        K, B = cfg.updates_per_dispatch, cfg.batch_size
-        def zeros(n):
-            f32 = np.zeros(n, np.float32)
-            return TransitionBatch(S=preallocate(a.observation_space, n), A=preallocate(a.action_space, n), logP=f32, Rn=f32, In=f32,
-                                   S_next=preallocate(a.observation_space, n), W=f32 + 1)
-        b = a.updater.prepare(zeros(K * B))
-        if K > 1: b = jax.tree.map(lambda x: x.reshape(K, B, *x.shape[1:]), b)
-        _, metrics = a._update(a._learner_state, b)
-        await ready(metrics['td_error'].reshape(-1))
-        n_envs = cfg.num_actors * cfg.envs_per_actor
-        await ready(a._greedy(a._actor_params, preallocate(a.observation_space, n_envs)))
-        await ready(a._insert_td(zeros(n_envs)))
+        "Compile the programs training runs — the fused data-parallel update, the actors' policy, the insertion TD errors — so the clock starts on training and a Ctrl-C is not held up by a compile (they compile in worker threads: the loop stays responsive)."
+        await self.algo.acompile()
         self._compiled = True
 
     async def _evaluate(self, num_eval_episodes:int, verbose:bool=False, record:bool=True) -> dict:

@@ -8,6 +8,7 @@ Docs: https://rlnb.github.io/rlnb/apex_dqn.html.md"""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import time
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ import flax.linen as nn
 from flax import serialization
 import gymnasium as gym
 
-from .core import ConfigError, TransitionBatch, run_sync
+from .core import ConfigError, TransitionBatch, preallocate, run_sync
 from .envs import AsyncEnvWorker, SyncEnvWorker, get_worker_pool
 from .functions import Q, preprocessed_shape as preprocess_shape
 from .parallel import data_parallel, make_mesh, pmean, ready, replicate
@@ -144,7 +145,7 @@ def _zero_init(opt:optax.GradientTransformation) -> optax.GradientTransformation
     return optax.GradientTransformation(init, opt.update)
 
 # %% ../nbs/10_apex_dqn.ipynb #fceafc8e
-_STATE_FORMAT = 1  # version of the layout of `ApeXDQN.state_dict()`
+_STATE_FORMAT = 2  # version of the layout of `ApeXDQN.state_dict()`
 _MATCHING = ('num_actors', 'envs_per_actor', 'hidden', 'dueling', 'buffer_capacity')  # config fields a checkpoint must share with the agent loading it
 
 def _derived_seed(*ints) -> int:
@@ -201,7 +202,9 @@ class ApeXDQN(Worker):
         spaces = dict(observation_space=self.observation_space, action_space=self.action_space)
         params = _numpy_init(net, self.observation_space, cfg.seed) if func is None else None
         self.q = Q(net, seed=cfg.seed, params=params, **spaces)
-        self.optimizer = _zero_init(optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.adam(cfg.learning_rate)))
+        # optax.flatten: the clip and Adam run on one flat vector (a few fused ops) instead of once per layer's array, which
+        # on a small network is most of the update's cost (measured below the class)
+        self.optimizer = _zero_init(optax.flatten(optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.adam(cfg.learning_rate))))
         self.updater = DoubleQLearning(self.q, self.q.copy(), optimizer=self.optimizer)
         self.eps = epsilon_ladder(n_envs, cfg.epsilon, cfg.eps_alpha)
         self._build_functions()
@@ -218,6 +221,7 @@ class ApeXDQN(Worker):
         self._env_states = None  # the actors' latest env states, kept across stop/start
         self._learned, self._rolled = asyncio.Event(), asyncio.Event()
         self._published_at, self.actor_version = 0, 0
+        self._compiles = None  # name -> future of the compile-ahead jobs (`start_compile`)
         self.push_state()
         self.pull_state()
 
@@ -233,6 +237,45 @@ class ApeXDQN(Worker):
             params, opt_state = upd.apply(params, opt_state, pmean(grads))
             return (params, target, opt_state), metrics
         self._update = data_parallel(step, self.mesh, num_fused=self.config.updates_per_dispatch)
+
+    # --- compiling ahead, off the loop
+    def _zero_batch(self, n:int) -> TransitionBatch:
+        f32 = np.zeros(n, np.float32)
+        return TransitionBatch(S=preallocate(self.observation_space, n), A=preallocate(self.action_space, n), logP=f32, Rn=f32,
+                               In=f32, S_next=preallocate(self.observation_space, n), W=f32 + 1)
+
+    def start_compile(self):
+        "Start compiling the fused learner update, the actors' policy and the insertion TD errors, each in a worker thread, on zero inputs of the real shapes (results dropped); returns at once. Idempotent."
+        if self._compiles is not None: return
+        cfg = self.config
+        K, B, n = cfg.updates_per_dispatch, cfg.batch_size, cfg.num_actors * cfg.envs_per_actor
+        b = self.updater.prepare(self._zero_batch(K * B))
+        if K > 1: b = jax.tree.map(lambda x: x.reshape(K, B, *x.shape[1:]), b)
+        state, params, obs, td_batch = self._learner_state, self._actor_params, preallocate(self.observation_space, n), self._zero_batch(n)
+        jobs = dict(update=lambda: self._update(state, b), greedy=lambda: self._greedy(params, obs), td=lambda: self._insert_td(td_batch))
+        pool = concurrent.futures.ThreadPoolExecutor(len(jobs), thread_name_prefix=f'{self.name}-compile')
+        self._compiles = {k: pool.submit(lambda job=job: jax.block_until_ready(job())) for k, job in jobs.items()}
+        pool.shutdown(wait=False)  # each thread ends with its job
+
+    async def acompile(self):
+        "Compile everything training runs (see `start_compile`) and await it without blocking the loop."
+        self.start_compile()
+        for name in self._compiles: await self._compiled(name)
+
+    def compile(self):
+        "Plain form of `acompile`: blocks until everything is compiled."
+        self.start_compile()
+        for name in self._compiles: self._wait_compiled(name)
+
+    async def _compiled(self, name:str):
+        "Await the compile-ahead job `name` if one was started (re-raising its error); instant once done."
+        fut = None if self._compiles is None else self._compiles[name]
+        if fut is not None:
+            if not fut.done(): await asyncio.wrap_future(fut)
+            fut.result()
+
+    def _wait_compiled(self, name:str):
+        if self._compiles is not None: self._compiles[name].result()
 
     # --- Worker interface
     def get_state(self):
@@ -256,6 +299,7 @@ class ApeXDQN(Worker):
             raise ConfigError(f"learn takes updates_per_dispatch * batch_size = {K * B} transitions, got {len(transition_batch)}.")
         b = self.updater.prepare(transition_batch)
         if K > 1: b = jax.tree.map(lambda x: x.reshape(K, B, *x.shape[1:]), b)
+        self._wait_compiled('update')  # instant unless a compile-ahead is still running (never the case on the loop's path)
         self._learner_state, metrics = self._update(self._learner_state, b)  # host arrays: the jitted call splits them over the mesh
         before, self.updates = self.updates, self.updates + K
         if self.updates // self.config.target_update_interval > before // self.config.target_update_interval:
@@ -278,10 +322,12 @@ class ApeXDQN(Worker):
 
     def insert(self, batch:TransitionBatch):
         "Add to prioritized replay with priorities from the current TD errors (blocks until they are computed: use `ainsert` on a loop)."
+        self._wait_compiled('td')
         self._add(batch, np.asarray(self._insert_td(batch)))
 
     async def ainsert(self, batch:TransitionBatch):
         "`insert` as a coroutine: awaits the TD errors without blocking the loop (the device may be busy with a learner dispatch)."
+        await self._compiled('td')
         td = await ready(self._insert_td(batch))
         self._add(batch, np.asarray(td))
 
@@ -302,6 +348,7 @@ class ApeXDQN(Worker):
         N, E = cfg.num_actors, cfg.envs_per_actor
         self.pull_state()
         obs = np.concatenate([st.obs for st in states]) if N > 1 else states[0].obs
+        await self._compiled('greedy')
         greedy = self._greedy(self._actor_params, obs)
         rng, n = self._explore_rng, len(self.eps)  # epsilon-greedy: the coin flips and random actions are drawn on the host while the device computes
         explore = rng.random(n) < self.eps
@@ -322,6 +369,7 @@ class ApeXDQN(Worker):
     async def _learner_dispatch(self):
         "Sample K batches and run one fused data-parallel dispatch; then finish the previous dispatch (its priorities) while this one computes; publish."
         cfg = self.config
+        await self._compiled('update')
         batch = self.buffer.sample(cfg.batch_size * cfg.updates_per_dispatch)
         if cfg.updates_per_dispatch > 1:  # stratified samples come in priority order: mix them across the K updates
             batch = batch[self._shuffle_rng.permutation(len(batch))]
@@ -548,6 +596,7 @@ class ApeXDQN(Worker):
             await self._fresh_actors().aclose()
             self.push_state()
         last = None
+        self.start_compile()  # the three compiles run beside each other and beside the actors' first steps
         self._run(int(min(goal, next_eval)))
         try:
             while self.env_steps < goal:
@@ -580,5 +629,6 @@ class ApeXDQN(Worker):
         return run_sync(self.atrain(num_steps, **kwargs))
 
     def close(self):
-        "Close the actors' envs."
+        "Close the actors' envs (after any compile-ahead thread has ended: close leaves no thread behind)."
+        if self._compiles is not None: concurrent.futures.wait(self._compiles.values())
         self.env.cleanup()

@@ -120,6 +120,7 @@ def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; c
         return out
 
     run.mesh, run.num_fused = mesh, num_fused
+    run.cache_size = lambda: len(cache)  # programs built so far (one per batch shape): tests check nothing recompiles
     return run
 
 # %% ../nbs/06_parallel.ipynb #f1a73f9b
