@@ -118,19 +118,18 @@ async def time_pool(pool, acts_per_worker):
     n_w = len(pool.workers)
     for _ in range(n_w):  # take the pending states (first run: the initial ones)
         await pool.get_state()
-    idx = [0] * n_w
-    total = sum(len(a) for a in acts_per_worker)
     get, send = pool.get_state, pool.send_action
+    nxt = [iter(a).__next__ for a in acts_per_worker]  # each worker's next action
     t0, c0 = time.perf_counter(), time.process_time()
     for w in range(n_w):
-        send(acts_per_worker[w][0], w); idx[w] = 1
-    done = 0
-    while done < total:
+        send(nxt[w](), w)
+    live = n_w
+    while live:  # whichever worker reports gets its next action, until every worker has used up its actions
         _, w = await get()
-        done += 1
-        i = idx[w]
-        if i < len(acts_per_worker[w]):
-            send(acts_per_worker[w][i], w); idx[w] = i + 1
+        try:
+            send(nxt[w](), w)
+        except StopIteration:
+            live -= 1
     dt = time.perf_counter() - t0, time.process_time() - c0
     for w in range(n_w):  # leave each worker with a state to take, like at the start
         pool.send_action(acts_per_worker[w][0], w)
