@@ -298,11 +298,11 @@ def action_checker(space:gym.Space) -> Callable[[Any], Any]:
             nvec = space.nvec if isinstance(space, gym.spaces.MultiDiscrete) else np.full(shape, 2, np.int64)
             start = space.start if isinstance(space, gym.spaces.MultiDiscrete) else np.zeros(shape, np.int64)
             shifted = bool(np.any(start != 0))
-            nvec_u = np.ascontiguousarray(nvec, np.uint64)  # full shape: comparing two arrays is cheaper than array vs scalar
+            nvec_u, zeros = np.ascontiguousarray(nvec, np.uint64), bytes(nvec.size)  # full shape: array vs array is cheaper than vs scalar
             def inside(a):
                 if a.dtype is not _I64: a = a.astype(np.int64)  # uint64 beyond int64 wraps to negative: caught below
                 if shifted: a = a - start
-                return not _count(a.view(_U64) >= nvec_u)  # negative values wrap to huge ones: one test checks both ends
+                return (a.view(_U64) >= nvec_u).tobytes() == zeros  # negative values wrap to huge ones: one test checks both ends
             desc = "out of range"
             if not shifted and 0 < nvec_u.size <= 64:
                 # int64 actions, read as one Python int of 64-bit words: adding 2**63 - nvec to each word sets its top bit
