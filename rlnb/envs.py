@@ -304,16 +304,21 @@ def action_checker(space:gym.Space) -> Callable[[Any], Any]:
                 if shifted: a = a - start
                 return (a.view(_U64) >= nvec_u).tobytes() == zeros  # negative values wrap to huge ones: one test checks both ends
             desc = "out of range"
-            if not shifted and 0 < nvec_u.size <= 64:
+            if not shifted and nvec_u.size <= 64:
                 # int64 actions, read as one Python int of 64-bit words: adding 2**63 - nvec to each word sets its top bit
                 # exactly where the action is >= nvec (no carry leaves a word whose top bit was clear; a set one is negative).
-                # No numpy call but `tobytes`: next to an env that is a few microseconds less than the comparison above.
+                # No numpy call but `tobytes`: next to an env, a few microseconds less than the comparison.
                 top, add, order = _words(np.full(shape, 1 << 63, np.uint64)), _words(np.uint64(1 << 63) - nvec_u), sys.byteorder
                 def fast(a):
                     if a.__class__ is np.ndarray and a.dtype is _I64 and a.shape == shape:  # the common case, first
                         x = int.from_bytes(a.tobytes(), order)
                         if not (x | (x + add)) & top: return a
                     return check(a)  # anything else, and the error
+            elif not shifted:  # larger: one comparison (converting thousands of bytes to a Python int costs more)
+                def fast(a):
+                    if a.__class__ is np.ndarray and a.dtype is _I64 and a.shape == shape:
+                        if (a.view(_U64) >= nvec_u).tobytes() == zeros: return a
+                    return check(a)
         def check(a):
             if a.__class__ is not np.ndarray: a = np.asarray(a)
             if a.shape != shape: raise _bad(space, f"has the wrong shape (expected {shape})", a)
