@@ -9,7 +9,8 @@ Prints one JSON object. For each env and env count N:
 - the pool in each mode: `sync` (one `SyncEnvWorker`), `thread` (one thread worker), `process` (min(2, N) process
   workers splitting the N envs), each worker holding the fastest env form gymnasium offers for its share (the
   numpy-vectorized env where there is one, else `SyncVectorEnv`, or the plain env for one copy).
-Random actions are drawn in advance, as one array per run, for raw loops and pools alike.
+Random actions are drawn in advance, as one array per run, for raw loops and pools alike. A pool is driven the way a
+training loop drives it: await a state, send that worker its next action (no other per-step bookkeeping in the loop).
 
 Measurement: many short runs (`--seconds` each, default 0.1 s), interleaved: each repetition runs every mode once,
 in a fresh random order, so that changes in machine load hit all modes alike. `ratio` (done when >= 0.9) is paired:
