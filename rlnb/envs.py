@@ -58,7 +58,7 @@ class EnvState(NamedTuple):
 # %% ../nbs/01_envs.ipynb #537ce4a9
 _FINAL_KEYS = ('final_obs', '_final_obs', 'final_info', '_final_info')
 _I64, _U64, _BOOL = np.dtype(np.int64), np.dtype(np.uint64), np.dtype(bool)
-_count = np.count_nonzero  # "any True?" as a count: cheaper than `.any()`, and no AVX-512 reduction kernel (see Speed)
+_count = np.count_nonzero  # "any True?" as a count where bytes cannot be compared: cheaper than `.any()`, no AVX-512 reduction (see Speed)
 _new_state = tuple.__new__  # builds an EnvState from a full tuple without the Python-level __new__ (hot path)
 
 def _frozen_false(n:int):
@@ -130,7 +130,7 @@ class EnvCore:
         "Step a vector env, following its autoreset mode (few numpy calls: see Speed)."
         obs, r, term, trunc, info = self._env_step(action)
         t = self._t + self._ones  # new counters (states handed out keep theirs); array + array: a scalar operand costs a conversion
-        # which masks hold a True? Their bytes against zeros: no ufunc (the costly kind of numpy call), and mostly neither does
+        # which masks hold a True (mostly neither)? Their bytes against zeros: no ufunc, the costly kind of numpy call
         if term.dtype is _BOOL and trunc.dtype is _BOOL: end_term, end_trunc = term.tobytes() != self._zeros, trunc.tobytes() != self._zeros
         else: end_term, end_trunc = bool(_count(term)), bool(_count(trunc))
         if end_term or end_trunc:  # the done mask; a copy when only one mask has a True (the env may reuse its arrays)
