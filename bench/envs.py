@@ -9,7 +9,8 @@ Prints one JSON object. For each env and env count N:
 - the pool in each mode: `sync` (one `SyncEnvWorker`), `thread` (one thread worker), `process` (min(2, N) process
   workers splitting the N envs), each worker holding the fastest env form gymnasium offers for its share (the
   numpy-vectorized env where there is one, else `SyncVectorEnv`, or the plain env for one copy).
-Random actions are drawn in advance, as one array per run, for raw loops and pools alike.
+Random actions are drawn in advance, as one array per run, for raw loops and pools alike. A pool is driven the way a
+training loop drives it: await a state, send that worker its next action (no other per-step bookkeeping in the loop).
 
 Measurement: many short runs (`--seconds` each, default 0.1 s), interleaved: each repetition runs every mode once,
 in a fresh random order, so that changes in machine load hit all modes alike. `ratio` (done when >= 0.9) is paired:
@@ -118,19 +119,18 @@ async def time_pool(pool, acts_per_worker):
     n_w = len(pool.workers)
     for _ in range(n_w):  # take the pending states (first run: the initial ones)
         await pool.get_state()
-    idx = [0] * n_w
-    total = sum(len(a) for a in acts_per_worker)
     get, send = pool.get_state, pool.send_action
+    nxt = [iter(a).__next__ for a in acts_per_worker]  # each worker's next action
     t0, c0 = time.perf_counter(), time.process_time()
     for w in range(n_w):
-        send(acts_per_worker[w][0], w); idx[w] = 1
-    done = 0
-    while done < total:
+        send(nxt[w](), w)
+    live = n_w
+    while live:  # whichever worker reports gets its next action, until every worker has used up its actions
         _, w = await get()
-        done += 1
-        i = idx[w]
-        if i < len(acts_per_worker[w]):
-            send(acts_per_worker[w][i], w); idx[w] = i + 1
+        try:
+            send(nxt[w](), w)
+        except StopIteration:
+            live -= 1
     dt = time.perf_counter() - t0, time.process_time() - c0
     for w in range(n_w):  # leave each worker with a state to take, like at the start
         pool.send_action(acts_per_worker[w][0], w)
