@@ -49,11 +49,11 @@ class ApeXConfig:
     dueling: bool = True  # dueling head (V + A - mean A) on the default MLP
     learning_rate: float = 2.3e-3  # Adam step size
     max_grad_norm: float = 10.0  # global gradient-norm clip
-    batch_size: int = 64  # transitions per update (split over the learner's devices)
-    updates_per_dispatch: int = 16  # K updates fused into one device call (lax.scan); priorities of the K batches follow the call
+    batch_size: int = 32  # transitions per update (split over the learner's devices)
+    updates_per_dispatch: int = 32  # K updates fused into one device call (lax.scan); priorities of the K batches follow the call
     buffer_capacity: int = 100_000  # replay capacity (transitions)
     buffer_warmup: int = 1_000  # transitions in replay before the first update
-    replay_ratio: float = 0.5  # learner updates per inserted transition
+    replay_ratio: float = 2.0  # learner updates per inserted transition
     actor_slack: int = 200  # updates the learner may fall behind the replay ratio before the actors wait
     priority_alpha: float = 0.6  # prioritization exponent
     priority_beta: float = 0.4  # importance-sampling exponent
@@ -77,6 +77,8 @@ class ApeXConfig:
         need(self.batch_size <= self.buffer_capacity, 'batch_size', 'must not exceed buffer_capacity')
         need(self.max_policy_lag is None or self.max_policy_lag >= 0, 'max_policy_lag', 'must be None or >= 0')
         need(isinstance(self.deterministic, bool), 'deterministic', 'must be True or False')
+        need(self.actor_slack >= self.updates_per_dispatch, 'actor_slack', f'must be >= updates_per_dispatch={self.updates_per_dispatch}: '
+             'the learner waits for a whole dispatch of owed updates, so a smaller slack would stop the actors and the learner at once')
 
 # %% ../nbs/10_apex_dqn.ipynb #f4bda9f2
 def epsilon_ladder(n:int, epsilon:float=0.4, alpha:float=7.0) -> np.ndarray:
@@ -293,7 +295,7 @@ class ApeXDQN(Worker):
                         version=self.actor_version if version is None else version, valid=valid)
 
     def learn(self, transition_batch:TransitionBatch) -> dict:
-        "K = `updates_per_dispatch` data-parallel double-Q updates in one call on K * `batch_size` transitions; returns metrics (per-sample `td_error` flattened)."
+        "K = `updates_per_dispatch` data-parallel double-Q updates in one call on K * `batch_size` transitions (in order); returns metrics, per-sample `td_error` of shape (K, batch_size) when K > 1."
         K, B = self.config.updates_per_dispatch, self.config.batch_size
         if len(transition_batch) != K * B:
             raise ConfigError(f"learn takes updates_per_dispatch * batch_size = {K * B} transitions, got {len(transition_batch)}.")
@@ -305,7 +307,7 @@ class ApeXDQN(Worker):
         if self.updates // self.config.target_update_interval > before // self.config.target_update_interval:
             p, _, o = self._learner_state
             self._learner_state = (p, p, o)
-        return {**metrics, 'td_error': metrics['td_error'].reshape(-1)}
+        return metrics  # td_error keeps its (K, B) layout: flattening it on the device would be one more program per dispatch
 
     def _insert_td(self, batch:TransitionBatch):
         "Dispatch the TD errors that become `batch`'s priorities (padded to a bucket size: no retracing); returns the device array."
