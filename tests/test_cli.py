@@ -76,10 +76,7 @@ def test_sigint_stops_training_cleanly_with_a_checkpoint_then_eval_and_resume(tm
     "Ctrl-C during training: exit code 130 within 5 s, a checkpoint of that moment, nothing left running; the run evaluates and resumes."
     p = subprocess.Popen([RLNB, "train", "apex-dqn", "--env", "CartPole-v1", "--out", str(tmp_path), "--no-progress",
                           "--num-actors", "2", "--save-interval", "1000", "--eval-interval", "1000", "--eval-episodes", "2"],
-                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         # a shell's background job inherits SIGINT ignored, and Python then keeps ignoring it: give
-                         # the child the default disposition, as a terminal's foreground process has
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ckpts = lambda: sorted((tmp_path / "checkpoints").glob("ckpt-*.msgpack"))
     try:
         _wait_for(lambda: len(ckpts()) >= 1, 300, p)  # compiled, trained 1,000 steps and saved: it is mid-run now

@@ -212,7 +212,13 @@ def test_sigint_to_a_script_closes_its_workers(tmp_path):
     proc, pids = _start_script(tmp_path, "run")
     assert all(psutil.pid_exists(p) for p in pids)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    try:
+        out, err = proc.communicate(timeout=30)
+    finally:  # a failure here must not leave the script and its workers to the tests that count leftover processes
+        if proc.poll() is None:
+            for p in [proc.pid, *pids]:
+                if psutil.pid_exists(p): psutil.Process(p).kill()
+            proc.communicate()
     assert proc.returncode != 0 and "KeyboardInterrupt" in err, err[-2000:]
     assert _gone(pids, 5.0), f"worker processes {pids} outlived the interrupted script"
 
