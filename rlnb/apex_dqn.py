@@ -204,8 +204,8 @@ class ApeXDQN(Worker):
         spaces = dict(observation_space=self.observation_space, action_space=self.action_space)
         params = _numpy_init(net, self.observation_space, cfg.seed) if func is None else None
         self.q = Q(net, seed=cfg.seed, params=params, **spaces)
-        # optax.flatten: the clip and Adam run on one flat vector (a few fused ops) instead of once per layer's array, which
-        # on a small network is most of the update's cost (measured below the class)
+        # optax.flatten: the clip and Adam run on one flat vector (a few fused ops) instead of once per layer's array; for the
+        # 64x64 update at batch 64 that measured about 245 us of CPU time per update against 340-415 us (A/B on this CPU)
         self.optimizer = _zero_init(optax.flatten(optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.adam(cfg.learning_rate))))
         self.updater = DoubleQLearning(self.q, self.q.copy(), optimizer=self.optimizer)
         self.eps = epsilon_ladder(n_envs, cfg.epsilon, cfg.eps_alpha)
