@@ -10,7 +10,8 @@ Prints one JSON object. For each env and env count N:
   workers splitting the N envs), each worker holding the fastest env form gymnasium offers for its share (the
   numpy-vectorized env where there is one, else `SyncVectorEnv`, or the plain env for one copy).
 Random actions are drawn in advance, as one array per run, for raw loops and pools alike. A pool is driven the way a
-training loop drives it: await a state, send that worker its next action (no other per-step bookkeeping in the loop).
+training loop drives it: await a state, send that worker its next action (no other per-step bookkeeping in the loop;
+with one worker, the actions are taken in order by a `for` loop, as the raw loops take them).
 
 Measurement: many short runs (`--seconds` each, default 0.1 s), interleaved: each repetition runs every mode once,
 in a fresh random order, so that changes in machine load hit all modes alike. `ratio` (done when >= 0.9) is paired:
@@ -120,6 +121,15 @@ async def time_pool(pool, acts_per_worker):
     for _ in range(n_w):  # take the pending states (first run: the initial ones)
         await pool.get_state()
     get, send = pool.get_state, pool.send_action
+    if n_w == 1:  # one worker: the loop a training loop over one worker is, actions taken in order like the raw loops do
+        acts = acts_per_worker[0]
+        t0, c0 = time.perf_counter(), time.process_time()
+        for a in acts:
+            send(a, 0)
+            await get()
+        dt = time.perf_counter() - t0, time.process_time() - c0
+        pool.send_action(acts[0], 0)  # leave a state to take, like at the start
+        return dt
     nxt = [iter(a).__next__ for a in acts_per_worker]  # each worker's next action
     t0, c0 = time.perf_counter(), time.process_time()
     for w in range(n_w):
