@@ -145,9 +145,10 @@ class EnvCore:
         if end_term and end_trunc: done = np.logical_or(term, trunc)
         elif end_term or end_trunc:
             # the one mask with a True is the done mask, as it is: states hand out the env's masks as they came, so an env
-            # must not write into an array it returned. One that returns the same array object each step is copied from.
+            # must not write into an array it returned. One that returns the same array object each step is copied from
+            # (and so is the first step's, before anything is known of the env)
             done = term if end_term else trunc
-            if done.dtype is not _BOOL or done is self._term or done is self._trunc: done = done.astype(bool)
+            if done.dtype is not _BOOL or self._term is None or done is self._term or done is self._trunc: done = done.astype(bool)
         else: done = None
         self._term, self._trunc = term, trunc
         if self.same_step:
@@ -508,7 +509,9 @@ class SyncEnvWorker(EnvWorker):
         if action.__class__ is not str and not (self._closed or self._failed):
             try: self._state = self._step(action)  # the core checks the action before the env sees it
             except SpaceMismatchError: raise  # a bad action: nothing happened, the worker stays usable
-            except Exception as e: return self._step_failed(e)
+            except Exception as e:
+                self._last_cmd = 'step'
+                return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
             self._fresh = True
             return
         self._refuse(action)
@@ -517,11 +520,6 @@ class SyncEnvWorker(EnvWorker):
         try: st = self._core.reset()
         except Exception as e: return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
         self._deliver(st)
-
-    def _step_failed(self, e:Exception):
-        "The env raised during a step (called inside the `except` block, so the traceback is at hand)."
-        self._last_cmd = 'step'
-        self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
 
     async def get_state(self, timeout=None): return self._take()
 
@@ -896,20 +894,6 @@ class SyncWorkerPool(WorkerPool):
     def __init__(self, workers):
         super().__init__(workers)
         self._cursor, self._next = 0, [(i + 1) % len(self.workers) for i in range(len(self.workers))]
-        self._direct = [isinstance(w, SyncEnvWorker) for w in self.workers]
-
-    def send_action(self, action, worker_id:int):
-        "Send `action` (or 'reset' / 'close') to worker `worker_id`."
-        if worker_id.__class__ is int and 0 <= worker_id < self._n and self._direct[worker_id]:
-            # a sync worker's `send_action`, inlined: one Python call less per step (see Speed)
-            w = self.workers[worker_id]
-            if action.__class__ is not str and not (w._closed or w._failed):
-                try: w._state = w._step(action)
-                except SpaceMismatchError: raise
-                except Exception as e: return w._step_failed(e)
-                w._fresh = True
-                return
-        WorkerPool.send_action(self, action, worker_id)
 
     async def get_state(self, timeout=None):
         i = self._cursor
