@@ -96,8 +96,10 @@ def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; c
         if size % n: raise ConfigError(f"data_parallel: batch size {size} does not divide over {n} devices; use a multiple of {n}.")
         if num_fused > 1 and {np.shape(l)[0] for l in jax.tree.leaves(batch)} != {num_fused}:
             raise ConfigError(f"data_parallel: with num_fused={num_fused} every batch leaf needs leading axis {num_fused}.")
+        # the dtype jax will really use (int64 numpy fields become int32 without x64): jax 0.11 warns at each
+        # ShapeDtypeStruct asked for a dtype it does not have
         local_batch = jax.tree.map(lambda l: jax.ShapeDtypeStruct(
-            np.shape(l)[:bdim] + (size // n,) + np.shape(l)[bdim + 1:], l.dtype), batch)
+            np.shape(l)[:bdim] + (size // n,) + np.shape(l)[bdim + 1:], jax.dtypes.canonicalize_dtype(l.dtype)), batch)
         _, m_shape = jax.eval_shape(local, state, local_batch)
         per_sample = jax.tree.map(lambda m: m.ndim > bdim and m.shape[bdim] == size // n, m_shape)
         m_specs = jax.tree.map(lambda ps: P(*([None] * bdim), axis) if ps else P(), per_sample)
@@ -123,7 +125,7 @@ def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; c
     run.cache_size = lambda: len(cache)  # programs built so far (one per batch shape): tests check nothing recompiles
     return run
 
-# %% ../nbs/06_parallel.ipynb #f1a73f9b
+# %% ../nbs/06_parallel.ipynb #997fbb43
 async def ready(tree,
                 poll:float=1e-4,  # first sleep between readiness checks (seconds)
                 max_poll:float=1e-3,  # longest sleep between checks
@@ -136,7 +138,7 @@ async def ready(tree,
         delay = min(2 * delay, max_poll)
     return tree
 
-# %% ../nbs/06_parallel.ipynb #ef3249e3
+# %% ../nbs/06_parallel.ipynb #38dc6643
 class ParamStore:
     "Versioned parameters shared by reference between the learner and the actors."
     def __init__(self, params=None):
