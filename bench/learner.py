@@ -4,7 +4,9 @@
 
 Prints one JSON object. On a CPU-only machine the script asks XLA for 8 host devices (the shape of a
 TPU v2-8) before importing jax; on a GPU machine it uses the GPUs it finds. Figures are medians over
-`--reps` repetitions of `--updates` updates each; `overhead_1dev` is 1 - (rlnb on 1 device / bare).
+`--reps` repetitions of `--updates` updates each, every repetition timing every case once in a fresh random order;
+`*_vs_bare` ratios are paired (each repetition against the bare update of the same repetition, then the median), and
+`overhead_1dev` is 1 - (rlnb on 1 device / bare).
 """
 import argparse
 import json
@@ -57,17 +59,31 @@ def make_batch(rng, n):
             rng.normal(size=(n, 4)).astype(np.float32))
 
 
-def rate(fn, state, batch, updates, reps):
-    state, m = fn(state, batch)  # compile
+def timed(fn, state, batch, updates):
+    "Seconds for `updates` calls, the last result awaited; returns (seconds, state)."
+    t0 = time.perf_counter()
+    for _ in range(updates):
+        state, m = fn(state, batch)
     jax.block_until_ready((state, m))
-    out = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(updates):
-            state, m = fn(state, batch)
+    return time.perf_counter() - t0, state
+
+
+def interleaved(cases, reps, seed=0):
+    """cases: name -> (fn, state, batch, updates per rep, updates counted per call). Every repetition times every case
+    once, in a fresh random order, so that clock and load changes hit all cases alike. Returns name -> list of rates."""
+    states = {}
+    for name, (fn, state, batch, _, _) in cases.items():  # compile and warm up
+        state, m = fn(state, batch)
         jax.block_until_ready((state, m))
-        out.append(updates / (time.perf_counter() - t0))
-    return statistics.median(out)
+        states[name] = state
+    rates, order, rng = {name: [] for name in cases}, list(cases), np.random.default_rng(seed)
+    for _ in range(reps):
+        rng.shuffle(order)
+        for name in order:
+            fn, _, batch, updates, per_call = cases[name]
+            dt, states[name] = timed(fn, states[name], batch, updates)
+            rates[name].append(updates * per_call / dt)
+    return rates
 
 
 def main():
@@ -85,29 +101,29 @@ def main():
     res = {"platform": all_devices[0].platform, "device_kind": all_devices[0].device_kind,
            "n_local_devices": len(all_devices), "reps": args.reps, "updates_per_rep": args.updates, "results": []}
     bare_step = jax.jit(make_step(net, opt, reduce=lambda g: g))
+    fused_k = 16
     for bs in map(int, args.batches.split(",")):
         batch = make_batch(rng, bs)
-        bare = rate(bare_step, jax.device_put(state0, all_devices[0]), jax.device_put(batch, all_devices[0]),
-                    args.updates, args.reps)
-        row = {"batch": bs, "bare_updates_per_s": round(bare, 1)}
+        cases = {"bare": (bare_step, jax.device_put(state0, all_devices[0]), jax.device_put(batch, all_devices[0]), args.updates, 1)}
         for k in map(int, args.devices.split(",")):
-            if k > len(all_devices):
-                continue
-            mesh = make_mesh(all_devices[:k])
-            dp = data_parallel(make_step(net, opt), mesh)
-            r = rate(dp, replicate(state0, mesh), shard_batch(batch, mesh), args.updates, args.reps)
-            row[f"rlnb_{k}dev_updates_per_s"] = round(r, 1)
-            row[f"rlnb_{k}dev_vs_bare"] = round(r / bare, 3)
-        if f"rlnb_1dev_vs_bare" in row:
-            row["overhead_1dev"] = round(1 - row["rlnb_1dev_vs_bare"], 3)
-        fused_k = 16
+            if k <= len(all_devices):
+                mesh = make_mesh(all_devices[:k])
+                cases[f"rlnb_{k}dev"] = (data_parallel(make_step(net, opt), mesh), replicate(state0, mesh),
+                                         shard_batch(batch, mesh), args.updates, 1)
         mesh = make_mesh(all_devices[:1])
-        fused = data_parallel(make_step(net, opt), mesh, num_fused=fused_k)
         stacked = tuple(np.stack([b] * fused_k) for b in batch)
-        r = rate(fused, replicate(state0, mesh), shard_batch(stacked, mesh, batch_axis=1),
-                 max(1, args.updates // fused_k), args.reps) * fused_k
-        row[f"rlnb_1dev_fused{fused_k}_updates_per_s"] = round(r, 1)
-        row[f"rlnb_1dev_fused{fused_k}_vs_bare"] = round(r / bare, 3)
+        cases[f"rlnb_1dev_fused{fused_k}"] = (data_parallel(make_step(net, opt), mesh, num_fused=fused_k), replicate(state0, mesh),
+                                            shard_batch(stacked, mesh, batch_axis=1), max(1, args.updates // fused_k), fused_k)
+        rates = interleaved(cases, args.reps)
+        row = {"batch": bs, "bare_updates_per_s": round(statistics.median(rates["bare"]), 1)}
+        for name in cases:
+            if name == "bare":
+                continue
+            row[f"{name}_updates_per_s"] = round(statistics.median(rates[name]), 1)
+            # paired: each repetition's rate over the bare update's rate in the same repetition, median
+            row[f"{name}_vs_bare"] = round(statistics.median(r / b for r, b in zip(rates[name], rates["bare"])), 3)
+        if "rlnb_1dev_vs_bare" in row:
+            row["overhead_1dev"] = round(1 - row["rlnb_1dev_vs_bare"], 3)
         res["results"].append(row)
     print(json.dumps(res))
 
