@@ -55,11 +55,58 @@ class EnvState(NamedTuple):
         "Where an episode ended with this transition (terminated or truncated)."
         return np.logical_or(self.terminated, self.truncated)
 
+class _Counts:
+    "The per-env episode and step counters of a vector env over a run of positions, computed when a state's are read."
+    __slots__ = ('ep', 't', 'masks', 'last')
+    def __init__(self, ep, t):
+        self.ep, self.t, self.masks = ep, t, []  # counters at position 0; masks[p - 1]: envs restarting at position p, or None
+        self.last = (0, ep, t)  # the position read last, with its counters: reading in order costs one step of work
+
+    def at(self, k:int):
+        "(episode, step) arrays at position `k` (new arrays: never written once handed out)."
+        j, ep, t = self.last
+        if k == j: return ep, t
+        if k == j + 1:
+            t, m = t + 1, self.masks[j]
+            if m is not None: t[m] = 0; ep = ep + m
+        else: ep, t = self._from_start(k)
+        self.last = (k, ep, t)  # one assignment: a thread reading beside the worker's thread sees a consistent triple
+        return ep, t
+
+    def _from_start(self, k:int):
+        "Counters at `k` from position 0 in a few array operations, however many positions lie between."
+        hits = [(p, m) for p, m in enumerate(self.masks[:k], 1) if m is not None]
+        if not hits: return self.ep, self.t + k
+        M = np.concatenate([m for _, m in hits]).reshape(len(hits), -1)  # one C-level copy (`np.stack` costs per array)
+        pos = np.array([p for p, _ in hits])
+        latest = pos[len(hits) - 1 - M[::-1].argmax(0)]  # each env's last restart (read only where it has one)
+        return self.ep + M.sum(0), np.where(M.any(0), k - latest, self.t + k)
+
+class _VectorState(EnvState):
+    "An `EnvState` of a vector env: `episode` and `step` are computed from the worker's counters when first read."
+    __slots__ = ()
+    @property
+    def episode(self):
+        c = tuple.__getitem__(self, 5)
+        return c.at(tuple.__getitem__(self, 6))[0] if c.__class__ is _Counts else c
+    @property
+    def step(self):
+        c = tuple.__getitem__(self, 5)
+        return c.at(tuple.__getitem__(self, 6))[1] if c.__class__ is _Counts else tuple.__getitem__(self, 6)
+    def _values(self) -> tuple:
+        raw = tuple(tuple.__iter__(self))
+        return raw[:5] + (self.episode, self.step) + raw[7:]
+    # everything that reads the fields as a tuple sees the counters, never the bookkeeping behind them
+    def __iter__(self): return iter(self._values())
+    def __getitem__(self, i): return self._values()[i]
+    def __repr__(self): return 'EnvState(' + ', '.join(f'{f}={v!r}' for f, v in zip(self._fields, self._values())) + ')'
+
 # %% ../nbs/01_envs.ipynb #537ce4a9
 _FINAL_KEYS = ('final_obs', '_final_obs', 'final_info', '_final_info')
 _I64, _U64, _BOOL = np.dtype(np.int64), np.dtype(np.uint64), np.dtype(bool)
 _count = np.count_nonzero  # "any True?" as a count where bytes cannot be compared: cheaper than `.any()`, no AVX-512 reduction (see Speed)
 _new_state = tuple.__new__  # builds an EnvState from a full tuple without the Python-level __new__ (hot path)
+_FOLD = 256  # a vector core starts new `_Counts` every this many steps, so it holds at most this many masks (see Speed)
 def _unchecked(a): return a
 
 def _frozen_false(n:int):
@@ -93,7 +140,7 @@ class EnvCore:
         n = self.num_envs
         self._ep, self._t, self._ended = episode_start - 1, 0, None  # _ended: envs whose episode ended last step (None: none did)
         if self.vector:
-            self._ep, self._t, self._ones = np.full(n, episode_start - 1, np.int64), np.zeros(n, np.int64), np.ones(n, np.int64)
+            self._counts, self._k = _Counts(np.full(n, episode_start - 1, np.int64), np.zeros(n, np.int64)), 0
             self._no_first, self._zeros = _frozen_false(n), bytes(n)  # `bytes(n)`: what `.tobytes()` of an all-False mask gives
         self._env_step = env.step
         # the check runs before the env sees the action, so a bad one raises `SpaceMismatchError` and changes nothing;
@@ -115,11 +162,14 @@ class EnvCore:
         if seed is not None: self.env.action_space.seed(seed)
         self._seeded = True
         obs, info = self.env.reset(seed=seed)
-        self._ep, self._t = self._ep + 1, 0 * self._t
         if self.vector:
             n = self.num_envs
             self._ended = None
-            return EnvState(obs, np.zeros(n), np.zeros(n, bool), np.zeros(n, bool), info, self._ep, self._t, np.ones(n, bool), obs)
+            ep, t = self._counts.at(self._k)
+            self._counts, self._k = _Counts(ep + 1, 0 * t), 0
+            return _new_state(_VectorState, (obs, np.zeros(n), np.zeros(n, bool), np.zeros(n, bool), info, self._counts, 0,
+                                             np.ones(n, bool), obs, False))
+        self._ep, self._t = self._ep + 1, 0
         return _new_state(EnvState, (obs, 0.0, False, False, info, self._ep, 0, True, obs, False))
 
     def _step_single(self, action) -> EnvState:
@@ -138,7 +188,6 @@ class EnvCore:
     def _step_vector(self, action) -> EnvState:
         "Step a vector env, following its autoreset mode (few numpy calls: see Speed)."
         obs, r, term, trunc, info = self._env_step(self._check(action))
-        t = self._t + self._ones  # new counters (states handed out keep theirs); array + array: a scalar operand costs a conversion
         # which masks hold a True (mostly neither)? Their bytes against zeros: no ufunc, the costly kind of numpy call
         if term.dtype is _BOOL and trunc.dtype is _BOOL: end_term, end_trunc = term.tobytes() != self._zeros, trunc.tobytes() != self._zeros
         else: end_term, end_trunc = bool(_count(term)), bool(_count(trunc))
@@ -158,20 +207,27 @@ class EnvCore:
                 fo = info['final_obs']
                 for i in np.flatnonzero(done): final[i] = fo[i]
                 info = {k: v for k, v in info.items() if k not in _FINAL_KEYS}
-                t[done] = 0; self._ep = self._ep + done
+            restart = done  # counters restart with the next episode's first obs, in this very step
         else:
             # an env whose episode ended last step spends this one on its reset: `first`, counters restart
-            first, final = self._ended, obs
+            first = restart = self._ended
+            final = obs
             if first is None: first = self._no_first
-            else: t[first] = 0; self._ep = self._ep + first
             self._ended = done
-        self._t = t
-        return _new_state(EnvState, (obs, r, term, trunc, info, self._ep, t, first, final, False))
+        # the counters are not computed here: the state carries the worker's `_Counts` and its position in them, and
+        # `episode`/`step` are worked out when read (see Speed). A restart costs a list append, not three array operations
+        c, k = self._counts, self._k + 1
+        c.masks.append(restart)
+        if k == _FOLD:  # start new counts from this position's (held masks stay bounded)
+            ep, t = c.at(k)
+            c = self._counts = _Counts(ep, t); k = 0
+        self._k = k
+        return _new_state(_VectorState, (obs, r, term, trunc, info, c, k, first, final, False))
 
     def close(self):
         self.env.close()
 
-# %% ../nbs/01_envs.ipynb #c506abe0
+# %% ../nbs/01_envs.ipynb #4ffbafbb
 def shm_layout(describe:dict, obs_spec, act_spec):
     "Byte layout `{field: (offset, shape, dtype)}` of the shared-memory block for one worker, and its size."
     lead = (describe['num_envs'],) if describe['vector'] else ()
@@ -238,7 +294,7 @@ def child_main(conn, payload:bytes):
         try: conn.close()
         except Exception: pass
 
-# %% ../nbs/01_envs.ipynb #4ffbafbb
+# %% ../nbs/01_envs.ipynb #4d8efae3
 def worker_seed(seed:int,  # base seed of the whole run
                 rank:int=0,  # index of the worker
                 restart:int=0,  # how many times this worker's env was replaced
@@ -246,7 +302,7 @@ def worker_seed(seed:int,  # base seed of the whole run
     "A distinct, reproducible 31-bit seed for worker `rank` derived from the base `seed`."
     return int(np.random.SeedSequence(int(seed), spawn_key=(int(rank), int(restart))).generate_state(1)[0] >> 1)
 
-# %% ../nbs/01_envs.ipynb #297064a6
+# %% ../nbs/01_envs.ipynb #d997fb61
 def _make_env(env_id:str, num_envs:int|None, vectorization_mode:str|None, kwargs:dict):
     if num_envs is None: return gym.make(env_id, **kwargs)
     return gym.make_vec(env_id, num_envs, vectorization_mode=vectorization_mode, **kwargs)
@@ -278,7 +334,7 @@ def env_factory(env,  # `gym.Env`, `gym.vector.VectorEnv`, env id string, or zer
     if callable(env): return env
     raise ConfigError(f"env must be a gymnasium Env or VectorEnv, an env id string, or a zero-argument factory; got {type(env).__name__}.")
 
-# %% ../nbs/01_envs.ipynb #394ac4da
+# %% ../nbs/01_envs.ipynb #c7e5daaa
 def _bad(space, what, action):
     shape = getattr(action, 'shape', None)
     got = f"{action!r}" if shape in (None, ()) else f"an array of shape {shape} and dtype {getattr(action, 'dtype', '?')}"
@@ -354,7 +410,7 @@ def action_checker(space:gym.Space) -> Callable[[Any], Any]:
         return a
     return check
 
-# %% ../nbs/01_envs.ipynb #c5f9d92d
+# %% ../nbs/01_envs.ipynb #5de8fb58
 class _Failure:
     "An env failure as reported by a runner: message and traceback text."
     def __init__(self, message:str, tb:str|None=None): self.message, self.tb = message, tb
@@ -467,7 +523,7 @@ class EnvWorker(abc.ABC):
     def _stop_runner(self): pass
     def _start_runner(self, episode_start:int): raise NotImplementedError
 
-# %% ../nbs/01_envs.ipynb #5de8fb58
+# %% ../nbs/01_envs.ipynb #f483ac7f
 class SyncEnvWorker(EnvWorker):
     "Env worker that steps in the caller's thread (debugging, determinism, numpy-vectorized envs)."
     def __init__(self,
@@ -528,7 +584,7 @@ class SyncEnvWorker(EnvWorker):
         self._closed = True
         self._stop_runner()
 
-# %% ../nbs/01_envs.ipynb #0a6347de
+# %% ../nbs/01_envs.ipynb #ea4323ae
 class _ThreadRunner:
     "Runs an `EnvCore` in a thread; commands in through a queue, states out through the event loop."
     def __init__(self, worker, factory, seed, episode_start, daemon):
@@ -690,7 +746,7 @@ class _ProcessRunner:
         self.views = None
         self._finalizer()
 
-# %% ../nbs/01_envs.ipynb #ea4323ae
+# %% ../nbs/01_envs.ipynb #e15dc15b
 _by_value_lock = threading.Lock()
 
 def _dumps_by_value(obj) -> bytes:
@@ -708,7 +764,7 @@ class _ByValue:
     def __call__(self, *args): return self.fn(*args)
     def __reduce__(self): return cloudpickle.loads, (_dumps_by_value(self.fn),)
 
-# %% ../nbs/01_envs.ipynb #e15dc15b
+# %% ../nbs/01_envs.ipynb #3d6d9428
 class AsyncEnvWorker(EnvWorker):
     "Env worker stepping in its own thread or spawned process; awaited without blocking the event loop."
     def __init__(self,
@@ -822,7 +878,7 @@ class AsyncEnvWorker(EnvWorker):
         self._close_nowait()
         while not self._reap(): await asyncio.sleep(0.005)
 
-# %% ../nbs/01_envs.ipynb #108c5c6e
+# %% ../nbs/01_envs.ipynb #8d1d3304
 class WorkerPool(abc.ABC):
     "A set of env workers driven from one coroutine: `await get_state() -> (state, worker_id)`, `send_action(action, worker_id)`."
     def __init__(self, workers:Sequence[EnvWorker]):
