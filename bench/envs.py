@@ -6,8 +6,8 @@ Prints one JSON object. For each env and env count N:
 - raw gymnasium: a single env in a Python loop (N=1), `SyncVectorEnv(N)`, `AsyncVectorEnv(N)` (N <= 8: one
   process per env on a 2-core machine is pointless beyond that), and gymnasium's numpy-vectorized env where it
   exists (CartPole);
-- the pool in each mode: `sync` (one `SyncEnvWorker`), `thread` (one thread worker), `process` (min(2, N) process
-  workers splitting the N envs), each worker holding the fastest env form gymnasium offers for its share (the
+- the pool in each mode: `sync` (one `SyncEnvWorker`), `thread` (one thread worker), `process` (min(N, max(2, cores - 1))
+  process workers splitting the N envs: 2 on a 2-core machine), each worker holding the fastest env form gymnasium offers for its share (the
   numpy-vectorized env where there is one, else `SyncVectorEnv`, or the plain env for one copy).
 Random actions are drawn in advance, as one array per run, for raw loops and pools alike. A pool is driven the way a
 training loop drives it: await a state, send that worker its next action (no other per-step bookkeeping in the loop;
@@ -203,7 +203,7 @@ def bench_env(env_id, n, reps, seconds, loop):
 
     add_pool("sync", SyncWorkerPool([SyncEnvWorker(make, seed=0)]), [n])
     add_pool("thread", AsyncWorkerPool([AsyncEnvWorker(make, mode="thread", seed=0)]), [n])
-    n_proc = min(2, n)
+    n_proc = min(n, max(2, (os.cpu_count() or 2) - 1))  # a core for the event loop, the rest for the children
     sizes = [n // n_proc + (i < n % n_proc) for i in range(n_proc)]
     proc_workers = [AsyncEnvWorker(env_maker(env_id, k)[0], mode="process", rank=i, world_size=n_proc, seed=0)
                     for i, k in enumerate(sizes)]
