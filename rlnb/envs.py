@@ -55,12 +55,21 @@ class EnvState(NamedTuple):
         "Where an episode ended with this transition (terminated or truncated)."
         return np.logical_or(self.terminated, self.truncated)
 
+_LAZY = object()  # `first` of a vector state that is worked out from the worker's `_Counts` when read
+
 class _Counts:
-    "The per-env episode and step counters of a vector env over a run of positions, computed when a state's are read."
-    __slots__ = ('ep', 't', 'masks', 'last')
-    def __init__(self, ep, t):
-        self.ep, self.t, self.masks = ep, t, []  # counters at position 0; masks[p - 1]: envs restarting at position p, or None
+    "The per-env restart masks, episode and step counters of a vector env over a run of positions, computed when read."
+    __slots__ = ('ep', 't', 'masks', 'last', 'no_first')
+    def __init__(self, ep, t, no_first):
+        # counters at position 0; masks[p - 1]: the envs restarting at position p as a pair of arrays whose `or` they are
+        # (the env's terminated/truncated of the step before, under next-step autoreset), or None: none restarts
+        self.ep, self.t, self.masks, self.no_first = ep, t, [], no_first
         self.last = (0, ep, t)  # the position read last, with its counters: reading in order costs one step of work
+
+    def first(self, k:int):
+        "The restart mask at position `k` >= 1 (the shared all-False mask where no env restarts)."
+        m = self.masks[k - 1]
+        return self.no_first if m is None else np.logical_or(m[0], m[1])
 
     def at(self, k:int):
         "(episode, step) arrays at position `k` (new arrays: never written once handed out)."
@@ -68,7 +77,9 @@ class _Counts:
         if k == j: return ep, t
         if k == j + 1:
             t, m = t + 1, self.masks[j]
-            if m is not None: t[m] = 0; ep = ep + m
+            if m is not None:
+                m = np.logical_or(m[0], m[1])
+                t[m] = 0; ep = ep + m
         else: ep, t = self._from_start(k)
         self.last = (k, ep, t)  # one assignment: a thread reading beside the worker's thread sees a consistent triple
         return ep, t
@@ -77,13 +88,14 @@ class _Counts:
         "Counters at `k` from position 0 in a few array operations, however many positions lie between."
         hits = [(p, m) for p, m in enumerate(self.masks[:k], 1) if m is not None]
         if not hits: return self.ep, self.t + k
-        M = np.concatenate([m for _, m in hits]).reshape(len(hits), -1)  # one C-level copy (`np.stack` costs per array)
+        cat = np.concatenate  # one C-level copy per side (`np.stack` costs per array)
+        M = np.logical_or(cat([m[0] for _, m in hits]), cat([m[1] for _, m in hits])).reshape(len(hits), -1)
         pos = np.array([p for p, _ in hits])
         latest = pos[len(hits) - 1 - M[::-1].argmax(0)]  # each env's last restart (read only where it has one)
         return self.ep + M.sum(0), np.where(M.any(0), k - latest, self.t + k)
 
 class _VectorState(EnvState):
-    "An `EnvState` of a vector env: `episode` and `step` are computed from the worker's counters when first read."
+    "An `EnvState` of a vector env: `episode`, `step` (and `first` where the env autoresets next step) are worked out when read."
     __slots__ = ()
     @property
     def episode(self):
@@ -93,10 +105,14 @@ class _VectorState(EnvState):
     def step(self):
         c = tuple.__getitem__(self, 5)
         return c.at(tuple.__getitem__(self, 6))[1] if c.__class__ is _Counts else tuple.__getitem__(self, 6)
+    @property
+    def first(self):
+        f = tuple.__getitem__(self, 7)
+        return tuple.__getitem__(self, 5).first(tuple.__getitem__(self, 6)) if f is _LAZY else f
     def _values(self) -> tuple:
         raw = tuple(tuple.__iter__(self))
-        return raw[:5] + (self.episode, self.step) + raw[7:]
-    # everything that reads the fields as a tuple sees the counters, never the bookkeeping behind them
+        return raw[:5] + (self.episode, self.step, self.first) + raw[8:]
+    # everything that reads the fields as a tuple sees the values, never the bookkeeping behind them
     def __iter__(self): return iter(self._values())
     def __getitem__(self, i): return self._values()[i]
     def __repr__(self): return 'EnvState(' + ', '.join(f'{f}={v!r}' for f, v in zip(self._fields, self._values())) + ')'
@@ -138,10 +154,11 @@ class EnvCore:
         # counters: python ints for a single env; for a vector env, arrays that are replaced, never written in place,
         # so the states handed out can share them safely
         n = self.num_envs
-        self._ep, self._t, self._ended = episode_start - 1, 0, None  # _ended: envs whose episode ended last step (None: none did)
+        # _ended: the env's (terminated, truncated) of the last step under next-step autoreset (None: nothing to restart)
+        self._ep, self._t, self._ended = episode_start - 1, 0, None
         if self.vector:
-            self._counts, self._k = _Counts(np.full(n, episode_start - 1, np.int64), np.zeros(n, np.int64)), 0
             self._no_first, self._zeros = _frozen_false(n), bytes(n)  # `bytes(n)`: what `.tobytes()` of an all-False mask gives
+            self._counts, self._k = _Counts(np.full(n, episode_start - 1, np.int64), np.zeros(n, np.int64), self._no_first), 0
         self._env_step = env.step
         # the check runs before the env sees the action, so a bad one raises `SpaceMismatchError` and changes nothing;
         # a Discrete int in range is checked inline (one call less per step), anything else by the compiled check
@@ -166,7 +183,7 @@ class EnvCore:
             n = self.num_envs
             self._ended = None
             ep, t = self._counts.at(self._k)
-            self._counts, self._k = _Counts(ep + 1, 0 * t), 0
+            self._counts, self._k = _Counts(ep + 1, 0 * t, self._no_first), 0
             return _new_state(_VectorState, (obs, np.zeros(n), np.zeros(n, bool), np.zeros(n, bool), info, self._counts, 0,
                                              np.ones(n, bool), obs, False))
         self._ep, self._t = self._ep + 1, 0
@@ -183,46 +200,49 @@ class EnvCore:
             self._ep += 1; self._t = 0
             return _new_state(EnvState, (obs, float(r), bool(term), bool(trunc), info, self._ep, 0, False, final, False))
         t = self._t = self._t + 1
-        return _new_state(EnvState, (obs, float(r), False, False, info, self._ep, t, False, obs, False))
+        return _new_state(EnvState, (obs, r if r.__class__ is float else float(r), False, False, info, self._ep, t, False, obs, False))
 
     def _step_vector(self, action) -> EnvState:
         "Step a vector env, following its autoreset mode (few numpy calls: see Speed)."
         obs, r, term, trunc, info = self._env_step(self._check(action))
-        # which masks hold a True (mostly neither)? Their bytes against zeros: no ufunc, the costly kind of numpy call
-        if term.dtype is _BOOL and trunc.dtype is _BOOL: end_term, end_trunc = term.tobytes() != self._zeros, trunc.tobytes() != self._zeros
-        else: end_term, end_trunc = bool(_count(term)), bool(_count(trunc))
-        if end_term and end_trunc: done = np.logical_or(term, trunc)
-        elif end_term or end_trunc:
-            # the one mask with a True is the done mask, as it is: states hand out the env's masks as they came, so an env
-            # must not write into an array it returned. One that returns the same array object each step is copied from
-            # (and so is the first step's, before anything is known of the env)
-            done = term if end_term else trunc
-            if done.dtype is not _BOOL or self._term is None or done is self._term or done is self._trunc: done = done.astype(bool)
-        else: done = None
-        self._term, self._trunc = term, trunc
+        c, k = self._counts, self._k + 1
         if self.same_step:
-            first, final = self._no_first, obs
+            done, first, final = self._done(term, trunc), self._no_first, obs
             if done is not None:
                 final = obs.copy()
                 fo = info['final_obs']
                 for i in np.flatnonzero(done): final[i] = fo[i]
-                info = {k: v for k, v in info.items() if k not in _FINAL_KEYS}
-            restart = done  # counters restart with the next episode's first obs, in this very step
+                info = {key: v for key, v in info.items() if key not in _FINAL_KEYS}
+                done = (done, done)  # counters restart with the next episode's first obs, in this very step
+            c.masks.append(done)
         else:
-            # an env whose episode ended last step spends this one on its reset: `first`, counters restart
-            first = restart = self._ended
-            final = obs
-            if first is None: first = self._no_first
-            self._ended = done
-        # the counters are not computed here: the state carries the worker's `_Counts` and its position in them, and
-        # `episode`/`step` are worked out when read (see Speed). A restart costs a list append, not three array operations
-        c, k = self._counts, self._k + 1
-        c.masks.append(restart)
-        if k == _FOLD:  # start new counts from this position's (held masks stay bounded)
+            # next-step autoreset: an env whose episode ended last step spends this one on its reset (`first`, counters
+            # restart). Nothing is worked out here: the state carries the worker's `_Counts` and its position, and `first`,
+            # `episode` and `step` come from the held terminated/truncated masks when read (see Speed). The masks are held as
+            # the env returned them (states hand them out too, so an env must not write into an array it returned); an env
+            # that returns the same array objects again is copied from, and so is the first step's, before anything is known
+            c.masks.append(self._ended)
+            if self._term is None or term is self._term or trunc is self._trunc: self._ended = (np.array(term, bool), np.array(trunc, bool))
+            else: self._ended = (term, trunc)
+            first, final = _LAZY, obs
+        self._term, self._trunc = term, trunc
+        st = _new_state(_VectorState, (obs, r, term, trunc, info, c, k, first, final, False))
+        if k == _FOLD:  # later states count from new counts that start at this position's (held masks stay bounded)
             ep, t = c.at(k)
-            c = self._counts = _Counts(ep, t); k = 0
+            self._counts, k = _Counts(ep, t, self._no_first), 0
         self._k = k
-        return _new_state(_VectorState, (obs, r, term, trunc, info, c, k, first, final, False))
+        return st
+
+    def _done(self, term, trunc):
+        "The done mask of a step, or None where no episode ended (copied where the env might write into it later)."
+        # which masks hold a True (mostly neither)? Their bytes against zeros: no ufunc, the costly kind of numpy call
+        if term.dtype is _BOOL and trunc.dtype is _BOOL: end_term, end_trunc = term.tobytes() != self._zeros, trunc.tobytes() != self._zeros
+        else: end_term, end_trunc = bool(_count(term)), bool(_count(trunc))
+        if end_term and end_trunc: return np.logical_or(term, trunc)
+        if not (end_term or end_trunc): return None
+        done = term if end_term else trunc  # the one mask with a True is the done mask, as it is
+        if done.dtype is not _BOOL or self._term is None or done is self._term or done is self._trunc: done = done.astype(bool)
+        return done
 
     def close(self):
         self.env.close()
@@ -562,12 +582,9 @@ class SyncEnvWorker(EnvWorker):
             except Exception: pass
 
     def send_action(self, action):
-        if action.__class__ is not str and not (self._closed or self._failed):
+        if action.__class__ is not str and not (self._closed or self._failed):  # `SyncWorkerPool.send_action` inlines this
             try: self._state = self._step(action)  # the core checks the action before the env sees it
-            except SpaceMismatchError: raise  # a bad action: nothing happened, the worker stays usable
-            except Exception as e:
-                self._last_cmd = 'step'
-                return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
+            except Exception as e: return self._step_failed(e)
             self._fresh = True
             return
         self._refuse(action)
@@ -576,6 +593,12 @@ class SyncEnvWorker(EnvWorker):
         try: st = self._core.reset()
         except Exception as e: return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
         self._deliver(st)
+
+    def _step_failed(self, e:Exception):
+        "Called from the `except` clause of a step: a bad action raises (nothing happened, the worker stays usable); anything else is the env failing."
+        if isinstance(e, SpaceMismatchError): raise e
+        self._last_cmd = 'step'
+        self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
 
     async def get_state(self, timeout=None): return self._take()
 
@@ -950,6 +973,19 @@ class SyncWorkerPool(WorkerPool):
     def __init__(self, workers):
         super().__init__(workers)
         self._cursor, self._next = 0, [(i + 1) % len(self.workers) for i in range(len(self.workers))]
+        self._sync = [w if isinstance(w, SyncEnvWorker) else None for w in self.workers]
+
+    def send_action(self, action, worker_id:int):
+        "Send `action` (or 'reset' / 'close') to worker `worker_id`."
+        if worker_id.__class__ is int and 0 <= worker_id < self._n:
+            w = self._sync[worker_id]
+            if w is not None and action.__class__ is not str and not (w._closed or w._failed):
+                # a sync worker's own `send_action`, inline: one Python call less per step (see Speed)
+                try: w._state = w._step(action)
+                except Exception as e: return w._step_failed(e)
+                w._fresh = True
+                return
+        super().send_action(action, worker_id)
 
     async def get_state(self, timeout=None):
         i = self._cursor
