@@ -200,7 +200,7 @@ class EnvCore:
             self._ep += 1; self._t = 0
             return _new_state(EnvState, (obs, float(r), bool(term), bool(trunc), info, self._ep, 0, False, final, False))
         t = self._t = self._t + 1
-        return _new_state(EnvState, (obs, r if r.__class__ is float else float(r), False, False, info, self._ep, t, False, obs, False))
+        return _new_state(EnvState, (obs, float(r), False, False, info, self._ep, t, False, obs, False))
 
     def _step_vector(self, action) -> EnvState:
         "Step a vector env, following its autoreset mode (few numpy calls: see Speed)."
@@ -582,9 +582,12 @@ class SyncEnvWorker(EnvWorker):
             except Exception: pass
 
     def send_action(self, action):
-        if action.__class__ is not str and not (self._closed or self._failed):  # `SyncWorkerPool.send_action` inlines this
+        if action.__class__ is not str and not (self._closed or self._failed):
             try: self._state = self._step(action)  # the core checks the action before the env sees it
-            except Exception as e: return self._step_failed(e)
+            except SpaceMismatchError: raise  # a bad action: nothing happened, the worker stays usable
+            except Exception as e:
+                self._last_cmd = 'step'
+                return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
             self._fresh = True
             return
         self._refuse(action)
@@ -593,12 +596,6 @@ class SyncEnvWorker(EnvWorker):
         try: st = self._core.reset()
         except Exception as e: return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
         self._deliver(st)
-
-    def _step_failed(self, e:Exception):
-        "Called from the `except` clause of a step: a bad action raises (nothing happened, the worker stays usable); anything else is the env failing."
-        if isinstance(e, SpaceMismatchError): raise e
-        self._last_cmd = 'step'
-        self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
 
     async def get_state(self, timeout=None): return self._take()
 
@@ -973,19 +970,6 @@ class SyncWorkerPool(WorkerPool):
     def __init__(self, workers):
         super().__init__(workers)
         self._cursor, self._next = 0, [(i + 1) % len(self.workers) for i in range(len(self.workers))]
-        self._sync = [w if isinstance(w, SyncEnvWorker) else None for w in self.workers]
-
-    def send_action(self, action, worker_id:int):
-        "Send `action` (or 'reset' / 'close') to worker `worker_id`."
-        if worker_id.__class__ is int and 0 <= worker_id < self._n:
-            w = self._sync[worker_id]
-            if w is not None and action.__class__ is not str and not (w._closed or w._failed):
-                # a sync worker's own `send_action`, inline: one Python call less per step (see Speed)
-                try: w._state = w._step(action)
-                except Exception as e: return w._step_failed(e)
-                w._fresh = True
-                return
-        super().send_action(action, worker_id)
 
     async def get_state(self, timeout=None):
         i = self._cursor
