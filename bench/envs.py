@@ -24,6 +24,12 @@ raw mode, paired, median; CPU time leaves out the time this process waits for a 
 `overhead_us_per_worker_step` is the pool's cost per worker step (median over repetitions, paired): time per batch
 step through the sync pool minus time per batch step of the same env stepped raw.
 
+The interface's own cost: `floor/await` and `floor/state` (see `FloorPool`) step the sync pool's env form with the
+least any pool with this interface does (a call per action, an awaited coroutine per state; `state` also builds the
+`EnvState` every state is). They are no pool mode and never the best pool; `floor_ratio` is their paired median
+against the best raw mode, and `sync_pool_vs_floor_state` the sync pool's against `floor/state`. Where `floor_ratio`
+of `state` is below 0.9, no implementation of this interface reaches the target on that machine for that env count.
+
 What the raw loops leave out: the bare loops only call `step` (and `reset` after an episode ends for one env); a
 training loop must also skip the steps gymnasium's vector envs spend on next-step autoresets and keep per-env
 episode step counters, which the pool does for every state (plus `final_obs`, episode indices and the action check).
@@ -44,7 +50,7 @@ import numpy as np
 import gymnasium as gym
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from rlnb.envs import AsyncEnvWorker, AsyncWorkerPool, SyncEnvWorker, SyncWorkerPool  # noqa: E402
+from rlnb.envs import AsyncEnvWorker, AsyncWorkerPool, EnvState, SyncEnvWorker, SyncWorkerPool  # noqa: E402
 
 
 def has_numpy_vector(env_id):
@@ -147,6 +153,44 @@ async def time_pool(pool, acts_per_worker):
     return dt
 
 
+class FloorPool:
+    """The least any pool with rlnb's interface does per step, as a bound no real pool can beat.
+
+    `send_action` steps the env and keeps what it returned; `await get_state()` hands that back from a coroutine.
+    With `state=True` each step also becomes an `EnvState` (unpacked, reward as a float, one 10-field named tuple),
+    as every state a pool reports is. No action check, no counters, no autoreset bookkeeping, no worker: the
+    difference between this and raw gymnasium is what the interface itself costs (one awaited coroutine, one call,
+    one named state per step), whatever the code behind it."""
+
+    def __init__(self, env, state):
+        self.workers = [env]  # `time_pool` reads how many workers there are
+        self._step, self._reset, self._single = env.step, env.reset, not isinstance(env, gym.vector.VectorEnv)
+        self._state, self._last = state, None
+        env.reset(seed=0)
+        if state:  # one call per step either way, as in a pool
+            self.send_action = self._send_state
+
+    def send_action(self, action, worker_id):
+        r = self._last = self._step(action)
+        if self._single and (r[2] or r[3]):
+            self._reset()
+
+    def _send_state(self, action, worker_id):
+        obs, r, term, trunc, info = self._step(action)
+        if not self._single:
+            self._last = tuple.__new__(EnvState, (obs, r, term, trunc, info, 0, 0, False, obs, False))
+            return
+        if term or trunc:
+            obs = self._reset()[0]
+        self._last = tuple.__new__(EnvState, (obs, float(r), bool(term), bool(trunc), info, 0, 0, False, obs, False))
+
+    async def get_state(self, timeout=None):
+        return self._last, 0
+
+    def cleanup(self):
+        self.workers[0].close()
+
+
 def split_actions(acts, sizes):
     "Per-worker slices of the (steps, N) action array (lists of ints for one-env workers)."
     if isinstance(acts, list):
@@ -202,6 +246,10 @@ def bench_env(env_id, n, reps, seconds, loop):
         runs["pool/" + name] = (lambda: loop.run_until_complete(time_pool(pool, per_worker)), steps * n)
 
     add_pool("sync", SyncWorkerPool([SyncEnvWorker(make, seed=0)]), [n])
+    for name, state in (("await", False), ("state", True)):  # the interface's own cost (see FloorPool); not a pool mode
+        floor = FloorPool(make(), state)
+        cleanup.append(floor.cleanup)
+        runs["floor/" + name] = (lambda floor=floor, a=split_actions(acts, [n]): loop.run_until_complete(time_pool(floor, a)), steps * n)
     add_pool("thread", AsyncWorkerPool([AsyncEnvWorker(make, mode="thread", seed=0)]), [n])
     n_proc = min(n, max(2, (os.cpu_count() or 2) - 1))  # a core for the event loop, the rest for the children
     sizes = [n // n_proc + (i < n % n_proc) for i in range(n_proc)]
@@ -229,11 +277,18 @@ def bench_env(env_id, n, reps, seconds, loop):
                  if name in ("pool/sync", "raw/single", "raw/sync_vector", "raw/numpy_vector")}
     raw = {k[4:]: round(v) for k, v in rates.items() if k.startswith("raw/")}
     pool = {k[5:]: round(v) for k, v in rates.items() if k.startswith("pool/")}
+    floor = {k[6:]: round(v) for k, v in rates.items() if k.startswith("floor/")}
     best_raw, best_pool = max(raw, key=raw.get), max(pool, key=pool.get)
     steps_of = lambda name: runs[name][1]
     # paired: in each repetition, best pool mode against best raw mode measured within the same second
     paired = [(steps_of("pool/" + best_pool) / p[0]) / (steps_of("raw/" + best_raw) / r[0])
               for p, r in zip(times["pool/" + best_pool], times["raw/" + best_raw])]
+    # the interface's floor against the best raw mode (a single env's loop, or the numpy-vectorized env, where the
+    # floor steps that same form), and the sync pool against that floor
+    floor_vs_raw = {k: round(statistics.median((steps_of("floor/" + k) / f[0]) / (steps_of("raw/" + best_raw) / r[0])
+                                               for f, r in zip(times["floor/" + k], times["raw/" + best_raw])), 3)
+                    for k in floor}
+    sync_vs_floor = round(statistics.median(f[0] / p[0] for p, f in zip(times["pool/sync"], times["floor/state"])), 3)
     best_cpu_raw = max((k for k in cpu_rates if k.startswith("raw/")), key=cpu_rates.get)  # same env steps, so paired times compare
     fastest = {name: runs[name][1] / min(t[0] for t in ts) for name, ts in times.items()}  # best-of runs, less sensitive to load
     ratio_best_of = max(v for k, v in fastest.items() if k.startswith("pool/")) / max(v for k, v in fastest.items() if k.startswith("raw/"))
@@ -245,6 +300,7 @@ def bench_env(env_id, n, reps, seconds, loop):
                 best_raw=best_raw, best_pool=best_pool, ratio=round(statistics.median(paired), 3),
                 ratio_of_medians=round(pool[best_pool] / raw[best_raw], 3),
                 ratio_best_of_runs=round(ratio_best_of, 3),
+                floor_env_steps_per_s=floor, floor_ratio=floor_vs_raw, sync_pool_vs_floor_state=sync_vs_floor,
                 cpu_time_env_steps_per_s={k: round(v) for k, v in cpu_rates.items()},
                 cpu_time_ratio_sync_pool=round(statistics.median(r[1] / p[1] for p, r in zip(times["pool/sync"], times[best_cpu_raw])), 3),
                 overhead_us_per_worker_step=round(overhead, 2),
