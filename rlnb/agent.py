@@ -24,11 +24,11 @@ import jax
 from flax import serialization
 
 from .core import ConfigError, RLNBError, run_sync
-from .apex_dqn import ApeXConfig, ApeXDQN
+from .runtime import ALGOS, get_algo
 from .monitor import _fmt, _logger
 
 # %% auto #0
-__all__ = ['CKPT_DIR', 'ALGOS', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'find_checkpoint', 'prune_checkpoints',
+__all__ = ['CKPT_DIR', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'find_checkpoint', 'prune_checkpoints',
            'DistributedAgent']
 
 # %% ../nbs/11_agent.ipynb #ac36129c
@@ -101,8 +101,6 @@ def prune_checkpoints(run_dir, keep:int):
         if not t.name.endswith(f"-{os.getpid()}-{threading.get_ident()}"): t.unlink(missing_ok=True)
 
 # %% ../nbs/11_agent.ipynb #2f18b6dd
-ALGOS = {'apex-dqn': (ApeXDQN, ApeXConfig)}
-
 def _resolve_devices(devices, num_learners) -> list:
     local = jax.local_devices()
     if devices is None: devs = list(local)
@@ -123,8 +121,8 @@ def _resolve_devices(devices, num_learners) -> list:
 class _StopRequested(Exception):
     "Raised from the progress callback to end the current chunk when `stop()` was asked for."
 
-_CSV_FIELDS = ('wall_s', 'env_steps', 'updates', 'episodes', 'env_steps_per_s', 'updates_per_s', 'avg_G', 'loss', 'q',
-               'lag_mean', 'lag_max', 'eval_return', 'eval_std')
+_HEAD = ('wall_s', 'env_steps', 'updates', 'episodes', 'env_steps_per_s', 'updates_per_s', 'avg_G')  # columns before the algorithm's metrics
+_TAIL = ('lag_mean', 'lag_max', 'eval_return', 'eval_std')
 
 class DistributedAgent:
     "Trainer facade (RLLTE's `DistributedAgent`): foreground or background training, evaluation, checkpoints, resume."
@@ -145,27 +143,27 @@ class DistributedAgent:
                  func=None,  # forward pass for the q-function; None: the algorithm's MLP
                  **kwargs,  # fields of the algorithm's config (e.g. ApeXConfig's batch_size, hidden, learning_rate)
                 ):
-        if algo not in ALGOS: raise ConfigError(f"algo={algo!r} is not available; choose one of {', '.join(ALGOS)}.")
-        cls, cfg_cls = ALGOS[algo]
+        cls = get_algo(algo)
+        cfg_cls = cls.Config
         fields = {f.name for f in dataclasses.fields(cfg_cls)}
         unknown = sorted(set(kwargs) - fields)
         if unknown: raise ConfigError(f"unknown option(s) {', '.join(unknown)} for {algo}; {cfg_cls.__name__} has {', '.join(sorted(fields))}.")
         if not isinstance(keep_checkpoints, int) or keep_checkpoints < 1: raise ConfigError(f"keep_checkpoints must be an int >= 1, got {keep_checkpoints!r}.")
         if num_storages is not None and (not isinstance(num_storages, int) or num_storages < 1):
             raise ConfigError(f"num_storages={num_storages!r}: the rollout queue needs at least one slot (an int >= 1).")
-        if deterministic and 'deterministic' not in fields:
-            raise ConfigError(f"deterministic=True needs {cfg_cls.__name__}.deterministic, which this version of {algo} does not have.")
-        over = dict(kwargs, seed=seed)
+        over = dict(kwargs, seed=seed, deterministic=bool(deterministic))
         if num_actors is not None: over['num_actors'] = num_actors
-        if num_steps is not None: over['n_step'] = num_steps
-        if 'deterministic' in fields: over['deterministic'] = bool(deterministic)
+        if num_storages is not None: over['queue_size'] = num_storages
+        if num_steps is not None:
+            if cls.rollout_field is None: raise ConfigError(f"num_steps: {algo} has no rollout length to set.")
+            over[cls.rollout_field] = num_steps
         self.devices = _resolve_devices(devices, num_learners)
         self.tag, self.seed, self.algo_name, self.deterministic = tag, seed, algo, bool(deterministic)
         self.env_id = env if isinstance(env, str) else None  # kept in checkpoints, so `from_checkpoint` can rebuild the agent
         self.eval_env_id = eval_env if isinstance(eval_env, str) else None
         self.algo = cls(env, devices=self.devices, func=func, eval_env=eval_env, name=tag, **over)
-        if num_storages is not None: self.algo._queue_size = num_storages  # read when the queue is first made (at start)
         self.config = self.algo.config
+        self.columns = _HEAD + self.algo.metric_names() + _TAIL  # history / metrics.csv / TensorBoard columns: the algorithm's metrics in the middle
         self.work_dir = Path(work_dir if work_dir is not None else Path('runs') / tag)
         self.keep_checkpoints = keep_checkpoints
         self.history: list[dict] = []  # one row per log interval (and per evaluation)
@@ -204,7 +202,8 @@ class DistributedAgent:
             dt = max(now - self._session[0], 1e-9)
             out.update(env_steps_per_s=(a.env_steps - self._session[1]) / dt, updates_per_s=(a.updates - self._session[2]) / dt)
         else: out.update(env_steps_per_s=float('nan'), updates_per_s=float('nan'))
-        for k in ('G', 'loss', 'q', 'lag_mean'): out['avg_G' if k == 'G' else k] = a.stats.mean(k)
+        out['avg_G'] = a.stats.mean('G')
+        for k in a.metric_names() + ('lag_mean',): out[k] = a.stats.mean(k)
         out['lag_max'] = a.stats.max('lag_max')
         out['eval_return'] = self.evals[-1]['mean'] if self.evals else float('nan')
         out['checkpoint'] = str(self.last_checkpoint) if self.last_checkpoint else None
@@ -217,7 +216,7 @@ class DistributedAgent:
             dt = now - self._last_row[0]
             m['env_steps_per_s'] = (m['env_steps'] - self._last_row[1]) / dt
             m['updates_per_s'] = (m['updates'] - self._last_row[2]) / dt
-        row = {k: m.get(k, float('nan')) for k in _CSV_FIELDS}
+        row = {k: m.get(k, float('nan')) for k in self.columns}
         row['eval_return'], row['eval_std'] = (eval_row['mean'], eval_row['std']) if eval_row else (float('nan'), float('nan'))
         if eval_row is None: self._last_row = (now, m['env_steps'], m['updates'])
         return row
@@ -229,7 +228,7 @@ class DistributedAgent:
         path = self.work_dir / 'metrics.csv'
         new = not path.exists() or path.stat().st_size == 0
         with open(path, 'a', newline='') as f:
-            w = csv.DictWriter(f, fieldnames=_CSV_FIELDS)
+            w = csv.DictWriter(f, fieldnames=self.columns)
             if new: w.writeheader()
             w.writerow({k: ('' if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()})
         if self._tb is not None:
@@ -240,7 +239,7 @@ class DistributedAgent:
         if verbose:
             keys = ('env_steps', 'episodes', 'updates', 'avg_G', 'loss', 'lag_mean', 'env_steps_per_s') if math.isnan(row['eval_return']) \
                    else ('env_steps', 'updates', 'eval_return', 'eval_std')
-            self.logger.info(',\t'.join(f"{k}: {_fmt(row[k])}" for k in keys if not (isinstance(row[k], float) and math.isnan(row[k]))))
+            self.logger.info(',\t'.join(f"{k}: {_fmt(row[k])}" for k in keys if k in row and not (isinstance(row[k], float) and math.isnan(row[k]))))
 
     # --- training
     async def _precompile(self):
@@ -305,7 +304,7 @@ class DistributedAgent:
         try:
             while a.env_steps < goal and not self._stop_requested:
                 before = a.env_steps
-                try: await a.atrain(min(goal, nxt(eval_interval), nxt(save_interval)) - before, eval_interval=None, final_eval=False, callback=tick)
+                try: await a.atrain(min(goal, nxt(eval_interval), nxt(save_interval)), eval_interval=None, final_eval=False, callback=tick)
                 except _StopRequested: break
                 tick(a)
                 if crossed(before, eval_interval) or a.env_steps >= goal:
@@ -418,7 +417,7 @@ class DistributedAgent:
         env = env if env is not None else (tree.get('env') or None)
         if env is None: raise ConfigError(f"{path} was trained on an env factory, not an env id; pass env=... to from_checkpoint.")
         if tree['algo'] not in ALGOS: raise ConfigError(f"{path} holds a {tree['algo']!r} run; this rlnb has {', '.join(ALGOS)}.")
-        cfg_cls = ALGOS[tree['algo']][1]
+        cfg_cls = get_algo(tree['algo']).Config
         saved, cfg = tree['state']['config'], {}
         for f in dataclasses.fields(cfg_cls):
             if f.name not in saved: continue
@@ -488,7 +487,7 @@ class DistributedAgent:
         try: await self.stop()
         finally:
             self._closed = True
-            await self.algo.env.aclose()
+            await self.algo.aclose()
 
     def close(self):
         "Close the actors' envs (after `stop`)."

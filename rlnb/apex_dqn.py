@@ -7,40 +7,32 @@ Docs: https://rlnb.github.io/rlnb/apex_dqn.html.md"""
 # %% ../nbs/12_apex_dqn.ipynb #51783614
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import dataclasses
-import time
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 import jax
 import jax.numpy as jnp
-import optax
 import flax.linen as nn
-from flax import serialization
 import gymnasium as gym
 
-from .core import ConfigError, TransitionBatch, preallocate, run_sync
-from .envs import AsyncEnvWorker, SyncEnvWorker, get_worker_pool
-from .functions import Q, preprocessed_shape as preprocess_shape
-from .parallel import data_parallel, make_mesh, pmean, ready, replicate
-from .replay import PrioritizedReplayBuffer, _rng_state, _set_rng_state
+from .core import ConfigError
+from .functions import Q
+from .parallel import pmean
+from .replay import PrioritizedReplayBuffer
+from .runtime import ReplayRatio, Runtime, RuntimeConfig, adam_clipped, need, numpy_init
 from .td_learning import DoubleQLearning
 from .tracing import BatchedNStep
-from .workers import Worker
 
 # %% auto #0
-__all__ = ['ApeXConfig', 'epsilon_ladder', 'MLPQ', 'make_vector_env', 'make_actors', 'env_spaces', 'ApeXDQN']
+__all__ = ['ApeXConfig', 'epsilon_ladder', 'MLPQ', 'DQNState', 'ApeXDQN']
 
 # %% ../nbs/12_apex_dqn.ipynb #5f50f4bf
 @dataclass(frozen=True)
-class ApeXConfig:
-    "Hyperparameters of Ape-X DQN."
-    num_actors: int = 4  # actors (env workers); each steps `envs_per_actor` envs
-    envs_per_actor: int = 8  # envs stepped together by one actor (a gymnasium vector env)
-    actor_mode: str = 'sync'  # where actors step their envs: 'sync' (in the loop), 'thread' or 'process'
+class ApeXConfig(RuntimeConfig):
+    "Hyperparameters of Ape-X DQN (the runtime's fields, with Ape-X's defaults, and its own)."
+    batch_size: int = 32  # transitions per update (split over the learner's devices)
+    updates_per_dispatch: int = 32  # K updates fused into one device call (lax.scan); priorities of the K batches follow the call
     epsilon: float = 0.6  # base exploration rate of the ladder eps_i = epsilon ** (1 + eps_alpha * i / (N - 1))
     eps_alpha: float = 7.0  # exponent spread of the ladder
     n_step: int = 3  # n of the n-step targets
@@ -49,8 +41,6 @@ class ApeXConfig:
     dueling: bool = True  # dueling head (V + A - mean A) on the default MLP
     learning_rate: float = 2.3e-3  # Adam step size
     max_grad_norm: float = 10.0  # global gradient-norm clip
-    batch_size: int = 32  # transitions per update (split over the learner's devices)
-    updates_per_dispatch: int = 32  # K updates fused into one device call (lax.scan); priorities of the K batches follow the call
     buffer_capacity: int = 100_000  # replay capacity (transitions)
     buffer_warmup: int = 1_000  # transitions in replay before the first update
     replay_ratio: float = 2.0  # learner updates per inserted transition
@@ -58,26 +48,18 @@ class ApeXConfig:
     priority_alpha: float = 0.6  # prioritization exponent
     priority_beta: float = 0.4  # importance-sampling exponent
     target_update_interval: int = 100  # updates between hard target-network syncs
-    publish_interval: int = 1  # updates between param publishes to the actors
-    max_policy_lag: int|None = None  # actors never act on params more than this many updates old (None: publish_interval decides)
-    seed: int = 0  # base seed (envs, params, exploration, replay)
-    deterministic: bool = False  # one fixed, seeded schedule instead of concurrent roles: a run is a pure function of (seed, config, atrain calls)
 
-    def __post_init__(self):
-        def need(ok, name, what):
-            if not ok: raise ConfigError(f"ApeXConfig.{name}={getattr(self, name)!r}: {what}.")
-        for name in ('num_actors', 'envs_per_actor', 'n_step', 'batch_size', 'buffer_capacity', 'target_update_interval', 'publish_interval', 'updates_per_dispatch'):
-            need(isinstance(getattr(self, name), int) and getattr(self, name) >= 1, name, 'must be an int >= 1')
-        need(self.actor_mode in ('sync', 'thread', 'process'), 'actor_mode', "must be 'sync', 'thread' or 'process'")
-        need(0 < self.epsilon <= 1, 'epsilon', 'must be in (0, 1]')
-        need(0 < self.gamma <= 1, 'gamma', 'must be in (0, 1]')
-        need(self.learning_rate > 0, 'learning_rate', 'must be > 0')
-        need(self.replay_ratio > 0, 'replay_ratio', 'must be > 0 (updates per inserted transition)')
-        need(0 <= self.buffer_warmup <= self.buffer_capacity, 'buffer_warmup', 'must be in [0, buffer_capacity]')
-        need(self.batch_size <= self.buffer_capacity, 'batch_size', 'must not exceed buffer_capacity')
-        need(self.max_policy_lag is None or self.max_policy_lag >= 0, 'max_policy_lag', 'must be None or >= 0')
-        need(isinstance(self.deterministic, bool), 'deterministic', 'must be True or False')
-        need(self.actor_slack >= self.updates_per_dispatch, 'actor_slack', f'must be >= updates_per_dispatch={self.updates_per_dispatch}: '
+    def check(self):
+        super().check()
+        for name in ('n_step', 'buffer_capacity', 'target_update_interval'):
+            need(self, isinstance(getattr(self, name), int) and getattr(self, name) >= 1, name, 'must be an int >= 1')
+        need(self, 0 < self.epsilon <= 1, 'epsilon', 'must be in (0, 1]')
+        need(self, 0 < self.gamma <= 1, 'gamma', 'must be in (0, 1]')
+        need(self, self.learning_rate > 0, 'learning_rate', 'must be > 0')
+        need(self, self.replay_ratio > 0, 'replay_ratio', 'must be > 0 (updates per inserted transition)')
+        need(self, 0 <= self.buffer_warmup <= self.buffer_capacity, 'buffer_warmup', 'must be in [0, buffer_capacity]')
+        need(self, self.batch_size <= self.buffer_capacity, 'batch_size', 'must not exceed buffer_capacity')
+        need(self, self.actor_slack >= self.updates_per_dispatch, 'actor_slack', f'must be >= updates_per_dispatch={self.updates_per_dispatch}: '
              'the learner waits for a whole dispatch of owed updates, so a smaller slack would stop the actors and the learner at once')
 
 # %% ../nbs/12_apex_dqn.ipynb #f4bda9f2
@@ -102,535 +84,57 @@ class MLPQ(nn.Module):
         return v + a - a.mean(-1, keepdims=True)
 
 # %% ../nbs/12_apex_dqn.ipynb #fe3d779f
-def _vector_mode(env_id:str) -> str:
-    return 'vector_entry_point' if gym.spec(env_id).vector_entry_point is not None else 'sync'
+class DQNState(NamedTuple):
+    "The learner's state: online params, target params, optimizer state."
+    params: Any
+    target: Any
+    opt_state: Any
 
-def make_vector_env(env, num_envs:int) -> gym.vector.VectorEnv:
-    "A vector env of `num_envs` copies of `env` (an env id or a zero-argument factory)."
-    if isinstance(env, str): return gym.make_vec(env, num_envs, vectorization_mode=_vector_mode(env))
-    if callable(env): return gym.vector.SyncVectorEnv([env] * num_envs)
-    raise ConfigError(f"need an env id or a zero-argument env factory to build {num_envs} copies, got {type(env).__name__}.")
-
-def make_actors(env, cfg:ApeXConfig):
-    "One env worker per actor, as a pool."
-    N, E = cfg.num_actors, cfg.envs_per_actor
-    if isinstance(env, str): factory = lambda: make_vector_env(env, E)
-    elif callable(env) and not isinstance(env, gym.Env): factory = lambda: make_vector_env(env, E)
-    else: raise ConfigError(f"Ape-X builds {N} actors: pass an env id or a zero-argument env factory, not {type(env).__name__}.")
-    if cfg.actor_mode == 'sync': workers = [SyncEnvWorker(factory, seed=cfg.seed, rank=i, world_size=N) for i in range(N)]
-    else: workers = [AsyncEnvWorker(factory, seed=cfg.seed, rank=i, world_size=N, mode=cfg.actor_mode) for i in range(N)]
-    return get_worker_pool(workers)
-
-def env_spaces(env) -> tuple:
-    "`(observation space, action space)` of one copy of `env` (an env id or a zero-argument factory), from a probe built here and closed at once."
-    probe = make_vector_env(env, 1)
-    try: return probe.single_observation_space, probe.single_action_space
-    finally: probe.close()
-
-# %% ../nbs/12_apex_dqn.ipynb #1cec7bd5
-def _numpy_init(net:nn.Module, observation_space, seed:int):
-    "Params of a Dense-only flax module drawn with numpy: LeCun-normal kernels truncated at 2 std, zero biases."
-    x = jax.ShapeDtypeStruct((1, *preprocess_shape(observation_space)), jnp.float32)
-    shapes = jax.eval_shape(lambda x: net.init(jax.random.key(0), x), x)  # the key is made inside: nothing runs eagerly
-    rng = np.random.default_rng(seed)
-    def draw(path, s):
-        if jax.tree_util.keystr(path).endswith("['bias']"): return np.zeros(s.shape, s.dtype)
-        z = rng.standard_normal(s.shape)
-        while (bad := np.abs(z) > 2).any(): z[bad] = rng.standard_normal(int(bad.sum()))
-        return (z * np.sqrt(1.0 / s.shape[0]) / .87962566103423978).astype(s.dtype)  # the stddev of N(0, 1) truncated at +-2
-    return jax.tree_util.tree_map_with_path(draw, shapes)
-
-def _zero_init(opt:optax.GradientTransformation) -> optax.GradientTransformation:
-    "`opt` with an `init` that builds its (all-zero) state from shapes: no eager device op, no compile."
-    def init(params):
-        return jax.tree.map(lambda s: np.zeros(s.shape, s.dtype), jax.eval_shape(opt.init, params))
-    return optax.GradientTransformation(init, opt.update)
-
-# %% ../nbs/12_apex_dqn.ipynb #fceafc8e
-_STATE_FORMAT = 2  # version of the layout of `ApeXDQN.state_dict()`
-_MATCHING = ('num_actors', 'envs_per_actor', 'hidden', 'dueling', 'buffer_capacity')  # config fields a checkpoint must share with the agent loading it
-
-def _derived_seed(*ints) -> int:
-    "A 31-bit seed derived from a sequence of non-negative ints."
-    return int(np.random.SeedSequence([int(i) for i in ints]).generate_state(1)[0] >> 1)
-
-def _config_state(cfg:ApeXConfig) -> dict:
-    "The config as pure data: tuples become int arrays, None fields are left out."
-    out = {}
-    for k, v in dataclasses.asdict(cfg).items():
-        if v is None: continue
-        out[k] = np.asarray(v, np.int64) if isinstance(v, (tuple, list)) else v
-    return out
-
-def _same(a, b) -> bool:
-    if isinstance(a, (tuple, list, np.ndarray)) or isinstance(b, (tuple, list, np.ndarray)):
-        return np.asarray(a).tolist() == np.asarray(b).tolist()
-    return a == b
-
-def _as_numpy(tree): return jax.tree.map(lambda x: np.asarray(x), tree)
-
-class ApeXDQN(Worker):
+class ApeXDQN(Runtime):
     "Ape-X DQN: epsilon-ladder actors, prioritized n-step double-Q replay, data-parallel learner."
-    def __init__(self,
-                 env,  # env id or zero-argument env factory (each actor builds its own copies)
-                 config:ApeXConfig|None=None,  # hyperparameters; keyword overrides below win
-                 devices:Sequence[jax.Device]|None=None,  # learner devices; None: every local device
-                 func=None,  # forward pass S -> q(S, .) (flax module or function); None: `MLPQ`
-                 eval_env=None,  # env id or factory for evaluation; None: `env`
-                 name:str|None=None,  # worker name
-                 **overrides,  # any `ApeXConfig` field
-                ):
-        cfg = dataclasses.replace(config or ApeXConfig(), **overrides)
-        self.config, self._env_arg = cfg, env
-        self.eval_env = env if eval_env is None else eval_env
-        pool = make_actors(env, cfg)
-        w0 = pool.workers[0]  # a sync worker knows its spaces now; thread and process workers only once their env is up
-        try: obs_space, act_space = (w0.observation_space, w0.single_action_space) if w0.single_action_space is not None else env_spaces(env)
-        except BaseException: pool.cleanup(); raise
-        if not isinstance(act_space, gym.spaces.Discrete):
-            pool.cleanup()
-            raise ConfigError(f"Ape-X DQN needs a Discrete action space, got {act_space}.")
-        self.observation_space, self.action_space = obs_space, act_space
-        n_envs = cfg.num_actors * cfg.envs_per_actor
-        buffer = PrioritizedReplayBuffer(cfg.buffer_capacity, alpha=cfg.priority_alpha, beta=cfg.priority_beta,
-                                         seed=cfg.seed, observation_space=self.observation_space, action_space=self.action_space)
-        super().__init__(pool, param_store=None, tracer=BatchedNStep(cfg.n_step, cfg.gamma, n_envs), buffer=buffer,
-                         buffer_warmup=max(cfg.buffer_warmup, cfg.batch_size), name=name or 'apex-dqn', seed=cfg.seed)
-        self.mesh = make_mesh(devices)
-        if cfg.batch_size % self.mesh.size:
-            pool.cleanup()
-            raise ConfigError(f"batch_size={cfg.batch_size} must be a multiple of the {self.mesh.size} learner devices.")
+    Config, algo_name, rollout_field = ApeXConfig, 'apex-dqn', 'n_step'
+    shape_fields = ('hidden', 'dueling', 'buffer_capacity')
+
+    def check_spaces(self, observation_space, action_space):
+        if not isinstance(action_space, gym.spaces.Discrete): raise ConfigError(f"Ape-X DQN needs a Discrete action space, got {action_space}.")
+
+    def setup(self, func):
+        cfg = self.config
         net = func if func is not None else MLPQ(int(self.action_space.n), tuple(cfg.hidden), cfg.dueling)
-        spaces = dict(observation_space=self.observation_space, action_space=self.action_space)
-        params = _numpy_init(net, self.observation_space, cfg.seed) if func is None else None
-        self.q = Q(net, seed=cfg.seed, params=params, **spaces)
-        # optax.flatten: the clip and Adam run on one flat vector (a few fused ops) instead of once per layer's array; for the
-        # 64x64 update at batch 64 that measured about 245 us of CPU time per update against 340-415 us (A/B on this CPU)
-        self.optimizer = _zero_init(optax.flatten(optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.adam(cfg.learning_rate))))
+        params = numpy_init(net, self.observation_space, cfg.seed) if func is None else None
+        self.q = Q(net, seed=cfg.seed, params=params, observation_space=self.observation_space, action_space=self.action_space)
+        self.optimizer = adam_clipped(cfg.learning_rate, cfg.max_grad_norm)
         self.updater = DoubleQLearning(self.q, self.q.copy(), optimizer=self.optimizer)
-        self.eps = epsilon_ladder(n_envs, cfg.epsilon, cfg.eps_alpha)
-        self._build_functions()
-        self._learner_state = replicate((self.q.params, self.q.params, self.optimizer.init(self.q.params)), self.mesh)
-        self.updates, self.env_steps, self.episodes = 0, 0, 0
-        self._inserted_after_warmup = 0
-        self._queued = 0  # transitions queued by the actors, not yet in replay
-        self._pending = None  # (idx, metrics) of the learner dispatch in flight, whose priorities are not written yet
-        self.eval_history: list[tuple[int, float]] = []
-        self.eval_seconds = 0.0  # wall-clock spent in evaluations (benchmarks subtract it)
-        self._returns = np.zeros(n_envs)
-        self._explore_rng = np.random.default_rng([cfg.seed, 1])  # the actors' exploration draws (host-side: no threefry program to compile)
-        self._shuffle_rng = np.random.default_rng(cfg.seed)
-        self._env_states = None  # the actors' latest env states, kept across stop/start
-        self._learned, self._rolled = asyncio.Event(), asyncio.Event()
-        self._published_at, self.actor_version = 0, 0
-        self._compiles = None  # name -> future of the compile-ahead jobs (`start_compile`)
-        self.push_state()
-        self.pull_state()
+        self.eps = epsilon_ladder(cfg.num_envs, cfg.epsilon, cfg.eps_alpha)
+        return DQNState(self.q.params, self.q.params, self.optimizer.init(self.q.params))
 
-    # --- pure functions, jitted once
-    def _build_functions(self):
-        q, upd = self.q, self.updater
-        self._greedy = jax.jit(lambda params, S: jnp.argmax(q.apply(params, S), -1))  # the actors' and the evaluation's policy
-        self._td = jax.jit(lambda params, target, b: upd.td_error_fn(params, target, b)[0])
+    def make_tracer(self, num_envs): return BatchedNStep(self.config.n_step, self.config.gamma, num_envs)
 
-        def step(state, batch):
-            params, target, opt_state = state
-            grads, metrics = upd.grads_and_metrics(params, target, batch)
-            params, opt_state = upd.apply(params, opt_state, pmean(grads))
-            return (params, target, opt_state), metrics
-        self._update = data_parallel(step, self.mesh, num_fused=self.config.updates_per_dispatch)
-
-    # --- compiling ahead, off the loop
-    def _zero_batch(self, n:int) -> TransitionBatch:
-        f32 = np.zeros(n, np.float32)
-        return TransitionBatch(S=preallocate(self.observation_space, n), A=preallocate(self.action_space, n), logP=f32, Rn=f32,
-                               In=f32, S_next=preallocate(self.observation_space, n), W=f32 + 1)
-
-    def start_compile(self):
-        "Start compiling the fused learner update, the actors' policy and the insertion TD errors, each in a worker thread, on zero inputs of the real shapes (results dropped); returns at once. Idempotent."
-        if self._compiles is not None: return
+    def make_pacing(self):
         cfg = self.config
-        K, B, n = cfg.updates_per_dispatch, cfg.batch_size, cfg.num_actors * cfg.envs_per_actor
-        b = self.updater.prepare(self._zero_batch(K * B))
-        if K > 1: b = jax.tree.map(lambda x: x.reshape(K, B, *x.shape[1:]), b)
-        state, params, obs, td_batch = self._learner_state, self._actor_params, preallocate(self.observation_space, n), self._zero_batch(n)
-        jobs = dict(update=lambda: self._update(state, b), greedy=lambda: self._greedy(params, obs), td=lambda: self._insert_td(td_batch))
-        pool = concurrent.futures.ThreadPoolExecutor(len(jobs), thread_name_prefix=f'{self.name}-compile')
-        self._compiles = {k: pool.submit(lambda job=job: jax.block_until_ready(job())) for k, job in jobs.items()}
-        pool.shutdown(wait=False)  # each thread ends with its job
+        buffer = PrioritizedReplayBuffer(cfg.buffer_capacity, alpha=cfg.priority_alpha, beta=cfg.priority_beta, seed=cfg.seed,
+                                         observation_space=self.observation_space, action_space=self.action_space)
+        td = lambda params, batch: self.updater.td_error_fn(params, params, batch)[0]
+        return ReplayRatio(buffer, cfg.replay_ratio, cfg.actor_slack, cfg.buffer_warmup, priority_fn=td)
 
-    async def acompile(self):
-        "Compile everything training runs (see `start_compile`) and await it without blocking the loop."
-        self.start_compile()
-        for name in self._compiles: await self._compiled(name)
+    def noise(self, rng, n):
+        return rng.random(n) < self.eps, rng.integers(0, int(self.action_space.n), n)
 
-    def compile(self):
-        "Plain form of `acompile`: blocks until everything is compiled."
-        self.start_compile()
-        for name in self._compiles: self._wait_compiled(name)
+    def act(self, params, obs, noise):
+        explore, random_a = noise
+        a = jnp.where(explore, random_a, self.eval_act(params, obs))
+        return a, jnp.zeros(a.shape, jnp.float32)
 
-    async def _compiled(self, name:str):
-        "Await the compile-ahead job `name` if one was started (re-raising its error); instant once done."
-        fut = None if self._compiles is None else self._compiles[name]
-        if fut is not None:
-            if not fut.done(): await asyncio.wrap_future(fut)
-            fut.result()
+    def eval_act(self, params, obs): return jnp.argmax(self.q.apply(params, obs), -1)
 
-    def _wait_compiled(self, name:str):
-        if self._compiles is not None: self._compiles[name].result()
+    def prepare(self, data): return self.updater.prepare(data)
 
-    # --- Worker interface
-    def get_state(self):
-        "The online params (replicated over the learner mesh)."
-        return self._learner_state[0]
+    def learner_step(self, state, batch):
+        upd = self.updater
+        grads, metrics = upd.grads_and_metrics(state.params, state.target, batch)
+        params, opt_state = upd.apply(state.params, state.opt_state, pmean(grads))
+        return DQNState(params, state.target, opt_state), metrics
 
-    def set_state(self, state):
-        "Take published params for acting: a view of the first device's buffers, not a copy."
-        self._actor_params = jax.tree.map(lambda x: x.addressable_data(0) if isinstance(x, jax.Array) else x, state)
-
-    def trace(self, s, a, r, done, logp=0.0, w=1.0, *, terminated=None, truncated=None, s_next_final=None, valid=None, version=None):
-        "Record one step of every env (arrays with a leading env axis) with the batched n-step tracer."
-        term = np.asarray(done if terminated is None else terminated, bool)
-        self.tracer.add(s, a, r, term, truncated, s_next_final=s_next_final, logp=logp, w=w,
-                        version=self.actor_version if version is None else version, valid=valid)
-
-    def learn(self, transition_batch:TransitionBatch) -> dict:
-        "K = `updates_per_dispatch` data-parallel double-Q updates in one call on K * `batch_size` transitions (in order); returns metrics, per-sample `td_error` of shape (K, batch_size) when K > 1."
-        K, B = self.config.updates_per_dispatch, self.config.batch_size
-        if len(transition_batch) != K * B:
-            raise ConfigError(f"learn takes updates_per_dispatch * batch_size = {K * B} transitions, got {len(transition_batch)}.")
-        b = self.updater.prepare(transition_batch)
-        if K > 1: b = jax.tree.map(lambda x: x.reshape(K, B, *x.shape[1:]), b)
-        self._wait_compiled('update')  # instant unless a compile-ahead is still running (never the case on the loop's path)
-        self._learner_state, metrics = self._update(self._learner_state, b)  # host arrays: the jitted call splits them over the mesh
-        before, self.updates = self.updates, self.updates + K
-        if self.updates // self.config.target_update_interval > before // self.config.target_update_interval:
-            p, _, o = self._learner_state
-            self._learner_state = (p, p, o)
-        return metrics  # td_error keeps its (K, B) layout: flattening it on the device would be one more program per dispatch
-
-    def _insert_td(self, batch:TransitionBatch):
-        "Dispatch the TD errors that become `batch`'s priorities (padded to a bucket size: no retracing); returns the device array."
-        n = len(batch)
-        size = max(128, 1 << (n - 1).bit_length())  # one bucket covers a tick of up to 128 transitions: usually one compile
-        padded = batch if n == size else TransitionBatch.concatenate([batch, batch[np.zeros(size - n, np.int64)]])
-        return self._td(self._actor_params, self._actor_params, self.updater.prepare(padded))
-
-    def _add(self, batch:TransitionBatch, td:np.ndarray):
-        n = len(batch)
-        self.buffer.add(batch, priorities=td[:n])
-        self._queued = max(0, self._queued - n)
-        if len(self.buffer) >= self.buffer_warmup: self._inserted_after_warmup += n
-
-    def insert(self, batch:TransitionBatch):
-        "Add to prioritized replay with priorities from the current TD errors (blocks until they are computed: use `ainsert` on a loop)."
-        self._wait_compiled('td')
-        self._add(batch, np.asarray(self._insert_td(batch)))
-
-    async def ainsert(self, batch:TransitionBatch):
-        "`insert` as a coroutine: awaits the TD errors without blocking the loop (the device may be busy with a learner dispatch)."
-        await self._compiled('td')
-        td = await ready(self._insert_td(batch))
-        self._add(batch, np.asarray(td))
-
-    # --- one actor tick and one learner dispatch: the steps both schedules are made of
-    async def _first_states(self):
-        "The actors' current env states: the reset states on a first start, else where the envs were left."
-        if self._env_states is None:
-            states = [None] * self.config.num_actors
-            for _ in range(self.config.num_actors):
-                st, wid = await self.env.get_state()
-                states[wid] = st
-            self._env_states = states
-        return self._env_states
-
-    async def _actor_tick(self, states:list):
-        "Every env steps once: one batched epsilon-greedy call, actions out, states in (placed by worker id), n-step tracing."
-        pool, cfg = self.env, self.config
-        N, E = cfg.num_actors, cfg.envs_per_actor
-        self.pull_state()
-        obs = np.concatenate([st.obs for st in states]) if N > 1 else states[0].obs
-        await self._compiled('greedy')
-        greedy = self._greedy(self._actor_params, obs)
-        rng, n = self._explore_rng, len(self.eps)  # epsilon-greedy: the coin flips and random actions are drawn on the host while the device computes
-        explore = rng.random(n) < self.eps
-        random_a = rng.integers(0, int(self.action_space.n), n)
-        actions = np.where(explore, random_a, np.asarray(await ready(greedy)))
-        version = self.actor_version
-        for i in range(N): pool.send_action(actions[i * E:(i + 1) * E], i)
-        for _ in range(N):
-            st, wid = await pool.get_state()
-            states[wid] = st
-        cat = lambda f: np.concatenate([getattr(st, f) for st in states]) if N > 1 else getattr(states[0], f)
-        r, term, trunc, first = cat('reward'), cat('terminated'), cat('truncated'), cat('first')
-        valid = ~first
-        self.trace(obs, actions, r, None, terminated=term, truncated=trunc, s_next_final=cat('final_obs'),
-                   valid=valid, version=version)
-        self._count_episodes(r, term | trunc, valid)
-
-    async def _learner_dispatch(self):
-        "Sample K batches and run one fused data-parallel dispatch; then finish the previous dispatch (its priorities) while this one computes; publish."
-        cfg = self.config
-        await self._compiled('update')
-        batch = self.buffer.sample(cfg.batch_size * cfg.updates_per_dispatch)
-        if cfg.updates_per_dispatch > 1:  # stratified samples come in priority order: mix them across the K updates
-            batch = batch[self._shuffle_rng.permutation(len(batch))]
-        lag = self.store.version - batch.version
-        metrics = self.learn(batch)
-        self.stats.count(updates=cfg.updates_per_dispatch)
-        self.stats.record(lag_mean=lag.mean(), lag_max=lag.max())
-        await self._finish_dispatch()
-        self._pending = (batch.idx, metrics)
-        if self.updates - self._published_at >= cfg.publish_interval: self.push_state()
-
-    async def _finish_dispatch(self):
-        "Await the dispatch in flight (without blocking the loop) and write its TD errors into replay as priorities."
-        if self._pending is None: return
-        idx, metrics = self._pending
-        await ready(metrics)
-        self._pending = None
-        self.buffer.update(idx, np.asarray(metrics['td_error']))
-        self.stats.record(loss=metrics['loss'], q=metrics['q'])
-
-    def _learner_may_run(self) -> bool:
-        return len(self.buffer) >= self.buffer_warmup and self._behind() >= self.config.updates_per_dispatch
-
-    # --- the two roles (concurrent schedule)
-    async def rollout(self, stop:asyncio.Event):
-        "Actors: one batched epsilon-greedy call per tick for every env, n-step tracing, queueing."
-        states = await self._first_states()
-        while not stop.is_set():
-            await self._actors_may_run(stop)
-            await self._actor_tick(states)
-            if self.tracer: await self.put_rollout(self.tracer.flush())
-            await asyncio.sleep(0)
-
-    def _count_episodes(self, r, done, valid):
-        self._returns += np.where(valid, r, 0.0)
-        self.env_steps += int(valid.sum())
-        self.stats.count(env_steps=int(valid.sum()))
-        ended = done & valid
-        if ended.any():
-            self.stats.record(G=self._returns[ended])
-            self.episodes += int(ended.sum())
-            self._returns[ended] = 0.0
-
-    def _behind(self) -> float:
-        "Updates the learner owes to the replay ratio."
-        return self.config.replay_ratio * self._inserted_after_warmup - self.updates
-
-    async def _actors_may_run(self, stop):
-        "Wait (without spinning) while the learner is more than `actor_slack` updates behind the replay ratio (counting what is queued)."
-        while self._behind() + self.config.replay_ratio * self._queued > self.config.actor_slack and not stop.is_set() and not self._learner_failed():
-            self._learned.clear()
-            try: await asyncio.wait_for(self._learned.wait(), 0.1)
-            except asyncio.TimeoutError: pass
-
-    def _rebind(self):
-        super()._rebind()
-        self._learned, self._rolled = asyncio.Event(), asyncio.Event()
-
-    async def put_rollout(self, batch:TransitionBatch):
-        "Queue a traced batch and wake the learner."
-        self._queued += len(batch)
-        await super().put_rollout(batch)
-        self._rolled.set()
-
-    def _learner_failed(self) -> bool:
-        return any(t.done() and t.get_name().endswith('learner') for t in self._tasks)
-
-    async def learner(self, stop:asyncio.Event):
-        "Learner: collect rollouts into replay, then updates at the replay ratio, priority updates and publishes."
-        while not stop.is_set():
-            await self.acollect_rollouts()
-            if not self._learner_may_run():
-                self._rolled.clear()
-                try: await asyncio.wait_for(self._rolled.wait(), 0.1)
-                except asyncio.TimeoutError: pass
-                continue
-            await self._learner_dispatch()
-            self._learned.set()
-            await asyncio.sleep(0)
-
-    # --- the deterministic schedule
-    async def _schedule(self, stop:asyncio.Event, until:int):
-        "Deterministic mode: tick the actors, insert, run exactly the dispatches the replay ratio owes; until `until` env steps."
-        states = await self._first_states()
-        while self.env_steps < until and not stop.is_set():
-            await self._actor_tick(states)
-            if self.tracer: await self.ainsert(self.tracer.flush())
-            while self._learner_may_run(): await self._learner_dispatch()
-            await asyncio.sleep(0)  # one tick at a time: the notebook stays responsive, stop() is seen between ticks
-
-    def _fresh_actors(self):
-        "New actor envs seeded from (seed, env_steps), an empty tracer and queue: where a deterministic chunk or a resumed run starts. Returns the old pool, for the caller to close."
-        cfg = self.config
-        old = self.env
-        self.env = make_actors(self._env_arg, dataclasses.replace(cfg, seed=_derived_seed(cfg.seed, self.env_steps)))
-        self._env_states = None
-        self._returns[:] = 0.0
-        self.tracer.reset()
-        if self.queue is not None:
-            while not self.queue.empty(): self.queue.get_nowait()
-        self._queued = 0
-        return old
-
-    def push_state(self) -> int:
-        "Publish the online params; remembers at which update, for the policy-lag bound."
-        self._published_at = self.updates
-        return super().push_state()
-
-    def pull_state(self) -> int:
-        "Actor side: take the latest params into `actor_version`; with `max_policy_lag`, publish first if they are more updates behind than that."
-        lag = self.config.max_policy_lag
-        if lag is not None and self.updates - self._published_at > lag: self.push_state()
-        version, state = self.store.latest()
-        if version > self.actor_version:
-            self.set_state(state)
-            self.actor_version = version
-        return self.actor_version
-
-    # --- whole-run state
-    def state_dict(self) -> dict:
-        "The whole run as pure data (numpy arrays, ints, floats, bools, strs in str-keyed dicts): params, target, optimizer, replay, counters, RNGs, config."
-        if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] state_dict needs a stopped agent; await stop() first.")
-        if self.queue is not None and not self.queue.empty(): self.collect_rollouts()  # queued rollouts go into replay, not lost
-        if self._pending is not None:  # a dispatch cancelled in flight: write its priorities (not on a running loop's path: the agent is stopped)
-            idx, metrics = self._pending
-            self._pending = None
-            self.buffer.update(idx, np.asarray(jax.block_until_ready(metrics)['td_error']))
-        params, target, opt_state = self._learner_state
-        hist = np.asarray(self.eval_history, np.float64).reshape(-1, 2)
-        return dict(
-            format=_STATE_FORMAT, algo='apex-dqn', config=_config_state(self.config),
-            spaces=dict(observation=str(self.observation_space), action=str(self.action_space)),
-            params=_as_numpy(serialization.to_state_dict(params)),
-            target_params=_as_numpy(serialization.to_state_dict(target)),
-            opt_state=_as_numpy(serialization.to_state_dict(opt_state)),
-            buffer=self.buffer.state_dict(),
-            counters=dict(updates=self.updates, env_steps=self.env_steps, episodes=self.episodes,
-                          inserted_after_warmup=self._inserted_after_warmup, store_version=self.store.version,
-                          published_at=self._published_at, eval_seconds=self.eval_seconds),
-            eval_history=dict(env_steps=hist[:, 0].astype(np.int64), mean=hist[:, 1]),
-            rng=dict(explore=_rng_state(self._explore_rng), shuffle=_rng_state(self._shuffle_rng)))
-
-    def load_state_dict(self, state:dict):
-        "Restore a `state_dict()` into this (stopped) agent; the actors' envs restart with fresh episodes seeded from (seed, env_steps)."
-        if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] load_state_dict needs a stopped agent; await stop() first.")
-        if not isinstance(state, dict) or state.get('algo') != 'apex-dqn':
-            raise ConfigError(f"load_state_dict: not an Ape-X DQN state (algo={state.get('algo') if isinstance(state, dict) else type(state).__name__!r}).")
-        if state.get('format') != _STATE_FORMAT:
-            raise ConfigError(f"load_state_dict: state format {state.get('format')}, this rlnb reads format {_STATE_FORMAT}.")
-        saved, mine = state['config'], _config_state(self.config)
-        for k in _MATCHING:
-            if not _same(saved.get(k), mine.get(k)):
-                raise ConfigError(f"load_state_dict: config field {k} differs: the checkpoint has {np.asarray(saved.get(k)).tolist()!r}, "
-                                  f"this agent {np.asarray(mine.get(k)).tolist()!r}; build the agent with the checkpoint's {k}.")
-        for k, space in (('observation', self.observation_space), ('action', self.action_space)):
-            if state['spaces'][k] != str(space):
-                raise ConfigError(f"load_state_dict: {k} space differs: the checkpoint has {state['spaces'][k]}, this agent's env {space}.")
-        live = self._learner_state
-        try:
-            restored = tuple(serialization.from_state_dict(jax.tree.map(np.asarray, x), state[k])
-                             for x, k in zip(live, ('params', 'target_params', 'opt_state')))
-        except (ValueError, KeyError, TypeError) as e:
-            raise ConfigError(f"load_state_dict: the checkpoint's network or optimizer state does not fit this agent's ({e}).") from None
-        for (path, a), b in zip(jax.tree_util.tree_flatten_with_path(restored)[0], jax.tree.leaves(live)):
-            if np.shape(a) != np.shape(b):
-                raise ConfigError(f"load_state_dict: {jax.tree_util.keystr(path)} has shape {np.shape(a)} in the checkpoint, {np.shape(b)} here.")
-        self._learner_state = replicate(jax.tree.map(lambda a, b: np.asarray(a, b.dtype), restored, live), self.mesh)
-        self.buffer.load_state_dict(state['buffer'])
-        c = state['counters']
-        self.updates, self.env_steps, self.episodes = int(c['updates']), int(c['env_steps']), int(c['episodes'])
-        self._inserted_after_warmup, self.eval_seconds = int(c['inserted_after_warmup']), float(c['eval_seconds'])
-        h = state['eval_history']
-        self.eval_history = [(int(s), float(m)) for s, m in zip(np.asarray(h['env_steps']), np.asarray(h['mean']))]
-        _set_rng_state(self._explore_rng, state['rng']['explore'])
-        _set_rng_state(self._shuffle_rng, state['rng']['shuffle'])
-        self.store.publish(self.get_state(), version=max(int(c['store_version']), self.store.version + 1))
-        self.version, self._published_at = self.store.version, int(c['published_at'])
-        self.pull_state()
-        self._fresh_actors().cleanup()
-
-    # --- evaluation
-    async def aevaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
-        "Greedy returns of `num_episodes` episodes (one env each, stepped together); yields to the loop every step."
-        venv, t0 = make_vector_env(self.eval_env, num_episodes), time.perf_counter()
-        try:
-            obs, _ = venv.reset(seed=self.config.seed + 10_000 if seed is None else seed)
-            G, done = np.zeros(num_episodes), np.zeros(num_episodes, bool)
-            params = jax.tree.map(lambda x: x.addressable_data(0), self.get_state())
-            while not done.all():
-                a = np.asarray(await ready(self._greedy(params, obs)))
-                obs, r, term, trunc, _ = venv.step(a)
-                G += np.where(done, 0.0, r)
-                done |= term | trunc
-                await asyncio.sleep(0)
-        finally:
-            venv.close()
-            self.eval_seconds += time.perf_counter() - t0
-        return dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()), returns=G.tolist())
-
-    def evaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
-        "Plain form of `aevaluate`."
-        return run_sync(self.aevaluate(num_episodes, seed))
-
-    # --- training
-    def _run(self, until:int):
-        "Start the training tasks: the deterministic schedule up to `until` env steps, or the concurrent roles."
-        if self.config.deterministic: self._launch({'schedule': lambda stop: self._schedule(stop, until)})
-        else: self.start('rollout', 'learner')
-
-    async def atrain(self,
-                     num_steps:int,  # env steps to run (at most)
-                     eval_interval:int|None=5_000,  # env steps between evaluations; None: no intermediate evaluation
-                     num_eval_episodes:int=10,  # episodes per evaluation
-                     target_return:float|None=None,  # stop early once an evaluation reaches this mean return
-                     callback:Callable[[ApeXDQN], Any]|None=None,  # called every ~0.1 s with the agent (progress, logging)
-                     final_eval:bool=True,  # evaluate at the end (unless the last evaluation was at this step count)
-                    ) -> dict:
-        "Train until `num_steps` env steps (or `target_return`); returns the last evaluation (None if none ran) and the statistics."
-        if num_steps <= 0: raise ConfigError(f"num_steps must be > 0, got {num_steps}.")
-        if eval_interval is not None and eval_interval <= 0: raise ConfigError(f"eval_interval must be > 0 or None, got {eval_interval}.")
-        goal = self.env_steps + num_steps
-        next_eval = float('inf') if eval_interval is None else self.env_steps + eval_interval
-        if self.config.deterministic:  # a chunk starts from (seed, env_steps) alone: fresh seeded episodes, current params
-            await self._fresh_actors().aclose()
-            self.push_state()
-        last = None
-        self.start_compile()  # the three compiles run beside each other and beside the actors' first steps
-        self._run(int(min(goal, next_eval)))
-        try:
-            while self.env_steps < goal:
-                await asyncio.sleep(0.01)
-                for t in self._tasks:
-                    if t.done() and t.exception() is not None: raise t.exception()
-                if not self._tasks or self._stop.is_set(): break  # stopped from outside (agent.stop())
-                if callback is not None: callback(self)
-                if self.config.deterministic and not self._tasks[0].done(): continue  # the schedule pauses itself at next_eval
-                if self.env_steps >= next_eval:  # training pauses while it is evaluated, so the result describes these params
-                    next_eval += eval_interval
-                    await self.stop()
-                    last = await self.aevaluate(num_eval_episodes)
-                    self.eval_history.append((self.env_steps, last['mean']))
-                    if callback is not None: callback(self)
-                    if target_return is not None and last['mean'] >= target_return: break
-                    self._run(int(min(goal, next_eval)))
-                elif self.config.deterministic: break  # the schedule reached the goal
-        finally:
-            await self.stop()
-            await self._finish_dispatch()  # every atrain call ends with its priorities written (the same point for a checkpoint and for a run that goes on)
-        if final_eval and (last is None or self.eval_history[-1][0] != self.env_steps):
-            last = await self.aevaluate(num_eval_episodes)
-            self.eval_history.append((self.env_steps, last['mean']))
-        return dict(eval=last, env_steps=self.env_steps, updates=self.updates, episodes=self.episodes, **{
-            k: v for k, v in self.stats.summary().items() if k in ('env_steps_per_s', 'updates_per_s', 'avg_lag_mean', 'avg_lag_max', 'avg_G')})
-
-    def train(self, num_steps:int, **kwargs) -> dict:
-        "Plain form of `atrain` (scripts and notebook cells alike)."
-        return run_sync(self.atrain(num_steps, **kwargs))
-
-    def close(self):
-        "Close the actors' envs (after any compile-ahead thread has ended: close leaves no thread behind)."
-        if self._compiles is not None: concurrent.futures.wait(self._compiles.values())
-        self.env.cleanup()
+    def after_updates(self, state, before, after):
+        n = self.config.target_update_interval
+        return state._replace(target=state.params) if after // n > before // n else state

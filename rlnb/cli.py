@@ -17,9 +17,10 @@ import numpy as np
 import gymnasium as gym
 
 from .core import RLNBError, TransitionBatch, check_batch
+from .runtime import ALGOS, get_algo
 
 # %% auto #0
-__all__ = ['ALGOS', 'make_env', 'smoke', 'train', 'evaluate', 'main']
+__all__ = ['make_env', 'smoke', 'train', 'evaluate', 'main']
 
 # %% ../nbs/14_cli.ipynb #405f6836
 def make_env(env_id:str, **kwargs) -> gym.Env:
@@ -63,8 +64,6 @@ def smoke(env_id:str='CartPole-v1',  # gymnasium env id
                 devices=len(devices), platform=devices[0].platform, mean_reward=mean_reward)
 
 # %% ../nbs/14_cli.ipynb #17567614
-ALGOS = ('apex-dqn',)
-
 def _run_dir_of(resume:str) -> str:
     "The run directory a `--resume` path belongs to."
     from rlnb.agent import CKPT_DIR
@@ -74,7 +73,7 @@ def _run_dir_of(resume:str) -> str:
 
 def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
           env_id:str='CartPole-v1',  # gymnasium env id
-          steps:int=100_000,  # env steps of the whole run (a resumed run counts what it had)
+          steps:int|None=None,  # env steps of the whole run (a resumed run counts what it had); None: the algorithm's `train_steps`
           seed:int=0,  # base seed
           num_actors:int|None=None,  # actors (default: the algorithm's)
           devices:int|None=None,  # learner devices (default: every local device)
@@ -92,6 +91,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
     import jax
     from rlnb.agent import DistributedAgent, find_checkpoint
     if algo not in ALGOS: raise RLNBError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
+    if steps is None: steps = get_algo(algo).train_steps
     make_env(env_id).close()
     n_dev = jax.local_device_count()
     if devices is not None and not 1 <= devices <= n_dev:
@@ -143,9 +143,9 @@ def _parser():
     s.add_argument('--steps', type=int, default=1000, help='env steps (default: 1000)')
     s.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
     t = sub.add_parser('train', help='train an agent; progress on stderr, result JSON as the last line on stdout')
-    t.add_argument('algo', choices=ALGOS, help='algorithm')
+    t.add_argument('algo', choices=list(ALGOS), help='algorithm (the registry rlnb.runtime.ALGOS)')
     t.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
-    t.add_argument('--steps', type=int, default=100_000, help='env steps of the whole run (default: 100000)')
+    t.add_argument('--steps', type=int, default=None, help="env steps of the whole run (default: the algorithm's, 100000 for apex-dqn, 200000 for impala)")
     t.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
     t.add_argument('--num-actors', type=int, default=None, help="actors (default: the algorithm's)")
     t.add_argument('--devices', type=int, default=None, help='learner devices (default: all local devices)')

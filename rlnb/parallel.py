@@ -73,13 +73,15 @@ def axis_index(axis_name:str=AXIS):
 def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; calls `pmean` on its gradients
                   mesh:Mesh|None=None,  # device mesh; default every local device
                   num_fused:int=1,  # K updates per dispatch (batch leaves then have shape (K, B, ...))
+                  batch_axis:int=0,  # axis of each (unfused) batch leaf that is split over the devices, e.g. 1 for [T, B] trajectories
                   max_in_flight:int|None=None,  # outstanding calls allowed; default 8 on multi-device CPU meshes, else unbounded
                  ) -> Callable:
     "Run `step` data-parallel over `mesh` (pmap semantics), optionally fusing `num_fused` updates per dispatch."
     mesh = make_mesh() if mesh is None else mesh
     if num_fused < 1: raise ConfigError(f"data_parallel: num_fused must be >= 1, got {num_fused}.")
     axis, n = mesh.axis_names[0], mesh.size
-    bdim = 0 if num_fused == 1 else 1
+    if not isinstance(batch_axis, int) or batch_axis < 0: raise ConfigError(f"data_parallel: batch_axis must be an int >= 0, got {batch_axis!r}.")
+    bdim = batch_axis + (0 if num_fused == 1 else 1)
     cache = {}
     if max_in_flight is None and mesh.devices.flat[0].platform == 'cpu' and n > 1: max_in_flight = 8
     in_flight = collections.deque()
@@ -121,11 +123,11 @@ def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; c
         if max_in_flight: in_flight.append(jax.tree.leaves(out[1])[:1] or jax.tree.leaves(out[0])[:1])
         return out
 
-    run.mesh, run.num_fused = mesh, num_fused
+    run.mesh, run.num_fused, run.batch_axis = mesh, num_fused, batch_axis
     run.cache_size = lambda: len(cache)  # programs built so far (one per batch shape): tests check nothing recompiles
     return run
 
-# %% ../nbs/07_parallel.ipynb #997fbb43
+# %% ../nbs/07_parallel.ipynb #3c5a3d6c
 async def ready(tree,
                 poll:float=1e-4,  # first sleep between readiness checks (seconds)
                 max_poll:float=1e-3,  # longest sleep between checks
@@ -138,7 +140,7 @@ async def ready(tree,
         delay = min(2 * delay, max_poll)
     return tree
 
-# %% ../nbs/07_parallel.ipynb #38dc6643
+# %% ../nbs/07_parallel.ipynb #2bc2526e
 class ParamStore:
     "Versioned parameters shared by reference between the learner and the actors."
     def __init__(self, params=None):

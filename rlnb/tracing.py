@@ -1,4 +1,4 @@
-"""Turn a stream of raw env steps into n-step and Monte-Carlo `TransitionBatch`es: one env at a time (`NStep`, `MonteCarlo`, coax's interface) or a whole vector of envs at once (`BatchedNStep`, `BatchedMonteCarlo`), with exact episode-boundary semantics.
+"""Turn a stream of raw env steps into n-step and Monte-Carlo `TransitionBatch`es: one env at a time (`NStep`, `MonteCarlo`, coax's interface) or a whole vector of envs at once (`BatchedNStep`, `BatchedMonteCarlo`), with exact episode-boundary semantics; and cut a vector of envs' steps into fixed-length `Trajectory` unrolls for on-policy learners (`BatchedUnroll`).
 
 Docs: https://rlnb.github.io/rlnb/tracing.html.md"""
 
@@ -8,14 +8,18 @@ Docs: https://rlnb.github.io/rlnb/tracing.html.md"""
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import jax
+import jax.numpy as jnp
+from flax import struct
 
 from .core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError
 
 # %% auto #0
-__all__ = ['InsufficientCacheError', 'BatchedNStep', 'BatchedMonteCarlo', 'NStep', 'MonteCarlo']
+__all__ = ['InsufficientCacheError', 'BatchedNStep', 'BatchedMonteCarlo', 'NStep', 'MonteCarlo', 'Trajectory', 'BatchedUnroll']
 
 # %% ../nbs/02_tracing.ipynb #5fec7d5d
 class InsufficientCacheError(RLNBError, IndexError):
@@ -285,3 +289,186 @@ class MonteCarlo(_SingleEnv):
                  gamma:float,  # discount factor
                 ):
         super().__init__(None, gamma)
+
+# %% ../nbs/02_tracing.ipynb #799bfd13
+@struct.dataclass
+class Trajectory:
+    "Unrolls of `B` envs over `T` steps in `[T, B]` layout; a pytree, so it goes through `jax.jit` and `jax.tree.map`."
+    S: Any  # observations [T+1, B, ...] (pytree): S[t] is acted on at step t, S[T] follows the last step
+    A: Any  # actions a_t [T, B, ...]
+    R: Any  # rewards r_t, float32 [T, B]
+    terminated: Any  # bool [T, B]: step t ended the episode; the value after it is zero
+    truncated: Any  # bool [T, B]: step t hit a time limit; bootstrap from the observation it reached
+    valid: Any  # bool [T, B]: step t is a real transition (False on next-step autoreset steps)
+    logP: Any  # log pi(a_t|s_t) of the behaviour policy, float32 [T, B]
+    version: Any  # param version of the policy that chose a_t, int64 [T, B]
+    extras: Any = struct.field(default_factory=dict)  # other per-step outputs of the behaviour policy, dict of [T, B, ...]
+    S_final: Any = None  # observations each step reached [T, B, ...] (pytree), or None when not kept
+
+    @property
+    def T(self) -> int:
+        "Number of steps (the leading axis of every field but `S`)."
+        return int(np.shape(self.R)[0])
+
+    @property
+    def batch_size(self) -> int:
+        "Number of columns (axis 1)."
+        return int(np.shape(self.R)[1])
+
+    def take(self, cols):
+        "Select batch columns (axis 1) with an int, a slice, an index array or a mask; an int keeps a batch of one."
+        if isinstance(cols, (int, np.integer)): cols = slice(cols, cols + 1 if cols != -1 else None)
+        return jax.tree.map(lambda x: x[:, cols], self)
+
+    __getitem__ = take
+
+    @staticmethod
+    def concatenate(trajs:Sequence[Trajectory]) -> Trajectory:
+        "Concatenate trajectories of the same `T` along the batch axis (numpy in, numpy out; jax in, jax out)."
+        if not trajs: raise ValueError("Trajectory.concatenate needs at least one trajectory, got none.")
+        first, T = jax.tree.structure(trajs[0]), trajs[0].T
+        for i, tr in enumerate(trajs):
+            if jax.tree.structure(tr) != first:
+                raise SpaceMismatchError(f"Trajectory.concatenate: trajectory {i} has structure {jax.tree.structure(tr)}, "
+                                         f"expected {first} (same observation pytree, same extras, S_final kept or not).")
+            if tr.T != T: raise SpaceMismatchError(f"Trajectory.concatenate: trajectory {i} has T={tr.T}, expected T={T}.")
+        cat = jnp.concatenate if isinstance(jax.tree.leaves(trajs[0])[0], jax.Array) else np.concatenate
+        return jax.tree.map(lambda *xs: cat(xs, axis=1), *trajs)
+
+# %% ../nbs/02_tracing.ipynb #b7909a32
+class BatchedUnroll:
+    "Cuts the steps of `num_envs` envs into `T`-step unrolls: arrays in (leading axis `num_envs`), `Trajectory`s of `[T, num_envs]` out."
+    def __init__(self,
+                 T:int,  # steps per unroll
+                 num_envs:int,  # size of the env vector
+                 keep_final:bool=False,  # also keep `S_final`, the observation each step reached (same-step autoreset envs)
+                ):
+        if not isinstance(T, (int, np.integer)) or T < 1: raise ConfigError(f"BatchedUnroll: T must be an int >= 1, got {T!r}.")
+        if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ConfigError(f"BatchedUnroll: num_envs must be an int >= 1, got {num_envs!r}.")
+        self.T, self.num_envs, self.keep_final = int(T), int(num_envs), bool(keep_final)
+        self.reset()
+
+    def reset(self):
+        "Forget the unroll being recorded and every ready trajectory."
+        self._buf = None  # fields of the unroll being recorded: numpy arrays [T+1 or T, num_envs, ...], allocated on the first add
+        self._final = None  # [T, num_envs, ...] observations reached by steps that ended an episode (keep_final only)
+        self._t = 0  # steps recorded in the current unroll
+        self._ready = deque()
+
+    def __bool__(self): return bool(self._ready)
+    @property
+    def num_ready(self) -> int:
+        "Number of ready unrolls (each a `Trajectory` of `[T, num_envs]`)."
+        return len(self._ready)
+
+    def _check(self, where, name, x):
+        "Raise unless every leaf of pytree `x` has a leading axis of size `num_envs`."
+        for leaf in jax.tree.leaves(x):
+            if np.ndim(leaf) < 1 or np.shape(leaf)[0] != self.num_envs:
+                raise SpaceMismatchError(f"BatchedUnroll.{where}: {name} must have a leading axis of size num_envs={self.num_envs}, "
+                                         f"got shape {np.shape(leaf)}. Pass one row per env (a vector env's batched output).")
+
+    def _check_like(self, where, name, x, buf):
+        "Raise unless pytree `x` has the structure and per-env shapes of the unroll arrays `buf`."
+        xs, bs = jax.tree.leaves(x), jax.tree.leaves(buf)
+        if jax.tree.structure(x) != jax.tree.structure(buf) or any(np.shape(v)[1:] != b.shape[2:] for v, b in zip(xs, bs)):
+            raise SpaceMismatchError(f"BatchedUnroll.{where}: {name} has structure {jax.tree.structure(x)} with per-env shapes "
+                                     f"{[np.shape(v)[1:] for v in xs]}, but this unroll holds {jax.tree.structure(buf)} with "
+                                     f"{[b.shape[2:] for b in bs]}; every step must carry the same fields and shapes (or call reset()).")
+
+    def _close(self, s):
+        "Write `S[T] = s`, emit the finished unroll and start fresh arrays for the next one."
+        buf = self._buf
+        for x, v in zip(jax.tree.leaves(buf['S']), jax.tree.leaves(s)): x[self.T] = v
+        S_final = None
+        if self.keep_final:
+            done = buf['terminated'] | buf['truncated']
+            S_final = jax.tree.map(lambda f, x: np.where(done.reshape(done.shape + (1,) * (f.ndim - 2)), f, x[1:]), self._final, buf['S'])
+        self._ready.append(Trajectory(**buf, S_final=S_final))
+        self._buf, self._t = jax.tree.map(np.empty_like, buf), 0
+
+    def add(self,
+            s,  # observations s_t the actions were chosen from, pytree of arrays with leading axis num_envs
+            a,  # actions a_t, leading axis num_envs
+            r,  # rewards r_t, shape (num_envs,)
+            terminated,  # bool (num_envs,): the step ended the episode (no bootstrap)
+            truncated=None,  # bool (num_envs,): the step hit a time limit; default all False
+            valid=None,  # bool (num_envs,): the step is a real transition (False on next-step autoreset steps); default all True
+            logp=None,  # log pi(a_t|s_t) of the behaviour policy, shape (num_envs,); default 0
+            version=None,  # param version that chose a_t, per env (or one int); default 0
+            extras=None,  # dict of other per-step arrays with leading axis num_envs (logits, values); the same keys every step
+            s_next_final=None,  # observations the step reached (rows of envs that ended are read); keep_final only
+           ):
+        "Record one step of every env; a finished unroll becomes ready when this call brings its last observation."
+        E, name = self.num_envs, 'BatchedUnroll.add'
+        s, a = jax.tree.map(np.asarray, s), jax.tree.map(np.asarray, a)
+        if extras is None: extras = {}
+        if not isinstance(extras, Mapping): raise TypeError(f"{name}: extras must be a dict of arrays, got {type(extras).__name__}.")
+        extras = {k: np.asarray(v) for k, v in extras.items()}
+        self._check('add', 's', s); self._check('add', 'a', a); self._check('add', 'extras', extras)
+        r = np.asarray(r, np.float64)
+        term = np.asarray(terminated, bool)
+        trunc = np.zeros(E, bool) if truncated is None else np.asarray(truncated, bool)
+        valid = np.ones(E, bool) if valid is None else np.asarray(valid, bool)
+        for n, x in (('r', r), ('terminated', term), ('truncated', trunc), ('valid', valid)):
+            if x.shape != (E,): raise SpaceMismatchError(f"{name}: {n} must have shape ({E},), got {x.shape}.")
+        if not np.isfinite(r).all(): raise ValueError(f"{name}: non-finite reward {r[~np.isfinite(r)][:3]}; fix the env or clip rewards.")
+        logp = np.zeros(E, np.float32) if logp is None else np.broadcast_to(np.asarray(logp, np.float32), (E,))
+        version = np.zeros(E, np.int64) if version is None else np.broadcast_to(np.asarray(version, np.int64), (E,))
+        done = term | trunc
+        if not self.keep_final and s_next_final is not None:
+            raise ConfigError(f"{name}: s_next_final was passed but the tracer was built with keep_final=False, which drops it; "
+                              f"build BatchedUnroll(..., keep_final=True) to keep S_final (same-step autoreset envs).")
+        if self.keep_final and done.any():
+            if s_next_final is None:
+                raise ValueError(f"{name}: some envs ended an episode but s_next_final is None; with keep_final=True pass the "
+                                 f"observations the step reached (Gymnasium's info['final_obs'] rows, stacked).")
+            s_next_final = jax.tree.map(np.asarray, s_next_final)
+            self._check('add', 's_next_final', s_next_final)
+        step = dict(A=a, R=r.astype(np.float32), terminated=term, truncated=trunc, valid=valid, logP=logp, version=version, extras=extras)
+        if self._buf is None:
+            rows = lambda k: (lambda x: np.zeros((k, *x.shape), x.dtype))
+            self._buf = dict(S=jax.tree.map(rows(self.T + 1), s), **jax.tree.map(rows(self.T), step))
+            if self.keep_final: self._final = jax.tree.map(rows(self.T), s)
+        else:
+            self._check_like('add', 's', s, self._buf['S']); self._check_like('add', 'a', a, self._buf['A'])
+            self._check_like('add', 'extras', extras, self._buf['extras'])
+        if self.keep_final and done.any(): self._check_like('add', 's_next_final', s_next_final, self._final)
+        if self._t == self.T: self._close(s)  # s is the last observation of the finished unroll
+        t, buf = self._t, self._buf
+        for x, v in zip(jax.tree.leaves(buf['S']), jax.tree.leaves(s)): x[t] = v
+        for x, v in zip(jax.tree.leaves({k: buf[k] for k in step}), jax.tree.leaves(step)): x[t] = v
+        if self.keep_final and done.any():
+            e = np.flatnonzero(done)
+            for x, v in zip(jax.tree.leaves(self._final), jax.tree.leaves(s_next_final)): x[t, e] = v[e]
+        self._t = t + 1
+
+    def add_final_obs(self,
+                      s,  # observations after the unroll's last step, leading axis num_envs
+                     ):
+        "Close a finished unroll with its last observation `S[T]` without recording a step (the next `add` starts the next unroll)."
+        s = jax.tree.map(np.asarray, s)
+        self._check('add_final_obs', 's', s)
+        if self._buf is None or self._t != self.T:
+            raise ValueError(f"BatchedUnroll.add_final_obs: {self._t} of T={self.T} steps are recorded; an unroll takes its last "
+                             f"observation only once all T steps are in (check `tracer.steps_recorded`).")
+        self._check_like('add_final_obs', 's', s, self._buf['S'])
+        self._close(s)
+
+    @property
+    def steps_recorded(self) -> int:
+        "Steps recorded in the unroll under way (0 to T; at T it waits for its last observation)."
+        return self._t
+
+    def pop(self) -> Trajectory:
+        "The oldest ready unroll, a `Trajectory` of `[T, num_envs]`."
+        if not self._ready: raise InsufficientCacheError("BatchedUnroll.pop: no unroll is ready; check `bool(tracer)` first.")
+        return self._ready.popleft()
+
+    def flush(self) -> Trajectory:
+        "Every ready unroll, oldest first, concatenated along the batch axis: a `Trajectory` of `[T, num_ready * num_envs]`."
+        if not self._ready: raise InsufficientCacheError("BatchedUnroll.flush: no unroll is ready; check `bool(tracer)` first.")
+        out = self._ready[0] if len(self._ready) == 1 else Trajectory.concatenate(list(self._ready))
+        self._ready.clear()
+        return out
