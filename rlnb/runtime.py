@@ -280,7 +280,9 @@ class OnPolicyQueue(Pacing):
         S = jax.tree.map(lambda x: np.zeros((T + 1,) + x.shape, x.dtype), preallocate(obs, n))
         return Trajectory(S=S, A=jax.tree.map(lambda x: np.zeros((T,) + x.shape, x.dtype), preallocate(act, n)),
                           R=tb((), np.float32), terminated=tb((), bool), truncated=tb((), bool), valid=tb((), bool),
-                          logP=tb((), np.float32), version=tb((), np.int64), extras={}, S_final=None)
+                          logP=tb((), np.float32), version=tb((), np.int64), extras={},
+                          S_final=jax.tree.map(lambda x: np.zeros((T,) + x.shape, x.dtype), preallocate(obs, n))
+                                  if getattr(self.rt.tracer, 'keep_final', False) else None)
 
     def reset(self):
         self._queue.clear(); self._cols = 0
@@ -355,6 +357,9 @@ class Runtime(Worker):
     def actor_params(self, state):
         "The part of the learner state the actors act with (published to the param store)."
         return state.params
+    def env_action(self, actions):
+        "Host side: what the env receives for the policy's `actions` (e.g. Gaussian samples clipped to a Box); the tracer keeps `actions`."
+        return actions
     def prepare(self, data):
         "Host side: the learner's input from the pacing's data (fields the maths reads, fixed dtypes)."
         return data
@@ -540,7 +545,8 @@ async def _actor_tick(self, states:list):
     out = self._act(self.acting_params, obs, noise)
     actions, logp = (np.asarray(x) for x in await ready(out))
     version = self.actor_version
-    for i in range(N): pool.send_action(actions[i * E:(i + 1) * E], i)
+    sent = self.env_action(actions)
+    for i in range(N): pool.send_action(sent[i * E:(i + 1) * E], i)
     for _ in range(N):
         st, wid = await pool.get_state()
         states[wid] = st
@@ -548,7 +554,8 @@ async def _actor_tick(self, states:list):
     r, term, trunc, first = cat('reward'), cat('terminated'), cat('truncated'), cat('first')
     final = jax.tree.map(lambda *x: np.concatenate(x), *[st.final_obs for st in states]) if N > 1 else states[0].final_obs
     valid = ~first
-    self.tracer.add(obs, actions, r, term, trunc, s_next_final=final, logp=logp, version=version, valid=valid)
+    kw = dict(s_next_final=final) if getattr(self.tracer, 'keep_final', True) else {}  # a tracer that keeps no final observations takes none
+    self.tracer.add(obs, actions, r, term, trunc, logp=logp, version=version, valid=valid, **kw)
     self._count_episodes(r, term | trunc, valid)
 
 @patch_to(Runtime)
@@ -724,7 +731,7 @@ async def aevaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
         params = self.params
         while not done.all():
             a = np.asarray(await ready(self._eval_act(params, obs)))
-            obs, r, term, trunc, _ = venv.step(a)
+            obs, r, term, trunc, _ = venv.step(self.env_action(a))
             G += np.where(done, 0.0, r)
             done |= term | trunc
             await asyncio.sleep(0)
