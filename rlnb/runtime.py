@@ -28,6 +28,7 @@ from .core import ConfigError, TransitionBatch, preallocate, run_sync
 from .envs import AsyncEnvWorker, SyncEnvWorker, get_worker_pool
 from .functions import preprocessed_shape
 from .parallel import data_parallel, make_mesh, ready, replicate
+from .tracing import Trajectory
 from .replay import ReplayBuffer, PrioritizedReplayBuffer, _rng_state, _set_rng_state
 from .workers import Worker
 
@@ -260,7 +261,6 @@ class OnPolicyQueue(Pacing):
     def learner_may_run(self) -> bool: return self._cols >= self._per_dispatch()
 
     def take(self):
-        from .tracing import Trajectory
         need_, parts = self._per_dispatch(), []
         while need_:
             t = self._queue.popleft()
@@ -274,7 +274,6 @@ class OnPolicyQueue(Pacing):
         return data
 
     def zero_data(self, n:int):
-        from .tracing import Trajectory
         T, obs, act = self.T, self.rt.observation_space, self.rt.action_space
         tb = lambda shape, dtype: np.zeros((T, n) + shape, dtype)
         S = jax.tree.map(lambda x: np.zeros((T + 1,) + x.shape, x.dtype), preallocate(obs, n))
@@ -289,7 +288,7 @@ class OnPolicyQueue(Pacing):
 
     def counters(self) -> dict: return dict(queued=self._cols)
 
-# %% ../nbs/09_runtime.ipynb #277d47c3
+# %% ../nbs/09_runtime.ipynb #126eccde
 _STATE_FORMAT = 3  # version of the layout of `Runtime.state_dict()`
 _SHAPE_FIELDS = ('num_actors', 'envs_per_actor')  # config fields every checkpoint must share with the runtime loading it
 
@@ -432,7 +431,7 @@ class Runtime(Worker):
         "The online params, as the actors receive them (a view of the first learner device's buffers)."
         return _first_device(self.actor_params(self._learner_state))
 
-# %% ../nbs/09_runtime.ipynb #126eccde
+# %% ../nbs/09_runtime.ipynb #7fc0ec21
 @patch_to(Runtime)
 def _dispatch_input(self, data):
     "The learner's input for one dispatch: `prepare`d, reshaped to (K, ...) when K updates are fused."
@@ -478,7 +477,7 @@ async def compiled(self, name:str):
         if not fut.done(): await asyncio.wrap_future(fut)
         fut.result()
 
-# %% ../nbs/09_runtime.ipynb #7fc0ec21
+# %% ../nbs/09_runtime.ipynb #8cf24ae0
 @patch_to(Runtime)
 def get_state(self):
     "The online params (replicated over the learner mesh)."
@@ -521,7 +520,7 @@ def pull_state(self) -> int:
         self.actor_version = version
     return self.actor_version
 
-# %% ../nbs/09_runtime.ipynb #8cf24ae0
+# %% ../nbs/09_runtime.ipynb #1ed48cbf
 @patch_to(Runtime)
 async def _first_states(self):
     "The actors' current env states: the reset states on a first start, else where the envs were left."
@@ -598,7 +597,7 @@ def _record(self, data, metrics):
     self.pacing.after_dispatch(data, metrics)
     self.stats.record(**{k: np.asarray(v) for k, v in metrics.items() if k != 'td_error'})
 
-# %% ../nbs/09_runtime.ipynb #1ed48cbf
+# %% ../nbs/09_runtime.ipynb #710ed035
 @patch_to(Runtime)
 async def _wait(self, event:asyncio.Event, stop:asyncio.Event):
     "Wait for `event` (set by the other role), at most 0.1 s."
@@ -636,7 +635,7 @@ async def learner(self, stop:asyncio.Event):
         self._learned.set()
         await asyncio.sleep(0)
 
-# %% ../nbs/09_runtime.ipynb #710ed035
+# %% ../nbs/09_runtime.ipynb #7bfba689
 @patch_to(Runtime)
 async def _schedule(self, stop:asyncio.Event, until:int):
     "Deterministic mode: tick the actors, insert, run exactly the dispatches the pacing allows; until `until` env steps."
@@ -663,7 +662,7 @@ def _rebind(self):
     Worker._rebind(self)
     self._learned, self._rolled = asyncio.Event(), asyncio.Event()
 
-# %% ../nbs/09_runtime.ipynb #7bfba689
+# %% ../nbs/09_runtime.ipynb #449f6dab
 @patch_to(Runtime)
 def state_dict(self) -> dict:
     "The whole run as pure data (numpy arrays, ints, floats, bools, strs in str-keyed dicts): learner state, pacing (replay), counters, RNGs, config."
@@ -719,7 +718,7 @@ def load_state_dict(self, state:dict):
     self.pull_state()
     self._fresh_actors().cleanup()
 
-# %% ../nbs/09_runtime.ipynb #449f6dab
+# %% ../nbs/09_runtime.ipynb #8217e586
 @patch_to(Runtime)
 async def aevaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
     "Returns of `num_episodes` episodes of the evaluation policy (one env each, stepped together); yields to the loop every step."
@@ -745,7 +744,7 @@ def evaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
     "Plain form of `aevaluate`."
     return run_sync(self.aevaluate(num_episodes, seed))
 
-# %% ../nbs/09_runtime.ipynb #8217e586
+# %% ../nbs/09_runtime.ipynb #26258679
 @patch_to(Runtime)
 def _run(self, until:int):
     "Start the training tasks: the deterministic schedule up to `until` env steps, or the concurrent roles."
@@ -834,7 +833,7 @@ async def aclose(self):
         if self._compiles is not None: await asyncio.wait([asyncio.wrap_future(f) for f in self._compiles.values()])
         await self.env.aclose()
 
-# %% ../nbs/09_runtime.ipynb #26258679
+# %% ../nbs/09_runtime.ipynb #ba332501
 ALGOS: dict[str, str] = {'apex-dqn': 'rlnb.apex_dqn:ApeXDQN', 'impala': 'rlnb.impala:IMPALA'}
 
 def register(name:str, target:str|type):
