@@ -132,7 +132,7 @@ class DistributedAgent:
                  tag:str='default',  # experiment tag: logger name, default run directory runs/<tag>
                  seed:int=1,  # seed of everything (envs, params, exploration, replay)
                  devices=None,  # learner devices: None (all local), an int (the first k) or a list of jax.Device
-                 num_steps:int|None=None,  # rollout length a transition spans (Ape-X: n-step); None: the algorithm's
+                 num_steps:int|None=None,  # rollout length (the algorithm's `rollout_field`: Ape-X's n_step, IMPALA's unroll_length); None: the algorithm's
                  num_actors:int|None=None,  # actors; None: the algorithm's
                  num_learners:int|None=None,  # learner devices taken from `devices`; None: all of them
                  num_storages:int|None=None,  # rollout queue slots between actors and learner; None: the algorithm's
@@ -316,7 +316,7 @@ class DistributedAgent:
             stopped = self._stop_requested
             if saved_at != a.env_steps: await self.asave()
         except (asyncio.CancelledError, KeyboardInterrupt):  # cell interrupt, Ctrl-C: the roles are stopped already; keep the run
-            if not any(not t.done() for t in a._tasks): await self.asave()
+            if not a.running: await self.asave()
             raise
         finally:
             self.wall_s += time.perf_counter() - self._session[0]

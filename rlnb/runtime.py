@@ -666,7 +666,7 @@ def _rebind(self):
 @patch_to(Runtime)
 def state_dict(self) -> dict:
     "The whole run as pure data (numpy arrays, ints, floats, bools, strs in str-keyed dicts): learner state, pacing (replay), counters, RNGs, config."
-    if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] state_dict needs a stopped agent; await stop() first.")
+    if self.running: raise ConfigError(f"[{self.name}] state_dict needs a stopped agent; await stop() first.")
     if self._pending is not None:  # a dispatch cancelled in flight: finish it (the agent is stopped: no loop is waiting)
         data, metrics = self._pending
         self._pending = None
@@ -685,7 +685,7 @@ def state_dict(self) -> dict:
 @patch_to(Runtime)
 def load_state_dict(self, state:dict):
     "Restore a `state_dict()` into this (stopped) runtime; the actors' envs restart with fresh episodes seeded from (seed, env_steps)."
-    if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] load_state_dict needs a stopped agent; await stop() first.")
+    if self.running: raise ConfigError(f"[{self.name}] load_state_dict needs a stopped agent; await stop() first.")
     if not isinstance(state, dict) or state.get('algo') != self.algo_name:
         raise ConfigError(f"load_state_dict: not a {self.algo_name} state (algo={state.get('algo') if isinstance(state, dict) else type(state).__name__!r}).")
     if state.get('format') != _STATE_FORMAT:

@@ -102,6 +102,11 @@ class Worker(abc.ABC):
         self._loop = None  # the event loop the roles last ran on
 
     @property
+    def running(self) -> bool:
+        "True while any of the roles started by `start` is still running."
+        return any(not t.done() for t in self._tasks)
+
+    @property
     def role(self) -> str:
         "'param_store' for the instance that holds the store, else 'worker'."
         return 'param_store' if self.param_store is None else 'worker'
