@@ -2,6 +2,10 @@
 
     pip install -e ".[bench]"
     python bench/apex_cartpole.py [--seeds 0,1,2] [--max-steps 100000] [--algos rlnb,sb3_ppo,sb3_dqn,sbx_ppo,sbx_dqn]
+    python bench/apex_cartpole.py --algos rlnb,rlnb_base,sb3_ppo --base-tree /tmp/rlnb-before   # before/after a change
+
+`rlnb_base` is rlnb as checked out in --base-tree (e.g. `git worktree add /tmp/rlnb-before REV`), imported ahead of the
+installed one through PYTHONPATH, interleaved with the rest; the output then has `rlnb_vs_base` as well.
 
 Every (algorithm, seed) runs in a fresh subprocess. Each evaluates every 5,000 env steps on 10 episodes
 (greedy / deterministic) and stops at the first evaluation with mean return >= 475. `train_s` is the
@@ -44,8 +48,9 @@ def run_rlnb(seed, max_steps, devices):
     wall = time.perf_counter() - t0
     agent.close()
     solved = res["eval"]["mean"] >= TARGET
+    import rlnb
     return dict(solved=solved, train_s=wall - agent.eval_seconds, env_steps=res["env_steps"], wall_s=wall,
-                final_eval=res["eval"]["mean"], updates=res["updates"])
+                final_eval=res["eval"]["mean"], updates=res["updates"], rlnb=os.path.dirname(rlnb.__file__))
 
 
 def run_peer(name, seed, max_steps):
@@ -89,7 +94,7 @@ def run_peer(name, seed, max_steps):
 
 def child(args):
     name, seed = args.child.split(":")
-    out = run_rlnb(int(seed), args.max_steps, args.devices) if name == "rlnb" else run_peer(name, int(seed), args.max_steps)
+    out = run_rlnb(int(seed), args.max_steps, args.devices) if name.startswith("rlnb") else run_peer(name, int(seed), args.max_steps)
     print("RESULT " + json.dumps(out))
 
 
@@ -99,10 +104,12 @@ def main():
     ap.add_argument("--max-steps", type=int, default=100_000)
     ap.add_argument("--algos", default="rlnb,sb3_ppo,sb3_dqn,sbx_ppo,sbx_dqn")
     ap.add_argument("--devices", type=int, default=1, help="learner devices for rlnb (host devices on a CPU)")
+    ap.add_argument("--base-tree", default=None, help="an rlnb checkout that algorithm rlnb_base runs from")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         return child(args)
+    if "rlnb_base" in args.algos.split(",") and not args.base_tree: ap.error("rlnb_base needs --base-tree")
     # Split the CPU into host devices only when rlnb's learner is asked to use several: the flag applies to every
     # child (sbx runs on JAX too) and, measured here, makes a one-device update about 2.5x slower even when only one
     # of the forced devices is used.
@@ -114,7 +121,8 @@ def main():
         for name in args.algos.split(","):
             cmd = [sys.executable, __file__, "--child", f"{name}:{seed}", "--max-steps", str(args.max_steps),
                    "--devices", str(args.devices)]
-            p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800,
+                               env={**env, "PYTHONPATH": args.base_tree} if name == "rlnb_base" else env)
             line = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
             r = json.loads(line[-1][7:]) if line else dict(error=p.stderr[-2000:])
             results.setdefault(name, []).append(dict(seed=seed, **r))
@@ -125,11 +133,14 @@ def main():
         summary[name] = dict(solved=f"{len(ok)}/{len(runs)}",
                              median_train_s=statistics.median([r["train_s"] if r.get("solved") else float("inf") for r in runs]),
                              median_env_steps=statistics.median([r["env_steps"] if r.get("solved") else float("inf") for r in runs]))
-    peers = [v["median_train_s"] for k, v in summary.items() if k != "rlnb"]
+    peers = [v["median_train_s"] for k, v in summary.items() if not k.startswith("rlnb")]
     out = dict(target=TARGET, eval_every=EVAL_EVERY, eval_episodes=EVAL_EPISODES, max_steps=args.max_steps,
                rlnb_devices=args.devices, xla_flags=flags, summary=summary, runs=results)
     if "rlnb" in summary and peers:
         out["rlnb_vs_best_peer"] = summary["rlnb"]["median_train_s"] / min(peers)
+    if "rlnb_base" in summary and peers: out["rlnb_base_vs_best_peer"] = summary["rlnb_base"]["median_train_s"] / min(peers)
+    if "rlnb" in summary and "rlnb_base" in summary:
+        out["rlnb_vs_base"] = summary["rlnb"]["median_train_s"] / summary["rlnb_base"]["median_train_s"]
     print(json.dumps(out, default=str))
 
 

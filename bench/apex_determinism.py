@@ -22,7 +22,7 @@ def child(mode, steps, devices, seed):
     agent = ApeXDQN("CartPole-v1", seed=seed, deterministic=mode == "deterministic", devices=jax.local_devices()[:devices])
     agent.train(3_000, eval_interval=None, final_eval=False)
     s0, u0, t0 = agent.env_steps, agent.updates, time.perf_counter()
-    agent.train(steps, eval_interval=None, final_eval=False)
+    agent.train(s0 + steps, eval_interval=None, final_eval=False)  # train(n): until the run has n env steps in all
     dt = time.perf_counter() - t0
     agent.close()
     return dict(env_steps_per_s=(agent.env_steps - s0) / dt, updates_per_s=(agent.updates - u0) / dt, seconds=dt)
