@@ -8,6 +8,9 @@ Docs: https://rlnb.github.io/rlnb/cli.html.md"""
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import inspect
+import re
 import json
 import pathlib
 import sys
@@ -20,7 +23,7 @@ from .core import RLNBError, TransitionBatch, check_batch
 from .runtime import ALGOS, get_algo
 
 # %% auto #0
-__all__ = ['make_env', 'smoke', 'train', 'evaluate', 'main']
+__all__ = ['make_env', 'smoke', 'train', 'evaluate', 'config_flag', 'add_config_arguments', 'config_overrides', 'main']
 
 # %% ../nbs/14_cli.ipynb #405f6836
 def make_env(env_id:str, **kwargs) -> gym.Env:
@@ -86,6 +89,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
           resume:str|None=None,  # run directory or checkpoint file to continue from
           deterministic:bool=False,  # fixed seeded schedule (bit-for-bit repeatable, slower)
           log_interval:float=10.0,  # seconds between log lines / metrics rows
+          config:dict|None=None,  # fields of the algorithm's config to override (e.g. dict(learning_rate=1e-3))
          ) -> dict:
     "Train `algo` on `env_id` with a `DistributedAgent`, write the run directory, and return the result with the paths written."
     import jax
@@ -100,7 +104,8 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
         try: find_checkpoint(resume)
         except RLNBError as e: raise RLNBError(f"--resume: {e}") from None
     run = pathlib.Path(out or (_run_dir_of(resume) if resume else f"runs/{algo}-{env_id}-s{seed}"))
-    kw = {} if num_actors is None else dict(num_actors=num_actors)
+    kw = dict(config or {})
+    if num_actors is not None: kw['num_actors'] = num_actors
     agent = DistributedAgent(env_id, tag=f"{algo}-{env_id}", seed=seed, devices=devices, algo=algo, work_dir=run,
                              deterministic=deterministic, **kw)
     try:
@@ -134,18 +139,47 @@ def evaluate(run:str,  # run directory or checkpoint file
     return dict(run=str(run), checkpoint=str(agent.last_checkpoint), env=agent.env_id, algo=agent.algo_name, env_steps=agent.algo.env_steps,
                 episodes=episodes, eval_return=r['mean'], eval_std=r['std'], eval_min=r['min'], eval_max=r['max'])
 
-# %% ../nbs/14_cli.ipynb #d7e1823f
-def _parser():
-    p = argparse.ArgumentParser(prog='rlnb', description='rlnb: distributed RL on one host with asyncio + JAX.')
-    sub = p.add_subparsers(dest='command', required=True)
-    s = sub.add_parser('smoke', help='short random-policy run through the core pieces; prints JSON')
-    s.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
-    s.add_argument('--steps', type=int, default=1000, help='env steps (default: 1000)')
-    s.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
-    t = sub.add_parser('train', help='train an agent; progress on stderr, result JSON as the last line on stdout')
-    t.add_argument('algo', choices=list(ALGOS), help='algorithm (the registry rlnb.runtime.ALGOS)')
+# %% ../nbs/14_cli.ipynb #69be69e3
+_OWN = ('seed', 'num_actors', 'deterministic')  # config fields the train command has its own options for
+
+def _field_help(cls) -> dict:
+    "The comment on each config field's line, read from the source of `cls` and its dataclass bases (a subclass's wins)."
+    out = {}
+    for c in reversed(cls.__mro__):
+        if not dataclasses.is_dataclass(c): continue
+        try: src = inspect.getsource(c)
+        except (OSError, TypeError): continue
+        for m in re.finditer(r'^\s+(\w+)\s*:[^=\n]*=[^#\n]*#\s*(.+)$', src, re.M): out[m.group(1)] = m.group(2).strip()
+    return out
+
+def _int_or_none(v:str):
+    return None if v.lower() == 'none' else int(v)
+
+def config_flag(name:str) -> str:
+    "The command-line flag of config field `name`: `learning_rate` -> `--learning-rate`, `lambda_` -> `--lambda`."
+    return '--' + name.rstrip('_').replace('_', '-')
+
+def add_config_arguments(parser:argparse.ArgumentParser, cfg_cls:type):
+    "One option per field of the config dataclass `cfg_cls` (dest `cfg_<field>`, default None: the config's own)."
+    helps, group = _field_help(cfg_cls), parser.add_argument_group(f"{cfg_cls.__name__} fields")
+    for f in dataclasses.fields(cfg_cls):
+        if f.name in _OWN: continue
+        d = f.default
+        kw = dict(dest=f'cfg_{f.name}', default=None, help=f"{helps.get(f.name, '')} (default: {d!r})".replace('%', '%%'))
+        if isinstance(d, bool): kw['action'] = argparse.BooleanOptionalAction
+        elif isinstance(d, tuple): kw.update(type=int, nargs='+', metavar='N')
+        elif d is None: kw.update(type=_int_or_none, metavar='N|none')
+        else: kw.update(type=type(d), metavar=type(d).__name__.upper())
+        group.add_argument(config_flag(f.name), **kw)
+
+def config_overrides(args:argparse.Namespace) -> dict:
+    "The config fields given on the command line."
+    return {k[4:]: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items() if k.startswith('cfg_') and v is not None}
+
+# %% ../nbs/14_cli.ipynb #cea2ae22
+def _train_options(t:argparse.ArgumentParser, algo:str):
     t.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
-    t.add_argument('--steps', type=int, default=None, help="env steps of the whole run (default: the algorithm's, 100000 for apex-dqn, 200000 for impala)")
+    t.add_argument('--steps', type=int, default=None, help=f"env steps of the whole run (default: {get_algo(algo).train_steps})")
     t.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
     t.add_argument('--num-actors', type=int, default=None, help="actors (default: the algorithm's)")
     t.add_argument('--devices', type=int, default=None, help='learner devices (default: all local devices)')
@@ -158,6 +192,21 @@ def _parser():
     t.add_argument('--deterministic', action='store_true', help='fixed seeded schedule: bit-for-bit repeatable, slower')
     t.add_argument('--log-interval', type=float, default=10.0, help='seconds between log lines (default: 10)')
     t.add_argument('--no-progress', action='store_true', help='no progress bar and no log lines')
+    add_config_arguments(t, get_algo(algo).Config)
+
+def _parser():
+    p = argparse.ArgumentParser(prog='rlnb', description='rlnb: distributed RL on one host with asyncio + JAX.')
+    sub = p.add_subparsers(dest='command', required=True)
+    s = sub.add_parser('smoke', help='short random-policy run through the core pieces; prints JSON')
+    s.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
+    s.add_argument('--steps', type=int, default=1000, help='env steps (default: 1000)')
+    s.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
+    t = sub.add_parser('train', help='train an agent; progress on stderr, result JSON as the last line on stdout')
+    algos = t.add_subparsers(dest='algo', required=True, metavar='ALGO', help=f"algorithm, one of {', '.join(ALGOS)} (rlnb.runtime.ALGOS); "
+                             "`rlnb train ALGO --help` lists its options")
+    for name in ALGOS:
+        doc = (get_algo(name).__doc__ or '').strip()
+        _train_options(algos.add_parser(name, help=doc, description=doc), name)
     e = sub.add_parser('eval', help="evaluate a saved run's latest checkpoint; prints JSON")
     e.add_argument('run', metavar='RUN_DIR', help='run directory (or checkpoint file)')
     e.add_argument('--episodes', type=int, default=10, help='evaluation episodes (default: 10)')
@@ -176,7 +225,7 @@ def main(argv:list[str]|None=None) -> int:
         elif args.command == 'train':
             r = train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out, args.eval_interval,
                       args.eval_episodes, args.target_return, not args.no_progress, args.save_interval, args.resume,
-                      args.deterministic, args.log_interval)
+                      args.deterministic, args.log_interval, config_overrides(args))
             print(f"final evaluation: {r['eval_return']:.1f} +- {r['eval_std']:.1f} over {args.eval_episodes} episodes after {r['env_steps']:,} env steps")
             for k in ('checkpoint', 'metrics', 'tensorboard', 'curve', 'result'): print(f"  {k:<12}{r[k]}")
             print(json.dumps(r))
