@@ -24,12 +24,12 @@ import jax
 from flax import serialization
 
 from .core import ConfigError, RLNBError, run_sync
-from .runtime import ALGOS, get_algo
+from .runtime import ALGOS, Policy, config_from_state, env_spaces, get_algo
 from .monitor import _fmt, _logger
 
 # %% auto #0
 __all__ = ['CKPT_DIR', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'find_checkpoint', 'prune_checkpoints',
-           'DistributedAgent']
+           'DistributedAgent', 'load_policy']
 
 # %% ../nbs/11_agent.ipynb #ac36129c
 _MAGIC = b'RLNBCKPT'
@@ -342,6 +342,10 @@ class DistributedAgent:
         if not isinstance(num_eval_episodes, int) or num_eval_episodes < 1: raise ConfigError(f"num_eval_episodes must be an int >= 1, got {num_eval_episodes!r}.")
         return await self._evaluate(num_eval_episodes, record=record)
 
+    def act(self, obs):
+        "Evaluation actions (greedy, or a Gaussian's mean) for one observation or a batch, with the current params; numpy."
+        return self.algo.eval_actions(obs)
+
     def eval(self, num_eval_episodes:int=10, record:bool=True) -> dict:
         "Plain form of `aeval`."
         if self.running: raise ConfigError(f"[{self.tag}] training runs in the background on this loop; use `await agent.aeval(...)`.")
@@ -417,12 +421,7 @@ class DistributedAgent:
         env = env if env is not None else (tree.get('env') or None)
         if env is None: raise ConfigError(f"{path} was trained on an env factory, not an env id; pass env=... to from_checkpoint.")
         if tree['algo'] not in ALGOS: raise ConfigError(f"{path} holds a {tree['algo']!r} run; this rlnb has {', '.join(ALGOS)}.")
-        cfg_cls = get_algo(tree['algo']).Config
-        saved, cfg = tree['state']['config'], {}
-        for f in dataclasses.fields(cfg_cls):
-            if f.name not in saved: continue
-            v = saved[f.name]
-            cfg[f.name] = tuple(np.asarray(v).tolist()) if isinstance(f.default, tuple) else (v.item() if isinstance(v, np.generic) else v)
+        cfg = dataclasses.asdict(config_from_state(get_algo(tree['algo']).Config, tree['state']['config']))
         if tree.get('eval_env'): kwargs.setdefault('eval_env', tree['eval_env'])
         run_dir = path.parent.parent if path.parent.name == CKPT_DIR else path.parent
         seed, det = cfg.pop('seed'), cfg.pop('deterministic', False)
@@ -495,7 +494,20 @@ class DistributedAgent:
         self._closed = True
         self.algo.close()
 
-# %% ../nbs/11_agent.ipynb #70a13884
+# %% ../nbs/11_agent.ipynb #8d914b6a
+def load_policy(path,  # run directory (its latest checkpoint) or checkpoint file
+                env=None,  # env id or zero-argument factory for the spaces; None: the env id stored in the checkpoint
+                func=None,  # the forward pass the run was trained with, if it was not the algorithm's default
+               ) -> Policy:
+    "The trained policy of a run, without actors or replay: `load_policy(run_dir).act(obs)`."
+    path = find_checkpoint(path)
+    tree = read_checkpoint(path)
+    if not isinstance(tree, dict) or tree.get('format') != 'rlnb.DistributedAgent': raise ConfigError(f"{path} is not a DistributedAgent checkpoint.")
+    env = env if env is not None else (tree.get('env') or None)
+    if env is None: raise ConfigError(f"{path} was trained on an env factory, not an env id; pass env=... to load_policy.")
+    return Policy(tree['state'], *env_spaces(env), func=func)
+
+# %% ../nbs/11_agent.ipynb #ddb0b1d5
 def _progress_bar(**kwargs):
     "A tqdm.auto bar (a widget in notebooks, text in terminals) without tqdm's monitor thread, which would outlive the run."
     from tqdm.auto import tqdm

@@ -34,7 +34,8 @@ from .workers import Worker
 
 # %% auto #0
 __all__ = ['ALGOS', 'need', 'RuntimeConfig', 'make_vector_env', 'make_actors', 'env_spaces', 'numpy_init', 'zero_init',
-           'adam_clipped', 'Pacing', 'ReplayRatio', 'OnPolicyQueue', 'patch_to', 'Runtime', 'register', 'get_algo']
+           'adam_clipped', 'Pacing', 'ReplayRatio', 'OnPolicyQueue', 'patch_to', 'Runtime', 'config_from_state',
+           'Policy', 'register', 'get_algo']
 
 # %% ../nbs/09_runtime.ipynb #6ba23e96
 def need(cfg, ok:bool, name:str, what:str):
@@ -834,6 +835,61 @@ async def aclose(self):
         await self.env.aclose()
 
 # %% ../nbs/09_runtime.ipynb #ba332501
+def _batched(space, obs):
+    "`(batch, single)`: `obs` with a leading batch axis, and whether it came as one observation."
+    leaf, ref = np.asarray(jax.tree.leaves(obs)[0]), jax.tree.leaves(preallocate(space, 1))[0]
+    single = leaf.ndim == ref.ndim - 1
+    return (jax.tree.map(lambda x: np.asarray(x)[None], obs) if single else obs), single
+
+def _act(spec, fn, params, obs):
+    batch, single = _batched(spec.observation_space, obs)
+    a = spec.env_action(np.asarray(fn(params, batch)))
+    return a[0] if single else a
+
+@patch_to(Runtime)
+def eval_actions(self, obs):
+    "Evaluation actions for one observation or a batch, with the current params (numpy; blocks until computed: not for a coroutine's hot path)."
+    return _act(self, self._eval_act, self.params, obs)
+
+def config_from_state(config_cls:type, saved:dict):
+    "The config a state dict's `config` describes (tuples restored; fields this version does not have are left out)."
+    kw = {}
+    for f in dataclasses.fields(config_cls):
+        if f.name not in saved: continue
+        v = saved[f.name]
+        kw[f.name] = tuple(np.asarray(v).tolist()) if isinstance(f.default, tuple) else (v.item() if isinstance(v, np.generic) else v)
+    return config_cls(**kw)
+
+class Policy:
+    "A trained policy without actors or replay: the algorithm's network and evaluation policy with a state dict's params."
+    def __init__(self,
+                 state:dict,  # a `Runtime.state_dict()` (or a checkpoint's `state`)
+                 observation_space:gym.Space,  # the env's spaces (a state dict keeps only their description)
+                 action_space:gym.Space,
+                 func=None,  # the forward pass the run was trained with, if not the algorithm's default
+                ):
+        cls = get_algo(state.get('algo', '?')) if isinstance(state, dict) else None
+        if cls is None: raise ConfigError(f"Policy needs a runtime state dict, got {type(state).__name__}.")
+        for k, space in (('observation', observation_space), ('action', action_space)):
+            if state['spaces'][k] != str(space): raise ConfigError(f"Policy: the run's {k} space is {state['spaces'][k]}, the env's {space}.")
+        spec = cls.__new__(cls)  # the algorithm's spec methods only: no actors, no pacing
+        spec.config, spec.observation_space, spec.action_space = config_from_state(cls.Config, state['config']), observation_space, action_space
+        spec.check_spaces(observation_space, action_space)
+        template = spec.setup(func)
+        try: learner = serialization.from_state_dict(jax.tree.map(np.asarray, template), state['learner'])
+        except (ValueError, KeyError, TypeError) as e: raise ConfigError(f"Policy: the state's network does not fit {cls.__name__}'s ({e}).") from None
+        self.algo_name, self.config, self.spec = cls.algo_name, spec.config, spec
+        self.observation_space, self.action_space = observation_space, action_space
+        self.params = jax.device_put(spec.actor_params(learner))
+        self._eval_act = jax.jit(spec.eval_act)
+
+    def __repr__(self): return f"Policy({self.algo_name}, {self.observation_space} -> {self.action_space})"
+
+    def act(self, obs):
+        "Evaluation actions for one observation or a batch (numpy)."
+        return _act(self.spec, self._eval_act, self.params, obs)
+
+# %% ../nbs/09_runtime.ipynb #8fc3387b
 ALGOS: dict[str, str] = {'apex-dqn': 'rlnb.apex_dqn:ApeXDQN', 'impala': 'rlnb.impala:IMPALA'}
 
 def register(name:str, target:str|type):
