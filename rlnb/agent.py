@@ -23,7 +23,7 @@ import numpy as np
 import jax
 from flax import serialization
 
-from .core import ConfigError, RLNBError, run_sync
+from .core import ConfigError, RLNBError, in_thread, run_sync
 from .runtime import ALGOS, Policy, config_from_state, env_spaces, get_algo
 from .monitor import _fmt, _logger
 
@@ -337,19 +337,22 @@ class DistributedAgent:
     async def aeval(self,
                     num_eval_episodes:int=10,  # episodes, one env each, stepped together
                     record:bool=True,  # add the result to `evals`, the history and metrics.csv
+                    video=None,  # also play one episode in a rendering env and write it here (.mp4 or .gif; the `video` extra)
                    ) -> dict:
-        "Greedy evaluation of the current params: mean, std, min, max and the returns of `num_eval_episodes` episodes."
+        "Greedy evaluation of the current params: mean, std, min, max and the returns of `num_eval_episodes` episodes (and `video`: the recording)."
         if not isinstance(num_eval_episodes, int) or num_eval_episodes < 1: raise ConfigError(f"num_eval_episodes must be an int >= 1, got {num_eval_episodes!r}.")
-        return await self._evaluate(num_eval_episodes, record=record)
+        res = await self._evaluate(num_eval_episodes, record=record)
+        if video is not None: res = dict(res, video=await self.algo.arecord(video))
+        return res
 
     def act(self, obs):
         "Evaluation actions (greedy, or a Gaussian's mean) for one observation or a batch, with the current params; numpy."
         return self.algo.eval_actions(obs)
 
-    def eval(self, num_eval_episodes:int=10, record:bool=True) -> dict:
+    def eval(self, num_eval_episodes:int=10, record:bool=True, video=None) -> dict:
         "Plain form of `aeval`."
         if self.running: raise ConfigError(f"[{self.tag}] training runs in the background on this loop; use `await agent.aeval(...)`.")
-        return run_sync(self.aeval(num_eval_episodes, record))
+        return run_sync(self.aeval(num_eval_episodes, record, video))
 
     # --- background training
     def start(self,
@@ -437,7 +440,7 @@ class DistributedAgent:
         "Write a checkpoint (default work_dir/checkpoints/ckpt-<env steps>.msgpack) atomically, off the loop; keeps the last `keep_checkpoints`."
         tree = self.state_dict()
         path = Path(path) if path is not None else self.work_dir / CKPT_DIR / _ckpt_name(self.algo.env_steps)
-        await _in_thread(write_checkpoint, path, tree)
+        await in_thread(write_checkpoint, path, tree)
         if path.parent == self.work_dir / CKPT_DIR: prune_checkpoints(self.work_dir, self.keep_checkpoints)
         self.last_checkpoint = path
         return path
@@ -451,7 +454,7 @@ class DistributedAgent:
         "Resume from a checkpoint file or a run directory's latest checkpoint."
         if self.running: raise ConfigError(f"[{self.tag}] is training in the background; `await agent.stop()` first.")
         path = find_checkpoint(path)
-        self.load_state_dict(await _in_thread(read_checkpoint, path))
+        self.load_state_dict(await in_thread(read_checkpoint, path))
         self.last_checkpoint = path
         return path
 
@@ -513,24 +516,3 @@ def _progress_bar(**kwargs):
     from tqdm.auto import tqdm
     class Bar(tqdm): monitor_interval = 0
     return Bar(**kwargs)
-
-async def _in_thread(fn, *args):
-    "Run blocking `fn(*args)` in a short-lived thread and await it; on cancellation the call still completes first (writes are atomic anyway)."
-    loop = asyncio.get_running_loop()
-    fut = loop.create_future()
-    def settle(res, err):
-        if fut.done(): return
-        if err is not None: fut.set_exception(err)
-        else: fut.set_result(res)
-    def run():
-        try: res, err = fn(*args), None
-        except BaseException as e: res, err = None, e
-        try: loop.call_soon_threadsafe(settle, res, err)
-        except RuntimeError: pass  # the loop is gone
-    t = threading.Thread(target=run, name='rlnb-io', daemon=True)
-    t.start()
-    try: return await asyncio.shield(fut)
-    except asyncio.CancelledError:
-        if not fut.done(): await asyncio.wait([fut])
-        raise
-    finally: t.join(1.0)

@@ -129,15 +129,18 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
 # %% ../nbs/14_cli.ipynb #30f85c84
 def evaluate(run:str,  # run directory or checkpoint file
              episodes:int=10,  # evaluation episodes
+             video:str|None=None,  # also record one episode into this file (.mp4 or .gif; the `video` extra)
             ) -> dict:
     "Evaluate a saved run; returns the returns' statistics and the checkpoint used."
     from rlnb.agent import DistributedAgent
     try: agent = DistributedAgent.from_checkpoint(run, keep_checkpoints=1)
     except RLNBError as e: raise RLNBError(f"rlnb eval: {e}") from None
-    try: r = agent.eval(episodes, record=False)
+    try: r = agent.eval(episodes, record=False, video=video)
     finally: agent.close()
-    return dict(run=str(run), checkpoint=str(agent.last_checkpoint), env=agent.env_id, algo=agent.algo_name, env_steps=agent.algo.env_steps,
-                episodes=episodes, eval_return=r['mean'], eval_std=r['std'], eval_min=r['min'], eval_max=r['max'])
+    out = dict(run=str(run), checkpoint=str(agent.last_checkpoint), env=agent.env_id, algo=agent.algo_name, env_steps=agent.algo.env_steps,
+               episodes=episodes, eval_return=r['mean'], eval_std=r['std'], eval_min=r['min'], eval_max=r['max'])
+    if video is not None: out.update(video=r['video']['path'], video_frames=r['video']['frames'], video_return=r['video']['episode_return'])
+    return out
 
 # %% ../nbs/14_cli.ipynb #69be69e3
 _OWN = ('seed', 'num_actors', 'deterministic')  # config fields the train command has its own options for
@@ -210,6 +213,7 @@ def _parser():
     e = sub.add_parser('eval', help="evaluate a saved run's latest checkpoint; prints JSON")
     e.add_argument('run', metavar='RUN_DIR', help='run directory (or checkpoint file)')
     e.add_argument('--episodes', type=int, default=10, help='evaluation episodes (default: 10)')
+    e.add_argument('--video', default=None, metavar='FILE', help="record one episode into FILE (.mp4 or .gif; needs pip install 'rlnb[video]')")
     return p
 
 def main(argv:list[str]|None=None) -> int:
@@ -229,7 +233,7 @@ def main(argv:list[str]|None=None) -> int:
             print(f"final evaluation: {r['eval_return']:.1f} +- {r['eval_std']:.1f} over {args.eval_episodes} episodes after {r['env_steps']:,} env steps")
             for k in ('checkpoint', 'metrics', 'tensorboard', 'curve', 'result'): print(f"  {k:<12}{r[k]}")
             print(json.dumps(r))
-        elif args.command == 'eval': print(json.dumps(evaluate(args.run, args.episodes)))
+        elif args.command == 'eval': print(json.dumps(evaluate(args.run, args.episodes, args.video)))
     except RLNBError as e: p.error(str(e))
     except KeyboardInterrupt:
         if args.command != 'train': print('rlnb: interrupted.', file=sys.stderr)

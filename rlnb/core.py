@@ -19,7 +19,7 @@ from flax import struct
 
 # %% auto #0
 __all__ = ['RLNBError', 'ConfigError', 'SpaceMismatchError', 'EnvWorkerError', 'space_spec', 'preallocate', 'check_batch',
-           'TransitionBatch', 'run_sync']
+           'TransitionBatch', 'run_sync', 'in_thread']
 
 # %% ../nbs/00_core.ipynb #17aaa598
 class RLNBError(Exception):
@@ -181,3 +181,27 @@ def run_sync(coro):
     t.join()
     if 'error' in box: raise box['error']
     return box['result']
+
+# %% ../nbs/00_core.ipynb #c21138a9
+async def in_thread(fn,  # blocking function
+                    *args,  # its arguments
+                   ):
+    "Run blocking `fn(*args)` in a short-lived thread and await its result; on cancellation the call still completes first."
+    loop = asyncio.get_running_loop()
+    fut = loop.create_future()
+    def settle(res, err):
+        if fut.done(): return
+        if err is not None: fut.set_exception(err)
+        else: fut.set_result(res)
+    def run():
+        try: res, err = fn(*args), None
+        except BaseException as e: res, err = None, e
+        try: loop.call_soon_threadsafe(settle, res, err)
+        except RuntimeError: pass  # the loop is gone
+    t = threading.Thread(target=run, name='rlnb-io', daemon=True)
+    t.start()
+    try: return await asyncio.shield(fut)
+    except asyncio.CancelledError:
+        if not fut.done(): await asyncio.wait([fut])
+        raise
+    finally: t.join(1.0)

@@ -24,7 +24,7 @@ import optax
 from flax import serialization
 import gymnasium as gym
 
-from .core import ConfigError, TransitionBatch, preallocate, run_sync
+from .core import ConfigError, TransitionBatch, in_thread, preallocate, run_sync
 from .envs import AsyncEnvWorker, SyncEnvWorker, get_worker_pool
 from .functions import preprocessed_shape
 from .parallel import data_parallel, make_mesh, ready, replicate
@@ -34,8 +34,8 @@ from .workers import Worker
 
 # %% auto #0
 __all__ = ['ALGOS', 'need', 'RuntimeConfig', 'make_vector_env', 'make_actors', 'env_spaces', 'numpy_init', 'zero_init',
-           'adam_clipped', 'Pacing', 'ReplayRatio', 'OnPolicyQueue', 'patch_to', 'Runtime', 'config_from_state',
-           'Policy', 'register', 'get_algo']
+           'adam_clipped', 'Pacing', 'ReplayRatio', 'OnPolicyQueue', 'patch_to', 'Runtime', 'write_video',
+           'config_from_state', 'Policy', 'register', 'get_algo']
 
 # %% ../nbs/09_runtime.ipynb #6ba23e96
 def need(cfg, ok:bool, name:str, what:str):
@@ -744,6 +744,44 @@ async def aevaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
 def evaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
     "Plain form of `aevaluate`."
     return run_sync(self.aevaluate(num_episodes, seed))
+
+def _render_env(env):
+    "One env that renders RGB frames: `gym.make(id, render_mode='rgb_array')`, or a factory's env that does."
+    e = gym.make(env, render_mode='rgb_array') if isinstance(env, str) else env()
+    if getattr(e, 'render_mode', None) != 'rgb_array':
+        e.close()
+        raise ConfigError(f"recording needs an env that renders RGB frames; the factory's env has render_mode={getattr(e, 'render_mode', None)!r}: "
+                          "make it with render_mode='rgb_array'.")
+    return e
+
+def write_video(path, frames:list, fps:float):
+    "Write RGB frames to `path` (mp4 through imageio-ffmpeg, or gif), with a clear error when the `video` extra is missing."
+    try: import imageio.v2 as imageio
+    except ImportError: raise ConfigError("writing a video needs the `video` extra: pip install 'rlnb[video]' (imageio, imageio-ffmpeg).") from None
+    kw = dict(fps=fps, macro_block_size=1) if str(path).endswith('.mp4') else dict(duration=1000 / fps)
+    try: imageio.mimwrite(str(path), frames, **kw)
+    except ImportError as e: raise ConfigError(f"writing {path} needs the `video` extra: pip install 'rlnb[video]' ({e}).") from None
+
+@patch_to(Runtime)
+async def arecord(self,
+                  path,  # video file to write (.mp4, or .gif)
+                  seed:int|None=None,  # reset seed of the episode; None: the first evaluation episode's
+                  max_steps:int=10_000,  # stop recording after this many steps
+                 ) -> dict:
+    "Play one episode of the evaluation policy in an env that renders and write its frames to `path`; returns the path, return and frame count."
+    env = _render_env(self.eval_env)
+    try:
+        obs, _ = env.reset(seed=self.config.seed + 10_000 if seed is None else seed)
+        frames, G, params = [env.render()], 0.0, self.params
+        for _ in range(max_steps):
+            a = np.asarray(await ready(self._eval_act(params, jax.tree.map(lambda x: np.asarray(x)[None], obs))))[0]
+            obs, r, term, trunc, _ = env.step(self.env_action(a))
+            frames.append(env.render()); G += float(r)
+            if term or trunc: break
+            await asyncio.sleep(0)
+        await in_thread(write_video, path, frames, env.metadata.get('render_fps') or 30)
+    finally: env.close()
+    return dict(path=str(path), episode_return=G, frames=len(frames))
 
 # %% ../nbs/09_runtime.ipynb #26258679
 @patch_to(Runtime)
