@@ -31,17 +31,17 @@ __all__ = ['IMPALAConfig', 'ActorCritic', 'IMPALAState', 'IMPALA']
 class IMPALAConfig(RuntimeConfig):
     "Hyperparameters of IMPALA (the runtime's fields, with IMPALA's defaults, and its own)."
     batch_size: int = 8  # trajectories per update (split over the learner's devices)
-    queue_size: int = 1  # dispatches' worth of trajectories the actors may queue ahead of the learner: the lag bound
-    unroll_length: int = 20  # T, the steps of one unroll
+    queue_size: int = 1  # unrolls (of every env) the actors may queue ahead of the learner: the policy-lag bound
+    unroll_length: int = 10  # T, the steps of one unroll
     gamma: float = 0.99  # discount factor
     lambda_: float = 1.0  # V-trace's lambda (1: full n-step returns)
     clip_rho: float = 1.0  # rho-bar, the clip of the importance weights of the TD errors
     clip_pg_rho: float = 1.0  # clip of the importance weights of the policy-gradient advantages
     clip_c: float = 1.0  # c-bar, the clip of the trace-cutting coefficients
     hidden: tuple = (64, 64)  # widths of the default MLPs (one for the policy, one for the value)
-    learning_rate: float = 1e-3  # Adam step size
+    learning_rate: float = 2e-3  # Adam step size
     max_grad_norm: float = 0.5  # global gradient-norm clip
-    entropy_coef: float = 0.01  # weight of the entropy bonus
+    entropy_coef: float = 0.03  # weight of the entropy bonus
     value_coef: float = 0.5  # weight of the value loss
     log_std_init: float = 0.0  # initial log standard deviation of a Gaussian policy (state-independent, learned)
 

@@ -50,7 +50,7 @@ class RuntimeConfig:
     actor_mode: str = 'sync'  # where actors step their envs: 'sync' (in the loop), 'thread' or 'process'
     batch_size: int = 32  # learner batch per update: transitions (replay) or trajectories (on-policy), split over the devices
     updates_per_dispatch: int = 1  # K updates fused into one device call (lax.scan)
-    queue_size: int = 64  # storage slots between actors and learner (traced batches); full slots make the actors wait
+    queue_size: int = 64  # storage slots between actors and learner, in traced batches (one tick's transitions, or one unroll of every env); full slots make the actors wait
     publish_interval: int = 1  # updates between param publishes to the actors
     max_policy_lag: int|None = None  # actors never act on params more than this many updates old (None: publish_interval decides)
     seed: int = 0  # base seed (envs, params, exploration, sampling)
@@ -256,8 +256,8 @@ class OnPolicyQueue(Pacing):
     async def insert(self, data): self.put(data)
 
     def actors_may_run(self) -> bool:
-        "Actors wait while `queue_size` dispatches' worth of trajectories are queued."
-        return self._cols < self.rt.config.queue_size * self._per_dispatch()
+        "Actors wait while `queue_size` unrolls' worth of trajectory columns (`num_envs` each) are queued."
+        return self._cols < self.rt.config.queue_size * self.rt.config.num_envs
 
     def learner_may_run(self) -> bool: return self._cols >= self._per_dispatch()
 

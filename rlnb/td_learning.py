@@ -1,4 +1,4 @@
-"""Updaters for q-functions (`QLearning`, `DoubleQLearning`, `Sarsa`, `ExpectedSarsa`) and policy objectives (`VanillaPG`, `PPOClip`), each a set of pure functions a sharded learner can run, wrapped in an object with `update(transition_batch)`.
+"""TD errors and PPO's clipped loss as pure functions (`q_learning`, `double_q_learning`, `sarsa`, `expected_sarsa`, `clipped_surrogate_pg_loss`); updaters for q-functions (`QLearning`, `DoubleQLearning`, `Sarsa`, `ExpectedSarsa`) and policy objectives (`VanillaPG`, `PPOClip`), each a set of pure functions a sharded learner can run, wrapped in an object with `update(transition_batch)`.
 
 Docs: https://rlnb.github.io/rlnb/td_learning.html.md"""
 
@@ -13,16 +13,76 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 import optax
-import rlax
+import chex
 
 from .core import ConfigError, TransitionBatch
 from .functions import Q, Policy, BasePolicy
 
 # %% auto #0
-__all__ = ['huber', 'TDUpdater', 'QLearning', 'DoubleQLearning', 'Sarsa', 'ExpectedSarsa', 'PolicyObjective', 'VanillaPG',
-           'PPOClip']
+__all__ = ['q_learning', 'double_q_learning', 'sarsa', 'expected_sarsa', 'huber', 'TDUpdater', 'QLearning', 'DoubleQLearning',
+           'Sarsa', 'ExpectedSarsa', 'clipped_surrogate_pg_loss', 'PolicyObjective', 'VanillaPG', 'PPOClip']
 
 # %% ../nbs/05_td_learning.ipynb #7cce66c3
+def _td(q_tm1, a_tm1, r_t, discount_t, v_t, stop_target_gradients):
+    "`r_t + discount_t * v_t - q_tm1[a_tm1]`, the target optionally outside the gradient."
+    target = r_t + discount_t * v_t
+    return jnp.where(stop_target_gradients, jax.lax.stop_gradient(target), target) - q_tm1[a_tm1]
+
+def q_learning(q_tm1,  # Action values at t-1, shape (num_actions,)
+               a_tm1,  # Action taken at t-1, an int scalar
+               r_t,  # Reward at t
+               discount_t,  # Discount at t (0 after termination)
+               q_t,  # Action values at t, shape (num_actions,)
+               stop_target_gradients=True,  # Keep the target out of the gradient
+              ):
+    "Q-learning TD error: `r_t + discount_t * max(q_t) - q_tm1[a_tm1]`."
+    chex.assert_rank([q_tm1, a_tm1, r_t, discount_t, q_t], [1, 0, 0, 0, 1])
+    chex.assert_type([q_tm1, a_tm1, r_t, discount_t, q_t], [float, int, float, float, float])
+    return _td(q_tm1, a_tm1, r_t, discount_t, jnp.max(q_t), stop_target_gradients)
+
+# %% ../nbs/05_td_learning.ipynb #0659bca6
+def double_q_learning(q_tm1,  # Action values at t-1, shape (num_actions,)
+                      a_tm1,  # Action taken at t-1, an int scalar
+                      r_t,  # Reward at t
+                      discount_t,  # Discount at t (0 after termination)
+                      q_t_value,  # Action values at t that value the chosen action
+                      q_t_selector,  # Action values at t whose argmax chooses it
+                      stop_target_gradients=True,  # Keep the target out of the gradient
+                     ):
+    "Double Q-learning TD error: `r_t + discount_t * q_t_value[argmax(q_t_selector)] - q_tm1[a_tm1]`."
+    chex.assert_rank([q_tm1, a_tm1, r_t, discount_t, q_t_value, q_t_selector], [1, 0, 0, 0, 1, 1])
+    chex.assert_type([q_tm1, a_tm1, r_t, discount_t, q_t_value, q_t_selector], [float, int, float, float, float, float])
+    return _td(q_tm1, a_tm1, r_t, discount_t, q_t_value[jnp.argmax(q_t_selector)], stop_target_gradients)
+
+# %% ../nbs/05_td_learning.ipynb #28bdd2c9
+def sarsa(q_tm1,  # Action values at t-1, shape (num_actions,)
+          a_tm1,  # Action taken at t-1, an int scalar
+          r_t,  # Reward at t
+          discount_t,  # Discount at t (0 after termination)
+          q_t,  # Action values at t, shape (num_actions,)
+          a_t,  # Action taken at t, an int scalar
+          stop_target_gradients=True,  # Keep the target out of the gradient
+         ):
+    "SARSA TD error: `r_t + discount_t * q_t[a_t] - q_tm1[a_tm1]`."
+    chex.assert_rank([q_tm1, a_tm1, r_t, discount_t, q_t, a_t], [1, 0, 0, 0, 1, 0])
+    chex.assert_type([q_tm1, a_tm1, r_t, discount_t, q_t, a_t], [float, int, float, float, float, int])
+    return _td(q_tm1, a_tm1, r_t, discount_t, q_t[a_t], stop_target_gradients)
+
+# %% ../nbs/05_td_learning.ipynb #d05f4e91
+def expected_sarsa(q_tm1,  # Action values at t-1, shape (num_actions,)
+                   a_tm1,  # Action taken at t-1, an int scalar
+                   r_t,  # Reward at t
+                   discount_t,  # Discount at t (0 after termination)
+                   q_t,  # Action values at t, shape (num_actions,)
+                   probs_a_t,  # Target policy's action probabilities at t, shape (num_actions,)
+                   stop_target_gradients=True,  # Keep the target out of the gradient
+                  ):
+    "Expected SARSA TD error: `r_t + discount_t * sum_a probs_a_t[a] q_t[a] - q_tm1[a_tm1]`."
+    chex.assert_rank([q_tm1, a_tm1, r_t, discount_t, q_t, probs_a_t], [1, 0, 0, 0, 1, 1])
+    chex.assert_type([q_tm1, a_tm1, r_t, discount_t, q_t, probs_a_t], [float, int, float, float, float, float])
+    return _td(q_tm1, a_tm1, r_t, discount_t, jnp.dot(probs_a_t, q_t), stop_target_gradients)
+
+# %% ../nbs/05_td_learning.ipynb #b2f1fa97
 def huber(td_error):
     "Elementwise Huber loss of TD errors with delta 1 (the default `loss_function`)."
     return optax.huber_loss(td_error, delta=1.0)
@@ -39,7 +99,7 @@ class _Updater:
         updates, opt_state = self.optimizer.update(grads, opt_state, params)
         return optax.apply_updates(params, updates), opt_state
 
-# %% ../nbs/05_td_learning.ipynb #2c347a62
+# %% ../nbs/05_td_learning.ipynb #acf546c2
 class TDUpdater(_Updater):
     "Base of the q-learning family: subclasses define `td_error_fn(params, target_params, batch)`."
     needs_A_next = False
@@ -112,7 +172,7 @@ class QLearning(TDUpdater):
         "Pure: per-sample TD errors and the predicted q(S, A)."
         Qs, A = self._q_sa(params, batch)
         Q_next = self.q.apply(target_params, batch.S_next)
-        td = jax.vmap(rlax.q_learning)(Qs, A, batch.Rn, batch.In, Q_next)
+        td = jax.vmap(q_learning)(Qs, A, batch.Rn, batch.In, Q_next)
         return td, jnp.take_along_axis(Qs, A[:, None], 1)[:, 0]
 
 class DoubleQLearning(TDUpdater):
@@ -122,7 +182,7 @@ class DoubleQLearning(TDUpdater):
         Qs, A = self._q_sa(params, batch)
         Q_next_value = self.q.apply(target_params, batch.S_next)
         Q_next_select = jax.lax.stop_gradient(self.q.apply(params, batch.S_next))
-        td = jax.vmap(rlax.double_q_learning)(Qs, A, batch.Rn, batch.In, Q_next_value, Q_next_select)
+        td = jax.vmap(double_q_learning)(Qs, A, batch.Rn, batch.In, Q_next_value, Q_next_select)
         return td, jnp.take_along_axis(Qs, A[:, None], 1)[:, 0]
 
 class Sarsa(TDUpdater):
@@ -157,10 +217,23 @@ class ExpectedSarsa(TDUpdater):
         Qs, A = self._q_sa(params, batch)
         Q_next = self.q.apply(target_params['q'], batch.S_next)
         probs = self.pi_targ.probs_fn(target_params['pi'], batch.S_next, **target_params['hyper'])
-        td = jax.vmap(rlax.expected_sarsa)(Qs, A, batch.Rn, batch.In, Q_next, probs)
+        td = jax.vmap(expected_sarsa)(Qs, A, batch.Rn, batch.In, Q_next, probs)
         return td, jnp.take_along_axis(Qs, A[:, None], 1)[:, 0]
 
-# %% ../nbs/05_td_learning.ipynb #fa256a58
+# %% ../nbs/05_td_learning.ipynb #d8a9c30b
+def clipped_surrogate_pg_loss(prob_ratios_t,  # Ratios pi(a_t|s_t) / mu(a_t|s_t) of the batch, shape (batch,)
+                              adv_t,  # Advantages of the batch, shape (batch,)
+                              epsilon,  # Clipping range of the ratio
+                              use_stop_gradient=True,  # Treat the advantages as constants
+                             ):
+    "PPO's clipped surrogate loss: `-mean(min(rho * A, clip(rho, 1 - epsilon, 1 + epsilon) * A))`."
+    chex.assert_rank([prob_ratios_t, adv_t], [1, 1])
+    chex.assert_type([prob_ratios_t, adv_t], [float, float])
+    adv_t = jnp.where(use_stop_gradient, jax.lax.stop_gradient(adv_t), adv_t)
+    clipped = jnp.clip(prob_ratios_t, 1. - epsilon, 1. + epsilon)
+    return -jnp.mean(jnp.minimum(prob_ratios_t * adv_t, clipped * adv_t))
+
+# %% ../nbs/05_td_learning.ipynb #8c3b5eec
 class PolicyObjective(_Updater):
     "Base of the policy objectives: subclasses define `objective_fn(params, batch, Adv) -> (loss, metrics)`."
     def __init__(self,
@@ -211,7 +284,7 @@ class VanillaPG(PolicyObjective):
         return loss, {'entropy': ent, 'kl_div': jnp.mean(batch.logP - logP)}
 
 class PPOClip(PolicyObjective):
-    "PPO's clipped surrogate objective (rlax) on the ratio to the behaviour policy's `logP`."
+    "PPO's clipped surrogate objective (`clipped_surrogate_pg_loss`) on the ratio to the behaviour policy's `logP`."
     def __init__(self,
                  pi:Policy,  # The stochastic policy to update
                  optimizer:optax.GradientTransformation|None=None,  # Defaults to optax.adam(1e-3)
@@ -226,6 +299,6 @@ class PPOClip(PolicyObjective):
         "Pure: `(loss, metrics)`."
         logP, ent, W = self._common(params, batch)
         ratio = jnp.exp(logP - batch.logP)
-        loss = rlax.clipped_surrogate_pg_loss(ratio, W * Adv, self.epsilon) - self.entropy_coef * ent
+        loss = clipped_surrogate_pg_loss(ratio, W * Adv, self.epsilon) - self.entropy_coef * ent
         clipped = jnp.mean((jnp.abs(ratio - 1.0) > self.epsilon).astype(jnp.float32))
         return loss, {'entropy': ent, 'kl_div': jnp.mean(batch.logP - logP), 'clip_fraction': clipped}
