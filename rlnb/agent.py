@@ -101,6 +101,15 @@ def prune_checkpoints(run_dir, keep:int):
         if not t.name.endswith(f"-{os.getpid()}-{threading.get_ident()}"): t.unlink(missing_ok=True)
 
 # %% ../nbs/11_agent.ipynb #2f18b6dd
+def _read_run(path, env, caller:str):
+    "`(checkpoint file, its tree, env)` for a run directory or checkpoint file; `env` defaults to the env id the checkpoint stores."
+    path = find_checkpoint(path)
+    tree = read_checkpoint(path)
+    if not isinstance(tree, dict) or tree.get('format') != 'rlnb.DistributedAgent': raise ConfigError(f"{path} is not a DistributedAgent checkpoint.")
+    env = env if env is not None else (tree.get('env') or None)
+    if env is None: raise ConfigError(f"{path} was trained on an env factory, not an env id; pass env=... to {caller}.")
+    return path, tree, env
+
 def _resolve_devices(devices, num_learners) -> list:
     local = jax.local_devices()
     if devices is None: devs = list(local)
@@ -418,11 +427,7 @@ class DistributedAgent:
                         **kwargs,  # more constructor arguments (devices, eval_env, keep_checkpoints, func, ...)
                        ) -> DistributedAgent:
         "Rebuild an agent with the checkpoint's algorithm and config, and load the checkpoint into it."
-        path = find_checkpoint(path)
-        tree = read_checkpoint(path)
-        if not isinstance(tree, dict) or tree.get('format') != 'rlnb.DistributedAgent': raise ConfigError(f"{path} is not a DistributedAgent checkpoint.")
-        env = env if env is not None else (tree.get('env') or None)
-        if env is None: raise ConfigError(f"{path} was trained on an env factory, not an env id; pass env=... to from_checkpoint.")
+        path, tree, env = _read_run(path, env, 'from_checkpoint')
         if tree['algo'] not in ALGOS: raise ConfigError(f"{path} holds a {tree['algo']!r} run; this rlnb has {', '.join(ALGOS)}.")
         cfg = dataclasses.asdict(config_from_state(get_algo(tree['algo']).Config, tree['state']['config']))
         if tree.get('eval_env'): kwargs.setdefault('eval_env', tree['eval_env'])
@@ -503,11 +508,7 @@ def load_policy(path,  # run directory (its latest checkpoint) or checkpoint fil
                 func=None,  # the forward pass the run was trained with, if it was not the algorithm's default
                ) -> Policy:
     "The trained policy of a run, without actors or replay: `load_policy(run_dir).act(obs)`."
-    path = find_checkpoint(path)
-    tree = read_checkpoint(path)
-    if not isinstance(tree, dict) or tree.get('format') != 'rlnb.DistributedAgent': raise ConfigError(f"{path} is not a DistributedAgent checkpoint.")
-    env = env if env is not None else (tree.get('env') or None)
-    if env is None: raise ConfigError(f"{path} was trained on an env factory, not an env id; pass env=... to load_policy.")
+    path, tree, env = _read_run(path, env, 'load_policy')
     return Policy(tree['state'], *env_spaces(env), func=func)
 
 # %% ../nbs/11_agent.ipynb #ddb0b1d5
