@@ -132,6 +132,9 @@ class Pacing(abc.ABC):
     async def collect(self):
         "Learner side: move queued data to where `take` finds it."
     @abc.abstractmethod
+    async def insert(self, data):
+        "Put data straight where `take` finds it (the deterministic schedule, which has no queue)."
+    @abc.abstractmethod
     def actors_may_run(self) -> bool:
         "May the actors tick now?"
     @abc.abstractmethod
@@ -169,7 +172,7 @@ class ReplayRatio(Pacing):
         if self.slack < rt.config.updates_per_dispatch:
             raise ConfigError(f"actor_slack={self.slack} must be >= updates_per_dispatch={rt.config.updates_per_dispatch}: the learner waits "
                               "for a whole dispatch of owed updates, so a smaller slack would stop the actors and the learner at once.")
-        self._td = None if self.priority_fn is None else jax.jit(lambda p, b: self.priority_fn(p, b))
+        self._td = None if self.priority_fn is None else jax.jit(self.priority_fn)
 
     def behind(self) -> float:
         "Updates the learner owes to the replay ratio."
@@ -275,14 +278,13 @@ class OnPolicyQueue(Pacing):
         return data
 
     def zero_data(self, n:int):
-        T, obs, act = self.T, self.rt.observation_space, self.rt.action_space
-        tb = lambda shape, dtype: np.zeros((T, n) + shape, dtype)
-        S = jax.tree.map(lambda x: np.zeros((T + 1,) + x.shape, x.dtype), preallocate(obs, n))
-        return Trajectory(S=S, A=jax.tree.map(lambda x: np.zeros((T,) + x.shape, x.dtype), preallocate(act, n)),
-                          R=tb((), np.float32), terminated=tb((), bool), truncated=tb((), bool), valid=tb((), bool),
-                          logP=tb((), np.float32), version=tb((), np.int64), extras={},
-                          S_final=jax.tree.map(lambda x: np.zeros((T,) + x.shape, x.dtype), preallocate(obs, n))
-                                  if getattr(self.rt.tracer, 'keep_final', False) else None)
+        T = self.T
+        steps = lambda k, space: jax.tree.map(lambda x: np.zeros((k,) + x.shape, x.dtype), preallocate(space, n))  # [k, n, ...]
+        flag = lambda dtype: np.zeros((T, n), dtype)
+        obs = self.rt.observation_space
+        return Trajectory(S=steps(T + 1, obs), A=steps(T, self.rt.action_space), R=flag(np.float32), terminated=flag(bool),
+                          truncated=flag(bool), valid=flag(bool), logP=flag(np.float32), version=flag(np.int64), extras={},
+                          S_final=steps(T, obs) if getattr(self.rt.tracer, 'keep_final', False) else None)
 
     def reset(self):
         self._queue.clear(); self._cols = 0
