@@ -1,9 +1,12 @@
-"""Time to solve CartPole-v1: rlnb's Ape-X DQN against stable-baselines3 and sbx (DQN, PPO), same run.
+"""Time to solve CartPole-v1: rlnb's Ape-X DQN and PPO against stable-baselines3 and sbx (DQN, PPO), same run.
 
     pip install -e ".[bench]"
-    python bench/apex_cartpole.py [--seeds 0,1,2] [--max-steps 100000] [--algos rlnb,sb3_ppo,sb3_dqn,sbx_ppo,sbx_dqn]
+    python bench/apex_cartpole.py [--seeds 0,1,2] [--max-steps 100000] [--algos rlnb,rlnb_ppo,sb3_ppo,sb3_dqn,sbx_ppo,sbx_dqn]
+    python bench/apex_cartpole.py --algos rlnb_ppo,sb3_ppo,sbx_ppo --seeds 0,1,2,3,4,5,6,7,8,9   # PPO against PPO
     python bench/apex_cartpole.py --algos rlnb,rlnb_base,sb3_ppo --base-tree /tmp/rlnb-before   # before/after a change
 
+`rlnb` is rlnb's Ape-X DQN with its defaults; `rlnb_ppo` is rlnb's PPO with its defaults (rl-zoo3's CartPole-v1
+hyperparameters) and, like the zoo's `lin_` entries, the learning rate and clip range decaying linearly over --max-steps.
 `rlnb_base` is rlnb as checked out in --base-tree (e.g. `git worktree add /tmp/rlnb-before REV`), imported ahead of the
 installed one through PYTHONPATH, interleaved with the rest; the output then has `rlnb_vs_base` as well.
 
@@ -15,7 +18,8 @@ set (e.g. CUDA_VISIBLE_DEVICES=0): a 4-input MLP gains nothing from an accelerat
 library solved faster with it hidden (bench/apex_cartpole_results_h100.json: rlnb median 2.9 s hidden / 7.5 s visible, sb3
 PPO 10.8 s / 22.1 s). JAX compile time counts (nothing is
 cached between runs); library imports do not (every algorithm imports its library before its clock starts). XLA_FLAGS splits the CPU into host devices only with --devices > 1. Prints one JSON object with the
-per-seed figures, medians over seeds, and `rlnb_vs_best_peer` = rlnb's median train_s / best peer's.
+per-seed figures, medians over seeds, and `rlnb_vs_best_peer` = rlnb's median train_s / best peer's (likewise
+`rlnb_ppo_vs_best_peer`).
 """
 import argparse
 import json
@@ -39,11 +43,13 @@ ZOO_TIMESTEPS = {"dqn": 50_000, "ppo": 100_000}
 ZOO_N_ENVS = {"dqn": 1, "ppo": 8}
 
 
-def run_rlnb(seed, max_steps, devices):
+def run_rlnb(name, seed, max_steps, devices):
     import jax
     from rlnb.apex_dqn import ApeXDQN  # imported before the clock starts, as the peers' libraries are
+    from rlnb.ppo import PPO
+    kw = dict(schedule_steps=max_steps) if name.startswith("rlnb_ppo") else {}
     t0 = time.perf_counter()
-    agent = ApeXDQN("CartPole-v1", seed=seed, devices=jax.local_devices()[:devices])
+    agent = (PPO if name.startswith("rlnb_ppo") else ApeXDQN)("CartPole-v1", seed=seed, devices=jax.local_devices()[:devices], **kw)
     res = agent.train(max_steps, eval_interval=EVAL_EVERY, num_eval_episodes=EVAL_EPISODES, target_return=TARGET)
     wall = time.perf_counter() - t0
     agent.close()
@@ -94,7 +100,7 @@ def run_peer(name, seed, max_steps):
 
 def child(args):
     name, seed = args.child.split(":")
-    out = run_rlnb(int(seed), args.max_steps, args.devices) if name.startswith("rlnb") else run_peer(name, int(seed), args.max_steps)
+    out = run_rlnb(name, int(seed), args.max_steps, args.devices) if name.startswith("rlnb") else run_peer(name, int(seed), args.max_steps)
     print("RESULT " + json.dumps(out))
 
 
@@ -136,8 +142,8 @@ def main():
     peers = [v["median_train_s"] for k, v in summary.items() if not k.startswith("rlnb")]
     out = dict(target=TARGET, eval_every=EVAL_EVERY, eval_episodes=EVAL_EPISODES, max_steps=args.max_steps,
                rlnb_devices=args.devices, xla_flags=flags, summary=summary, runs=results)
-    if "rlnb" in summary and peers:
-        out["rlnb_vs_best_peer"] = summary["rlnb"]["median_train_s"] / min(peers)
+    for mine in ("rlnb", "rlnb_ppo"):
+        if mine in summary and peers: out[f"{mine}_vs_best_peer"] = summary[mine]["median_train_s"] / min(peers)
     if "rlnb_base" in summary and peers: out["rlnb_base_vs_best_peer"] = summary["rlnb_base"]["median_train_s"] / min(peers)
     if "rlnb" in summary and "rlnb_base" in summary:
         out["rlnb_vs_base"] = summary["rlnb"]["median_train_s"] / summary["rlnb_base"]["median_train_s"]

@@ -110,24 +110,32 @@ class IMPALA(Runtime):
         if not isinstance(observation_space, gym.spaces.Box): raise ConfigError(f"IMPALA's default network needs a Box observation space, got {observation_space}.")
         self.dist = distribution_for(action_space)
 
-    def setup(self, func):
+    def init_params(self, func):
+        "Build `self.net` (the user's `func` or an `ActorCritic` from the config's `hidden` and `log_std_init`) and return its initial params."
         cfg, space = self.config, self.action_space
         gaussian = self.dist is DiagGaussian
         self.net = func if func is not None else ActorCritic(int(space.shape[0]) if gaussian else int(space.n), tuple(cfg.hidden), gaussian, cfg.log_std_init)
         params = numpy_init(self.net, self.observation_space, cfg.seed)
-        if gaussian: params['params']['log_std'] = np.full(space.shape, cfg.log_std_init, np.float32)
-        self.optimizer = adam_clipped(cfg.learning_rate, cfg.max_grad_norm)
-        if gaussian: self._low, self._high = space.low, space.high
+        if gaussian:
+            params['params']['log_std'] = np.full(space.shape, cfg.log_std_init, np.float32)
+            self._low, self._high = space.low, space.high
+        return params
+
+    def setup(self, func):
+        params = self.init_params(func)
+        self.optimizer = adam_clipped(self.config.learning_rate, self.config.max_grad_norm)
         return IMPALAState(params, self.optimizer.init(params))
 
     def make_tracer(self, num_envs): return BatchedUnroll(self.config.unroll_length, num_envs, keep_final=True)
     def make_pacing(self): return OnPolicyQueue(self.config.unroll_length)
 
-    def noise(self, rng, n): return rng.integers(0, 2**32, 2, dtype=np.uint32)  # raw key data for one sampling call
+    def noise(self, rng, n):  # standard Gumbel (discrete) or normal (Gaussian) noise, one row per env
+        space = self.action_space
+        return self.dist.noise(rng, (n, int(space.shape[0]) if self.dist is DiagGaussian else int(space.n)))
 
     def act(self, params, obs, noise):
         pi, _ = self.net.apply(params, obs)
-        a = self.dist.sample(jax.random.wrap_key_data(noise), pi)
+        a = self.dist.sample_from(pi, noise)
         return a, self.dist.log_prob(pi, a)
 
     def env_action(self, actions):

@@ -11,6 +11,7 @@ import math
 from typing import Callable, NamedTuple
 
 import chex
+import numpy as np
 import jax
 import jax.numpy as jnp
 import gymnasium as gym
@@ -91,6 +92,8 @@ class Distribution(NamedTuple):
     log_prob: Callable  # (params, actions) -> log-probabilities (densities for continuous actions), one per action
     entropy: Callable  # (params) -> entropies, one per batch element
     mode: Callable  # (params) -> the most likely actions (greedy evaluation)
+    noise: Callable  # host side: (numpy Generator, shape of the params' batch and event axes) -> float32 standard noise
+    sample_from: Callable  # (params, noise) -> actions: a sample driven by `noise`
     def __repr__(self): return f"Distribution({self.name})"
 
 def _cat_log_prob(logits, a):
@@ -104,7 +107,9 @@ def _cat_entropy(logits):
 Categorical = Distribution('Categorical',
     sample=lambda key, logits: jax.random.categorical(key, logits, axis=-1).astype(jnp.int32),
     log_prob=_cat_log_prob, entropy=_cat_entropy,
-    mode=lambda logits: jnp.argmax(logits, axis=-1).astype(jnp.int32))
+    mode=lambda logits: jnp.argmax(logits, axis=-1).astype(jnp.int32),
+    noise=lambda rng, shape: rng.gumbel(size=shape).astype(np.float32),
+    sample_from=lambda logits, g: jnp.argmax(logits + g, axis=-1).astype(jnp.int32))
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 def _gauss_shape(params): return jnp.broadcast_shapes(jnp.shape(params[0]), jnp.shape(params[1]))
@@ -120,7 +125,9 @@ def _gauss_log_prob(params, a):
 
 DiagGaussian = Distribution('DiagGaussian', sample=_gauss_sample, log_prob=_gauss_log_prob,
     entropy=lambda params: jnp.sum(jnp.broadcast_to(params[1] + 0.5 + _HALF_LOG_2PI, _gauss_shape(params)), axis=-1),
-    mode=lambda params: jnp.broadcast_to(params[0], _gauss_shape(params)))
+    mode=lambda params: jnp.broadcast_to(params[0], _gauss_shape(params)),
+    noise=lambda rng, shape: rng.standard_normal(shape, np.float32),
+    sample_from=lambda params, eps: params[0] + jnp.exp(params[1]) * eps)
 
 # %% ../nbs/06_policy_gradient.ipynb #0c669853
 def distribution_for(action_space:gym.Space) -> Distribution:

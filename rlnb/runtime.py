@@ -53,6 +53,7 @@ class RuntimeConfig:
     queue_size: int = 64  # storage slots between actors and learner, in traced batches (one tick's transitions, or one unroll of every env); full slots make the actors wait
     publish_interval: int = 1  # updates between param publishes to the actors
     max_policy_lag: int|None = None  # actors never act on params more than this many updates old (None: publish_interval decides)
+    publish_ready: bool = False  # publish params only once their update has finished: actors never wait on the learner (acting overlaps learning, data one dispatch older)
     seed: int = 0  # base seed (envs, params, exploration, sampling)
     deterministic: bool = False  # one fixed, seeded schedule instead of concurrent roles: a run is a pure function of (seed, config, atrain calls)
 
@@ -64,6 +65,9 @@ class RuntimeConfig:
             need(self, isinstance(getattr(self, name), int) and getattr(self, name) >= 1, name, 'must be an int >= 1')
         need(self, self.actor_mode in ('sync', 'thread', 'process'), 'actor_mode', "must be 'sync', 'thread' or 'process'")
         need(self, self.max_policy_lag is None or self.max_policy_lag >= 0, 'max_policy_lag', 'must be None or >= 0')
+        need(self, isinstance(self.publish_ready, bool), 'publish_ready', 'must be True or False')
+        need(self, not (self.publish_ready and self.max_policy_lag is not None), 'publish_ready',
+             'publishes finished params only, while max_policy_lag publishes params whose update is still in flight: set max_policy_lag=None or publish_ready=False')
         need(self, isinstance(self.deterministic, bool), 'deterministic', 'must be True or False')
 
     @property
@@ -146,6 +150,9 @@ class Pacing(abc.ABC):
     @abc.abstractmethod
     def zero_data(self, n:int):
         "`n` items of zeros with the real shapes (to compile ahead)."
+    def dispatch_size(self) -> int:
+        "Items (transitions or trajectory columns) one dispatch takes."
+        return self.rt.config.updates_per_dispatch * self.rt.config.batch_size
     def after_dispatch(self, data, metrics): "Called with a dispatch's data and its (ready) metrics."
     def programs(self) -> dict: return {}
     def reset(self): "Drop queued data (the actors restart)."
@@ -247,10 +254,13 @@ class ReplayRatio(Pacing):
 # %% ../nbs/09_runtime.ipynb #71c8ed09
 class OnPolicyQueue(Pacing):
     "On-policy pacing: unrolls go through a bounded queue to the learner, each used once; the queue's bound bounds the policy lag."
-    def __init__(self, unroll_length:int):  # T, the steps of one unroll
-        self.T, self._queue, self._cols = int(unroll_length), collections.deque(), 0
+    def __init__(self,
+                 unroll_length:int,  # T, the steps of one unroll
+                 columns:int|None=None,  # trajectory columns per dispatch; None: updates_per_dispatch * batch_size
+                ):
+        self.T, self.columns, self._queue, self._cols = int(unroll_length), columns, collections.deque(), 0
 
-    def _per_dispatch(self) -> int: return self.rt.config.updates_per_dispatch * self.rt.config.batch_size
+    def dispatch_size(self) -> int: return super().dispatch_size() if self.columns is None else self.columns
 
     def put(self, data):
         self._queue.append(data); self._cols += data.batch_size
@@ -262,17 +272,17 @@ class OnPolicyQueue(Pacing):
         "Actors wait while `queue_size` unrolls' worth of trajectory columns (`num_envs` each) are queued."
         return self._cols < self.rt.config.queue_size * self.rt.config.num_envs
 
-    def learner_may_run(self) -> bool: return self._cols >= self._per_dispatch()
+    def learner_may_run(self) -> bool: return self._cols >= self.dispatch_size()
 
     def take(self):
-        need_, parts = self._per_dispatch(), []
+        need_, parts = self.dispatch_size(), []
         while need_:
             t = self._queue.popleft()
             if t.batch_size > need_:
                 self._queue.appendleft(t.take(slice(need_, None)))
                 t = t.take(slice(0, need_))
             parts.append(t); need_ -= t.batch_size
-        self._cols -= self._per_dispatch()
+        self._cols -= self.dispatch_size()
         data = parts[0] if len(parts) == 1 else Trajectory.concatenate(parts)
         self.rt.stats.count(inserted=data.T * data.batch_size)
         return data
@@ -363,7 +373,7 @@ class Runtime(Worker):
         "Host side: what the env receives for the policy's `actions` (e.g. Gaussian samples clipped to a Box); the tracer keeps `actions`."
         return actions
     def prepare(self, data):
-        "Host side: the learner's input from the pacing's data (fields the maths reads, fixed dtypes)."
+        "Host side: the learner's input from the pacing's data (fields the maths reads, fixed dtypes); may draw from `self.rng` (e.g. minibatch shuffles)."
         return data
     def after_updates(self, state, before:int, after:int):
         "Host side, after each dispatch: a new learner state from counters (e.g. a target-network sync); default unchanged."
@@ -409,7 +419,7 @@ class Runtime(Worker):
         self._eval_act = jax.jit(self.eval_act)
         self._learner_state = replicate(state, self.mesh)
         self.updates, self.env_steps, self.episodes = 0, 0, 0
-        self._pending = None  # (data, metrics) of the learner dispatch in flight
+        self._pending = None  # (data, metrics, learner state, updates) of the learner dispatch in flight
         self.eval_history: list[tuple[int, float]] = []
         self.eval_seconds = 0.0  # wall-clock spent in evaluations (benchmarks subtract it)
         self._returns = np.zeros(cfg.num_envs)
@@ -448,11 +458,18 @@ def _dispatch_input(self, data):
     return b
 
 @patch_to(Runtime)
+def _zero_input(self, n:int, fused:bool=True):
+    "The learner's input for `n` items of zeros (to compile or trace); the host RNG, which `prepare` may draw from, is left as it was."
+    rng_state = self.rng.bit_generator.state
+    try: return self._dispatch_input(self.pacing.zero_data(n)) if fused else self.prepare(self.pacing.zero_data(n))
+    finally: self.rng.bit_generator.state = rng_state
+
+@patch_to(Runtime)
 def start_compile(self):
     "Start compiling the fused learner update, the actors' policy and the pacing's programs, each in a worker thread, on zero inputs of the real shapes; returns at once. Idempotent."
     if self._compiles is not None: return
     cfg = self.config
-    b = self._dispatch_input(self.pacing.zero_data(cfg.updates_per_dispatch * cfg.batch_size))
+    b = self._zero_input(self.pacing.dispatch_size())
     state, params, obs = self._learner_state, self.acting_params, preallocate(self.observation_space, cfg.num_envs)
     noise = self.noise(np.random.default_rng(0), cfg.num_envs)
     jobs = dict(update=lambda: self._update(state, b), act=lambda: self._act(params, obs, noise), **self.pacing.programs())
@@ -558,6 +575,8 @@ async def _actor_tick(self, states:list):
     valid = ~first
     kw = dict(s_next_final=final) if getattr(self.tracer, 'keep_final', True) else {}  # a tracer that keeps no final observations takes none
     self.tracer.add(obs, actions, r, term, trunc, logp=logp, version=version, valid=valid, **kw)
+    if getattr(self.tracer, 'steps_recorded', None) == getattr(self.tracer, 'T', 0):  # an unroll is complete: close it now, not after the next step is acted
+        self.tracer.add_final_obs(jax.tree.map(lambda *x: np.concatenate(x), *[st.obs for st in states]) if N > 1 else states[0].obs)
     self._count_episodes(r, term | trunc, valid)
 
 @patch_to(Runtime)
@@ -578,27 +597,31 @@ async def _learner_dispatch(self):
     cfg = self.config
     await self.compiled('update')
     data = self.pacing.take()
-    lag = self.store.version - np.asarray(data.version)
+    pending = self._pending is not None and self.config.publish_ready and self._pending[3] - self._published_at >= self.config.publish_interval
+    lag = self.store.version + int(pending) - np.asarray(data.version)  # publishes behind the learner's params (with publish_ready, counting the one in flight)
     metrics = self.learn(data)
     self.stats.count(updates=cfg.updates_per_dispatch)
     self.stats.record(lag_mean=lag.mean(), lag_max=lag.max())
     await self._finish_dispatch()
-    self._pending = (data, metrics)
-    if self.updates - self._published_at >= cfg.publish_interval: self.push_state()
+    self._pending = (data, metrics, self._learner_state, self.updates)
+    if not cfg.publish_ready and self.updates - self._published_at >= cfg.publish_interval: self.push_state()
 
 @patch_to(Runtime)
 async def _finish_dispatch(self):
-    "Await the dispatch in flight (without blocking the loop); hand its metrics to the pacing (e.g. priorities) and the statistics."
+    "Await the dispatch in flight (without blocking the loop); hand its metrics to the pacing (e.g. priorities) and the statistics; with `publish_ready`, publish its params."
     if self._pending is None: return
-    data, metrics = self._pending
-    await ready(metrics)
-    self._pending = None
-    self._record(data, metrics)
+    await ready(self._pending[1])
+    self._record(*self._pending)
 
 @patch_to(Runtime)
-def _record(self, data, metrics):
+def _record(self, data, metrics, state, updates):
+    "Book a finished dispatch."
+    self._pending = None
     self.pacing.after_dispatch(data, metrics)
     self.stats.record(**{k: np.asarray(v) for k, v in metrics.items() if k != 'td_error'})
+    if self.config.publish_ready and updates - self._published_at >= self.config.publish_interval:
+        self._published_at = updates
+        self.version = self.store.publish(self.actor_params(state))
 
 # %% ../nbs/09_runtime.ipynb #710ed035
 @patch_to(Runtime)
@@ -671,9 +694,8 @@ def state_dict(self) -> dict:
     "The whole run as pure data (numpy arrays, ints, floats, bools, strs in str-keyed dicts): learner state, pacing (replay), counters, RNGs, config."
     if self.running: raise ConfigError(f"[{self.name}] state_dict needs a stopped agent; await stop() first.")
     if self._pending is not None:  # a dispatch cancelled in flight: finish it (the agent is stopped: no loop is waiting)
-        data, metrics = self._pending
-        self._pending = None
-        self._record(data, jax.block_until_ready(metrics))
+        jax.block_until_ready(self._pending[1])
+        self._record(*self._pending)
     hist = np.asarray(self.eval_history, np.float64).reshape(-1, 2)
     return dict(
         format=_STATE_FORMAT, algo=self.algo_name, config=_config_state(self.config),
@@ -854,7 +876,7 @@ def metrics(self) -> dict:
 def metric_names(self) -> tuple:
     "Names of the scalar metrics the learner step reports — a logger's columns — found by tracing it on shapes alone (nothing runs)."
     if getattr(self, '_metric_names', None) is None:
-        b = self.prepare(self.pacing.zero_data(self.config.batch_size))
+        b = self._zero_input(self.pacing.dispatch_size() // self.config.updates_per_dispatch, fused=False)
         shapes = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), self._learner_state)
         _, m = jax.eval_shape(self.learner_step, shapes, b)
         self._metric_names = tuple(k for k, v in m.items() if v.ndim == 0)
@@ -930,7 +952,7 @@ class Policy:
         return _act(self.spec, self._eval_act, self.params, obs)
 
 # %% ../nbs/09_runtime.ipynb #8fc3387b
-ALGOS: dict[str, str] = {'apex-dqn': 'rlnb.apex_dqn:ApeXDQN', 'impala': 'rlnb.impala:IMPALA'}
+ALGOS: dict[str, str] = {'apex-dqn': 'rlnb.apex_dqn:ApeXDQN', 'impala': 'rlnb.impala:IMPALA', 'ppo': 'rlnb.ppo:PPO'}
 
 def register(name:str, target:str|type):
     "Make an algorithm available by `name` to `DistributedAgent` and the CLI: a `Runtime` subclass or its 'module:Class' path."
