@@ -30,7 +30,7 @@ class PPOConfig(RuntimeConfig):
     "Hyperparameters of PPO (the runtime's fields, with PPO's defaults, and its own)."
     num_actors: int = 1  # actors (env workers); each steps `envs_per_actor` envs
     envs_per_actor: int = 8  # envs stepped together by one actor
-    batch_size: int = 256  # minibatch size in env steps, split over the learner's devices; the rollout (unroll_length * num_envs steps) is cut into minibatches of this size
+    batch_size: int = 128  # minibatch size in env steps, split over the learner's devices; the rollout (unroll_length * num_envs steps) is cut into minibatches of this size
     queue_size: int = 1  # rollouts that may wait for the learner
     max_policy_lag: int|None = 0  # 0: actors act on the newest params (lag 0); None with publish_ready=True: the next rollout overlaps the update (lag 1)
     unroll_length: int = 32  # T, the steps of one rollout in every env

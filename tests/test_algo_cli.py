@@ -1,0 +1,38 @@
+"""`rlnb train ALGO --env CartPole-v1` solves CartPole-v1 (evaluation mean >= 475 over 10 episodes) for the on-policy algorithms.
+
+One seed each, through the command a user types, with the learner on 8 host devices: IMPALA within 200k env steps, PPO
+(its defaults are rl-zoo3's, with the zoo's linear schedules over 100k steps) within 100k. The per-seed tables are
+`bench/impala_learning.py`'s and `bench/ppo_learning.py`'s.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+RLNB = os.path.join(os.path.dirname(sys.executable), "rlnb")
+
+CASES = {
+    "impala": dict(flags=["--seed", "1", "--eval-interval", "10000"], budget=200_000, columns={"pg_loss", "v_loss", "entropy", "lag_mean"}),
+    "ppo": dict(flags=["--seed", "0", "--eval-interval", "5000", "--steps", "100000", "--schedule-steps", "100000"], budget=100_000,
+                columns={"pg_loss", "v_loss", "entropy", "approx_kl", "clip_frac", "explained_variance"}),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algo", sorted(CASES))
+def test_cli_solves_cartpole(algo, tmp_path):
+    case = CASES[algo]
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    proc = subprocess.run([RLNB, "train", algo, "--env", "CartPole-v1", *case["flags"], "--out", str(tmp_path), "--no-progress"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["algo"] == algo and out["devices"] == 8
+    assert out["eval_return"] >= 475 and out["env_steps"] <= case["budget"] + 10_000, out
+    rows = (tmp_path / "metrics.csv").read_text().splitlines()
+    assert case["columns"] <= set(rows[0].split(",")), rows[0]
+    assert (tmp_path / "checkpoints").is_dir() and (tmp_path / "curve.png").stat().st_size > 0
