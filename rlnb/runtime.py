@@ -24,7 +24,7 @@ import optax
 from flax import serialization
 import gymnasium as gym
 
-from .core import ConfigError, TransitionBatch, in_thread, preallocate, run_sync
+from .core import ConfigError, RLNBError, TransitionBatch, in_thread, preallocate, run_sync
 from .envs import AsyncEnvWorker, SyncEnvWorker, get_worker_pool
 from .functions import preprocessed_shape
 from .parallel import data_parallel, make_mesh, ready, replicate
@@ -101,10 +101,10 @@ def env_spaces(env) -> tuple:
     finally: probe.close()
 
 # %% ../nbs/09_runtime.ipynb #1d0f5aae
-def numpy_init(net, observation_space, seed:int):
-    "Params of a Dense-only flax module drawn with numpy (LeCun-normal kernels truncated at 2 std, zero biases): no device op, no compile."
-    x = jax.ShapeDtypeStruct((1, *preprocessed_shape(observation_space)), jnp.float32)
-    shapes = jax.eval_shape(lambda x: net.init(jax.random.key(0), x), x)  # the key is made inside: nothing runs eagerly
+def numpy_init(net, observation_space, seed:int, *more_spaces):
+    "Params of a Dense-only flax module drawn with numpy (LeCun-normal kernels truncated at 2 std, zero biases): no device op, no compile. `more_spaces` are the spaces of further inputs (e.g. the action of a critic Q(s, a))."
+    xs = [jax.ShapeDtypeStruct((1, *preprocessed_shape(s)), jnp.float32) for s in (observation_space, *more_spaces)]
+    shapes = jax.eval_shape(lambda *xs: net.init(jax.random.key(0), *xs), *xs)  # the key is made inside: nothing runs eagerly
     rng = np.random.default_rng(seed)
     def draw(path, s):
         if jax.tree_util.keystr(path).endswith("['bias']"): return np.zeros(s.shape, s.dtype)
@@ -153,6 +153,12 @@ class Pacing(abc.ABC):
     def dispatch_size(self) -> int:
         "Items (transitions or trajectory columns) one dispatch takes."
         return self.rt.config.updates_per_dispatch * self.rt.config.batch_size
+    def filling(self) -> bool:
+        "Is the learner still waiting for replay to fill (the warm-up that an initial sampling policy acts in)?"
+        return False
+    def queued(self) -> int:
+        "Traced batches waiting for `collect`."
+        return 0
     def after_dispatch(self, data, metrics): "Called with a dispatch's data and its (ready) metrics."
     def programs(self) -> dict: return {}
     def reset(self): "Drop queued data (the actors restart)."
@@ -199,6 +205,9 @@ class ReplayRatio(Pacing):
 
     def learner_may_run(self) -> bool:
         return len(self.buffer) >= self.warmup and self.behind() >= self.rt.config.updates_per_dispatch
+
+    def filling(self) -> bool: return len(self.buffer) + self._queued < self.warmup
+    def queued(self) -> int: return len(self._queue)
 
     def _priorities(self, batch):
         "Dispatch the TD errors that become `batch`'s priorities, padded to a power-of-two bucket (no retracing)."
@@ -273,6 +282,7 @@ class OnPolicyQueue(Pacing):
         return self._cols < self.rt.config.queue_size * self.rt.config.num_envs
 
     def learner_may_run(self) -> bool: return self._cols >= self.dispatch_size()
+    def queued(self) -> int: return len(self._queue)
 
     def take(self):
         need_, parts = self.dispatch_size(), []
@@ -358,6 +368,12 @@ class Runtime(Worker):
     @abc.abstractmethod
     def act(self, params, obs, noise) -> tuple:
         "Pure, jitted: behaviour actions and their log-probs `(actions, logp)` for a batch of observations; all randomness comes in `noise`."
+    def random_actions(self, rng:np.random.Generator, n:int):
+        "Host side: `n` actions of the uniform random policy, as `act` returns them (the replay warm-up's `initial_sampling_policy='random'`)."
+        space = self.action_space
+        if isinstance(space, gym.spaces.Discrete): return space.start + rng.integers(0, int(space.n), n)
+        if isinstance(space, gym.spaces.Box) and space.is_bounded(): return rng.uniform(space.low, space.high, (n, *space.shape)).astype(space.dtype)
+        raise ConfigError(f"{self.algo_name} has no uniform random policy over {space}; pass initial_sampling_policy as a function obs -> actions.")
     def noise(self, rng:np.random.Generator, n:int):
         "Host-drawn randomness for `act` on `n` envs (numpy pytree); None for a deterministic policy."
     @abc.abstractmethod
@@ -427,6 +443,7 @@ class Runtime(Worker):
         self._learned, self._rolled = asyncio.Event(), asyncio.Event()
         self._published_at, self.actor_version = 0, 0
         self._compiles = None  # name -> future of the compile-ahead jobs (`start_compile`)
+        self.initial_sampling_policy = getattr(self, 'initial_sampling_policy', None)  # how the actors act while replay fills ('random', a function, or None: the policy); `setup` may set it
         self.push_state()
         self.pull_state()
 
@@ -553,16 +570,26 @@ async def _first_states(self):
     return self._env_states
 
 @patch_to(Runtime)
-async def _actor_tick(self, states:list):
-    "Every env steps once: one batched policy call, actions out, states in (placed by worker id), tracing, episode counting."
+async def _actor_tick(self, states:list, policy=None):
+    "Every env steps once: one batched policy call (or `policy`'s host actions), actions out, states in (placed by worker id), tracing, episode counting."
     pool, cfg = self.env, self.config
     N, E = cfg.num_actors, cfg.envs_per_actor
     self.pull_state()
     obs = jax.tree.map(lambda *x: np.concatenate(x), *[st.obs for st in states]) if N > 1 else states[0].obs
     noise = self.noise(self.rng, N * E)  # drawn on the host, beside nothing on the device: the policy program itself is pure
-    await self.compiled('act')
-    out = self._act(self.acting_params, obs, noise)
-    actions, logp = (np.asarray(x) for x in await ready(out))
+    if policy is None and self.initial_sampling_policy is not None and self.pacing.filling(): policy = self.initial_sampling_policy
+    if policy is None:
+        await self.compiled('act')
+        out = self._act(self.acting_params, obs, noise)
+        actions, logp = (np.asarray(x) for x in await ready(out))
+    else:
+        actions = self.random_actions(self.rng, N * E) if isinstance(policy, str) else np.asarray(policy(obs))
+        logp = np.zeros(N * E, np.float32)
+    if actions.dtype.kind == 'f' and not np.isfinite(actions).all():
+        bad = np.flatnonzero(~np.isfinite(actions.reshape(N * E, -1)).all(1))
+        raise RLNBError(f"[{self.name}] the policy returned non-finite actions for env(s) {bad.tolist()} (actor {bad[0] // E}) after "
+                        f"{self.env_steps} env steps; nothing was sent to the envs. Check the network's outputs (NaN params, an unbounded "
+                        "log-std) and the learning rate.")
     version = self.actor_version
     sent = self.env_action(actions)
     for i in range(N): pool.send_action(sent[i * E:(i + 1) * E], i)
@@ -690,6 +717,52 @@ def _rebind(self):
 
 # %% ../nbs/09_runtime.ipynb #449f6dab
 @patch_to(Runtime)
+async def ainit_replay_buffer(self,
+                              initial_sampling_policy='random',  # 'random' (uniform over the action space) or a function obs batch -> actions
+                              initial_buffer_size:int|None=None,  # transitions replay must hold; None: the pacing's warm-up
+                             ) -> int:
+    "Fill replay by stepping the actors with `initial_sampling_policy`, learning nothing (Maze's `init_replay_buffer`); returns the env steps taken."
+    if self.buffer is None: raise ConfigError(f"{self.algo_name} learns on-policy from a queue, not from replay: init_replay_buffer has nothing to fill.")
+    if self.running: raise ConfigError(f"[{self.name}] init_replay_buffer needs a stopped agent; await stop() first.")
+    size = self.pacing.warmup if initial_buffer_size is None else initial_buffer_size
+    if not isinstance(size, (int, np.integer)) or not 0 <= size <= self.buffer.capacity:
+        raise ConfigError(f"init_replay_buffer: initial_buffer_size must be an int in [0, capacity={self.buffer.capacity}], got {size!r}.")
+    if not (initial_sampling_policy == 'random' or callable(initial_sampling_policy)):
+        raise ConfigError(f"init_replay_buffer: initial_sampling_policy must be 'random' or a function obs -> actions, got {initial_sampling_policy!r}.")
+    states, start = await self._first_states(), self.env_steps
+    await self.pacing.collect()
+    while len(self.buffer) < size:
+        await self._actor_tick(states, policy=initial_sampling_policy)
+        if self.tracer: await self.pacing.insert(self.tracer.flush())
+        await asyncio.sleep(0)
+    return self.env_steps - start
+
+@patch_to(Runtime)
+def init_replay_buffer(self, initial_sampling_policy='random', initial_buffer_size:int|None=None) -> int:
+    "Plain form of `ainit_replay_buffer`."
+    return run_sync(self.ainit_replay_buffer(initial_sampling_policy, initial_buffer_size))
+
+@patch_to(Runtime)
+async def acollect_rollouts(self) -> tuple[int, int, float]:
+    "Move the traced batches waiting in the pacing's queue to where the learner takes them; returns (queued before, after, seconds)."
+    t0, before = time.perf_counter(), self.pacing.queued()
+    await self.pacing.collect()
+    return before, self.pacing.queued(), time.perf_counter() - t0
+
+@patch_to(Runtime)
+def collect_rollouts(self) -> tuple[int, int, float]:
+    "Plain form of `acollect_rollouts` (Maze's `collect_rollouts`)."
+    return run_sync(self.acollect_rollouts())
+
+@patch_to(Runtime)
+def broadcast_updated_policy(self, state=None) -> int:
+    "Publish the learner's params, or `state` (params of the actors' network), as a new version the actors act on; returns the version."
+    if state is None: return self.push_state()
+    self.version = self.store.publish(state)
+    return self.version
+
+# %% ../nbs/09_runtime.ipynb #8217e586
+@patch_to(Runtime)
 def state_dict(self) -> dict:
     "The whole run as pure data (numpy arrays, ints, floats, bools, strs in str-keyed dicts): learner state, pacing (replay), counters, RNGs, config."
     if self.running: raise ConfigError(f"[{self.name}] state_dict needs a stopped agent; await stop() first.")
@@ -743,7 +816,7 @@ def load_state_dict(self, state:dict):
     self.pull_state()
     self._fresh_actors().cleanup()
 
-# %% ../nbs/09_runtime.ipynb #8217e586
+# %% ../nbs/09_runtime.ipynb #26258679
 @patch_to(Runtime)
 async def aevaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
     "Returns of `num_episodes` episodes of the evaluation policy (one env each, stepped together); yields to the loop every step."
@@ -807,7 +880,7 @@ async def arecord(self,
     finally: env.close()
     return dict(path=str(path), episode_return=G, frames=len(frames))
 
-# %% ../nbs/09_runtime.ipynb #26258679
+# %% ../nbs/09_runtime.ipynb #ba332501
 @patch_to(Runtime)
 def _run(self, until:int):
     "Start the training tasks: the deterministic schedule up to `until` env steps, or the concurrent roles."
@@ -896,7 +969,7 @@ async def aclose(self):
         if self._compiles is not None: await asyncio.wait([asyncio.wrap_future(f) for f in self._compiles.values()])
         await self.env.aclose()
 
-# %% ../nbs/09_runtime.ipynb #ba332501
+# %% ../nbs/09_runtime.ipynb #8fc3387b
 def _batched(space, obs):
     "`(batch, single)`: `obs` with a leading batch axis, and whether it came as one observation."
     leaf, ref = np.asarray(jax.tree.leaves(obs)[0]), jax.tree.leaves(preallocate(space, 1))[0]
@@ -951,8 +1024,8 @@ class Policy:
         "Evaluation actions for one observation or a batch (numpy)."
         return _act(self.spec, self._eval_act, self.params, obs)
 
-# %% ../nbs/09_runtime.ipynb #8fc3387b
-ALGOS: dict[str, str] = {'apex-dqn': 'rlnb.apex_dqn:ApeXDQN', 'impala': 'rlnb.impala:IMPALA', 'ppo': 'rlnb.ppo:PPO'}
+# %% ../nbs/09_runtime.ipynb #d7a8948d
+ALGOS: dict[str, str] = {'apex-dqn': 'rlnb.apex_dqn:ApeXDQN', 'impala': 'rlnb.impala:IMPALA', 'ppo': 'rlnb.ppo:PPO', 'sac': 'rlnb.sac:SAC', 'td3': 'rlnb.td3:TD3'}
 
 def register(name:str, target:str|type):
     "Make an algorithm available by `name` to `DistributedAgent` and the CLI: a `Runtime` subclass or its 'module:Class' path."
