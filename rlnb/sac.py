@@ -162,14 +162,14 @@ class ContinuousOffPolicy(Runtime):
         return dict(S=jax.tree.map(f32, data.S), A=f32(data.A), Rn=f32(data.Rn), In=f32(data.In), S_next=jax.tree.map(f32, data.S_next), W=W,
                     eps_next=noise[0], eps=noise[1])
 
-    def critic_update(self, state, opt, batch, y):
+    def critic_update(self, critic, opt_state, opt, batch, y):
         "One Adam step of both critics on `W * (Q_i(s, a) - y)^2 / 2` summed over the twins; returns (critic params, opt state, metrics)."
         def loss(cp):
             td = self.q(cp, batch['S'], batch['A']) - y
             return jnp.mean(batch['W'] * 0.5 * jnp.sum(td ** 2, 0)), td
-        (l, td), g = jax.value_and_grad(loss, has_aux=True)(state.critic)
-        upd, opt_state = opt.update(pmean(g), state.opt_state.critic, state.critic)
-        return optax.apply_updates(state.critic, upd), opt_state, dict(critic_loss=l, q=jnp.mean(y), td_error=jnp.mean(jnp.abs(td), 0))
+        (l, td), g = jax.value_and_grad(loss, has_aux=True)(critic)
+        upd, opt_state = opt.update(pmean(g), opt_state, critic)
+        return optax.apply_updates(critic, upd), opt_state, dict(critic_loss=l, q=jnp.mean(y), td_error=jnp.mean(jnp.abs(td), 0))
 
 # %% ../nbs/15_sac.ipynb #333aaae2
 class SACOpt(NamedTuple):
@@ -215,7 +215,7 @@ class SAC(ContinuousOffPolicy):
         a_next, logp_next = self.policy(state.params, batch['S_next'], batch['eps_next'])
         q_next = jnp.min(self.q(state.target, batch['S_next'], a_next), 0)
         y = jax.lax.stop_gradient(batch['Rn'] + batch['In'] * (q_next - alpha * logp_next))
-        critic, critic_opt, metrics = self.critic_update(state, opt, batch, y)
+        critic, critic_opt, metrics = self.critic_update(state.critic, state.opt_state.critic, opt, batch, y)
 
         def actor_loss(p):
             a, logp = self.policy(p, batch['S'], batch['eps'])
