@@ -74,7 +74,8 @@ def read_checkpoint(path) -> dict:
     if len(payload) != n or zlib.crc32(payload) != crc:
         raise RLNBError(f"{path} is damaged: expected {n} payload bytes with CRC {crc:#x}, found {len(payload)} bytes"
                         f"{'' if len(payload) != n else ' with another CRC'}. Load an earlier checkpoint of the run.")
-    return serialization.msgpack_restore(bytes(payload))
+    try: return serialization.msgpack_restore(bytes(payload))
+    except Exception as e: raise RLNBError(f"{path} has a valid header but its payload is not msgpack ({type(e).__name__}: {e}); it was not written by rlnb.") from None
 
 # %% ../nbs/11_agent.ipynb #9e2292f2
 def list_checkpoints(run_dir) -> list[Path]:

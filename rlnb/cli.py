@@ -83,7 +83,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
           out:str|None=None,  # run directory (default: the resumed run's, else runs/{algo}-{env}-s{seed})
           eval_interval:int=5_000,  # env steps between evaluations
           num_eval_episodes:int=10,  # episodes per evaluation
-          target_return:float|None=None,  # stop at the first evaluation reaching this mean return
+          target_return:float|None=None,  # stop at the first evaluation reaching this mean return (None: train every step; the command line defaults to the env's `reward_threshold`)
           progress:bool=True,  # show a progress bar on stderr
           save_interval:int=5_000,  # env steps between checkpoints
           resume:str|None=None,  # run directory or checkpoint file to continue from
@@ -155,29 +155,39 @@ def _field_help(cls) -> dict:
         for m in re.finditer(r'^\s+(\w+)\s*:[^=\n]*=[^#\n]*#\s*(.+)$', src, re.M): out[m.group(1)] = m.group(2).strip()
     return out
 
-def _int_or_none(v:str):
-    return None if v.lower() == 'none' else int(v)
+def _target(v:str) -> float:
+    "--target-return: a float, or 'none' (never reached: train every step)."
+    return float('inf') if v.lower() == 'none' else float(v)
+_target.__name__ = 'float'
+
+def _or_none(cast):
+    "An argparse type: 'none' is None, anything else `cast(v)`."
+    def parse(v:str): return None if v.lower() == 'none' else cast(v)
+    parse.__name__ = cast.__name__  # argparse names the type in its error messages
+    return parse
 
 def config_flag(name:str) -> str:
     "The command-line flag of config field `name`: `learning_rate` -> `--learning-rate`, `lambda_` -> `--lambda`."
     return '--' + name.rstrip('_').replace('_', '-')
 
 def add_config_arguments(parser:argparse.ArgumentParser, cfg_cls:type):
-    "One option per field of the config dataclass `cfg_cls` (dest `cfg_<field>`, default None: the config's own)."
+    "One option per field of the config dataclass `cfg_cls` (dest `cfg_<field>`, absent unless given: the config's own default)."
     helps, group = _field_help(cfg_cls), parser.add_argument_group(f"{cfg_cls.__name__} fields")
     for f in dataclasses.fields(cfg_cls):
         if f.name in _OWN: continue
         d = f.default
-        kw = dict(dest=f'cfg_{f.name}', default=None, help=f"{helps.get(f.name, '')} (default: {d!r})".replace('%', '%%'))
+        kw = dict(dest=f'cfg_{f.name}', default=argparse.SUPPRESS, help=f"{helps.get(f.name, '')} (default: {d!r})".replace('%', '%%'))
         if isinstance(d, bool): kw['action'] = argparse.BooleanOptionalAction
         elif isinstance(d, tuple): kw.update(type=int, nargs='+', metavar='N')
-        elif d is None: kw.update(type=_int_or_none, metavar='N|none')
+        elif d is None or 'None' in str(f.type):  # an optional field ('none' sets None): its annotation says int or float
+            cast = float if 'float' in str(f.type) else int
+            kw.update(type=_or_none(cast), metavar=f"{cast.__name__.upper()}|none")
         else: kw.update(type=type(d), metavar=type(d).__name__.upper())
         group.add_argument(config_flag(f.name), **kw)
 
 def config_overrides(args:argparse.Namespace) -> dict:
     "The config fields given on the command line."
-    return {k[4:]: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items() if k.startswith('cfg_') and v is not None}
+    return {k[4:]: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items() if k.startswith('cfg_')}
 
 # %% ../nbs/20_cli.ipynb #cea2ae22
 def _train_options(t:argparse.ArgumentParser, algo:str):
@@ -190,12 +200,19 @@ def _train_options(t:argparse.ArgumentParser, algo:str):
     t.add_argument('--eval-interval', type=int, default=5_000, help='env steps between evaluations (default: 5000)')
     t.add_argument('--eval-episodes', type=int, default=10, help='episodes per evaluation (default: 10)')
     t.add_argument('--save-interval', type=int, default=5_000, help='env steps between checkpoints (default: 5000)')
-    t.add_argument('--target-return', type=float, default=475.0, help='stop at the first evaluation reaching it (default: 475)')
+    t.add_argument('--target-return', type=_target, default=None, metavar='FLOAT|none',
+                   help="stop at the first evaluation reaching it (default: the env's reward_threshold, e.g. 475 for CartPole-v1; 'none': train every step)")
     t.add_argument('--resume', default=None, metavar='RUN_DIR_or_CKPT', help='continue a run from its latest checkpoint (or this file)')
     t.add_argument('--deterministic', action='store_true', help='fixed seeded schedule: bit-for-bit repeatable, slower')
     t.add_argument('--log-interval', type=float, default=10.0, help='seconds between log lines (default: 10)')
     t.add_argument('--no-progress', action='store_true', help='no progress bar and no log lines')
     add_config_arguments(t, get_algo(algo).Config)
+
+def _target_of(args) -> float|None:
+    "--target-return, or by default the env's `reward_threshold` (None where it has none: train every step)."
+    if args.target_return is not None: return args.target_return
+    try: return gym.spec(args.env).reward_threshold
+    except gym.error.Error: return None  # an unknown env id: `train` says so
 
 def _parser():
     p = argparse.ArgumentParser(prog='rlnb', description='rlnb: distributed RL on one host with asyncio + JAX.')
@@ -228,7 +245,7 @@ def main(argv:list[str]|None=None) -> int:
         if args.command == 'smoke': print(json.dumps(smoke(args.env, args.steps, args.seed)))
         elif args.command == 'train':
             r = train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out, args.eval_interval,
-                      args.eval_episodes, args.target_return, not args.no_progress, args.save_interval, args.resume,
+                      args.eval_episodes, _target_of(args), not args.no_progress, args.save_interval, args.resume,
                       args.deterministic, args.log_interval, config_overrides(args))
             print(f"final evaluation: {r['eval_return']:.1f} +- {r['eval_std']:.1f} over {args.eval_episodes} episodes after {r['env_steps']:,} env steps")
             for k in ('checkpoint', 'metrics', 'tensorboard', 'curve', 'result'): print(f"  {k:<12}{r[k]}")

@@ -800,7 +800,7 @@ def load_state_dict(self, state:dict):
     try: restored = serialization.from_state_dict(jax.tree.map(np.asarray, live), state['learner'])
     except (ValueError, KeyError, TypeError) as e:
         raise ConfigError(f"load_state_dict: the checkpoint's network or optimizer state does not fit this agent's ({e}).") from None
-    for (path, a), b in zip(jax.tree_util.tree_flatten_with_path(restored)[0], jax.tree.leaves(live)):
+    for (path, a), b in zip(jax.tree_util.tree_flatten_with_path(restored)[0], jax.tree.leaves(live), strict=True):
         if np.shape(a) != np.shape(b):
             raise ConfigError(f"load_state_dict: {jax.tree_util.keystr(path)} has shape {np.shape(a)} in the checkpoint, {np.shape(b)} here.")
     self._learner_state = replicate(jax.tree.map(lambda a, b: np.asarray(a, b.dtype), restored, live), self.mesh)

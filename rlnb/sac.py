@@ -25,7 +25,7 @@ from .tracing import BatchedNStep
 
 # %% auto #0
 __all__ = ['OffPolicyConfig', 'SACConfig', 'squashed_gaussian', 'GaussianActor', 'MLPCritic', 'ContinuousOffPolicy', 'SACOpt',
-           'SACState', 'SAC']
+           'SACState', 'sac_target', 'SAC']
 
 # %% ../nbs/15_sac.ipynb #bf9df8f2
 @dataclass(frozen=True)
@@ -185,6 +185,10 @@ class SACState(NamedTuple):
     log_alpha: Any
     opt_state: SACOpt
 
+def sac_target(q1_next, q2_next, logp_next, alpha, Rn, In):
+    "SAC's soft target `Rn + In * (min(q1', q2') - alpha * log pi(a'|s'))` (n-step; `In` is 0 at a terminal)."
+    return Rn + In * (jnp.minimum(q1_next, q2_next) - alpha * logp_next)
+
 class SAC(ContinuousOffPolicy):
     "SAC: squashed-Gaussian actors over a bounded Box, twin soft-Q critics with Polyak targets, a learned temperature; replay at a fixed replay ratio."
     Config, algo_name = SACConfig, 'sac'
@@ -213,8 +217,8 @@ class SAC(ContinuousOffPolicy):
         cfg, opt = self.config, self.opt
         alpha = jnp.exp(state.log_alpha)
         a_next, logp_next = self.policy(state.params, batch['S_next'], batch['eps_next'])
-        q_next = jnp.min(self.q(state.target, batch['S_next'], a_next), 0)
-        y = jax.lax.stop_gradient(batch['Rn'] + batch['In'] * (q_next - alpha * logp_next))
+        q1, q2 = self.q(state.target, batch['S_next'], a_next)
+        y = jax.lax.stop_gradient(sac_target(q1, q2, logp_next, alpha, batch['Rn'], batch['In']))
         critic, critic_opt, metrics = self.critic_update(state.critic, state.opt_state.critic, opt, batch, y)
 
         def actor_loss(p):

@@ -136,7 +136,7 @@ class _BatchedTracer:
         cap = self._cap
         # 2. write step t into each env's ring row
         row = self._ptr[e] % cap
-        for x, v in zip(jax.tree.leaves(ring['S']) + jax.tree.leaves(ring['A']), jax.tree.leaves(s) + jax.tree.leaves(a)):
+        for x, v in zip(jax.tree.leaves(ring['S']) + jax.tree.leaves(ring['A']), jax.tree.leaves(s) + jax.tree.leaves(a), strict=True):
             x[row, e] = v
         ring['logP'][row, e], ring['W'][row, e], ring['version'][row, e], ring['G'][row, e] = logp, w, version, 0.0
         self._count[e] += 1
@@ -380,7 +380,7 @@ class BatchedUnroll:
     def _close(self, s):
         "Write `S[T] = s`, emit the finished unroll and start fresh arrays for the next one."
         buf = self._buf
-        for x, v in zip(jax.tree.leaves(buf['S']), jax.tree.leaves(s)): x[self.T] = v
+        for x, v in zip(jax.tree.leaves(buf['S']), jax.tree.leaves(s), strict=True): x[self.T] = v
         S_final = None
         if self.keep_final:
             done = buf['terminated'] | buf['truncated']
@@ -437,11 +437,11 @@ class BatchedUnroll:
         if self.keep_final and done.any(): self._check_like('add', 's_next_final', s_next_final, self._final)
         if self._t == self.T: self._close(s)  # s is the last observation of the finished unroll
         t, buf = self._t, self._buf
-        for x, v in zip(jax.tree.leaves(buf['S']), jax.tree.leaves(s)): x[t] = v
-        for x, v in zip(jax.tree.leaves({k: buf[k] for k in step}), jax.tree.leaves(step)): x[t] = v
+        for x, v in zip(jax.tree.leaves(buf['S']), jax.tree.leaves(s), strict=True): x[t] = v
+        for x, v in zip(jax.tree.leaves({k: buf[k] for k in step}), jax.tree.leaves(step), strict=True): x[t] = v
         if self.keep_final and done.any():
             e = np.flatnonzero(done)
-            for x, v in zip(jax.tree.leaves(self._final), jax.tree.leaves(s_next_final)): x[t, e] = v[e]
+            for x, v in zip(jax.tree.leaves(self._final), jax.tree.leaves(s_next_final), strict=True): x[t, e] = v[e]
         self._t = t + 1
 
     def add_final_obs(self,

@@ -19,7 +19,13 @@ agent = DistributedAgent('CartPole-v1', tag='kernel', seed=0, work_dir=WORK_DIR,
                          hidden=(32, 32), buffer_warmup=256, buffer_capacity=20_000)
 children_before = psutil.Process().children(recursive=True)
 """,
-    "res = await agent.atrain(600, eval_interval=None, save_interval=None, progress=False, verbose=False)\nassert len(psutil.Process().children()) >= 2  # the actors' env processes",
+    """
+res = await agent.atrain(600, eval_interval=None, save_interval=None, progress=False, verbose=False)
+import os, json
+pids = [p.pid for p in psutil.Process().children(recursive=True) if 'resource_tracker' not in ' '.join(p.cmdline())]
+assert len(pids) >= 2  # the actors' env processes
+print(json.dumps(dict(kernel=os.getpid(), children=pids)))
+""",
 
     "res = await agent.atrain(1_000, eval_interval=500, save_interval=500, num_eval_episodes=2, log_interval=0.5)",
     """
@@ -86,6 +92,7 @@ def test_agent_in_a_jupyter_kernel(tmp_path):
             time.sleep(0.1)
         run_sync(client.km.interrupt_kernel)()
         while True:
+            assert time.monotonic() - t0 < 300, "no reply to the interrupted cell"
             reply = run_sync(client.kc.get_shell_msg)(timeout=60)
             if reply["parent_header"].get("msg_id") == msg_id: break
         assert reply["content"]["status"] == "error" and reply["content"]["ename"] in ("KeyboardInterrupt", "CancelledError"), reply["content"]
@@ -96,5 +103,12 @@ def test_agent_in_a_jupyter_kernel(tmp_path):
     report = json.loads(last[-1]["text"].strip().splitlines()[-1])
     assert report == dict(children=[], threads=[], tasks=[], env_steps=report["env_steps"]), report
     assert report["env_steps"] >= 2_000
-    # the kernel has exited: nothing of it or its actors is left
-    assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] and str(tmp_path) in " ".join(p.info["cmdline"])]
+    # the kernel has exited: neither it nor the env processes it started (their pids, printed while they ran) is left
+    pids = json.loads([o for o in nb.cells[2].outputs if o.get("name") == "stdout"][-1]["text"].strip().splitlines()[-1])
+    assert len(pids["children"]) >= 2
+    def alive(pid):
+        try: return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess: return False
+    t0 = time.monotonic()
+    while any(alive(p) for p in [pids["kernel"], *pids["children"]]) and time.monotonic() - t0 < 10: time.sleep(0.2)
+    assert not [p for p in [pids["kernel"], *pids["children"]] if alive(p)], pids

@@ -1,4 +1,4 @@
-"""`rlnb train ALGO --env CartPole-v1` solves CartPole-v1 (evaluation mean >= 475 over 10 episodes) for the on-policy algorithms.
+"""`rlnb train ALGO --env CartPole-v1` solves CartPole-v1 (evaluation mean >= 475 over 10 episodes) for the on-policy algorithms, and `rlnb train sac --env Pendulum-v1` solves Pendulum-v1 (>= -200).
 
 One seed each, through the command a user types, with the learner on 8 host devices: IMPALA within 200k env steps, PPO
 (its defaults are rl-zoo3's, with the zoo's linear schedules over 100k steps) within 100k. The per-seed tables are
@@ -36,3 +36,17 @@ def test_cli_solves_cartpole(algo, tmp_path):
     rows = (tmp_path / "metrics.csv").read_text().splitlines()
     assert case["columns"] <= set(rows[0].split(",")), rows[0]
     assert (tmp_path / "checkpoints").is_dir() and (tmp_path / "curve.png").stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_cli_sac_solves_pendulum(tmp_path):
+    "SAC from the command line, 64x64 networks, learner on one device: an evaluation >= -200 within 20k env steps (bench/sac_pendulum.py has five seeds)."
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    proc = subprocess.run([RLNB, "train", "sac", "--env", "Pendulum-v1", "--seed", "0", "--steps", "20000", "--eval-interval", "2000",
+                           "--target-return", "-200", "--devices", "1", "--hidden", "64", "64", "--out", str(tmp_path), "--no-progress"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["algo"] == "sac" and out["devices"] == 1
+    assert out["eval_return"] >= -200 and out["env_steps"] <= 20_000, out
+    assert {"critic_loss", "actor_loss", "alpha", "entropy"} <= set((tmp_path / "metrics.csv").read_text().splitlines()[0].split(","))

@@ -81,13 +81,14 @@ def test_sigint_stops_training_cleanly_with_a_checkpoint_then_eval_and_resume(tm
     try:
         _wait_for(lambda: len(ckpts()) >= 1, 300, p)  # compiled, trained 1,000 steps and saved: it is mid-run now
         children = psutil.Process(p.pid).children(recursive=True)
-        t0 = time.monotonic()
+        before = set(ckpts())
         p.send_signal(signal.SIGINT)
-        p.wait(timeout=5)
-        assert time.monotonic() - t0 < 5
+        p.wait(timeout=30)  # a bound that catches a hang, not a speed claim
         err = p.stderr.read()
         assert p.returncode == 130, err[-3000:]
         assert "interrupted" in err and "--resume" in err, err[-3000:]
+        new = sorted(set(ckpts()) - before)  # the checkpoint of that moment is a new one, and the message names it
+        assert new and f"checkpoint {new[-1]}" in err, (new, err[-3000:])
         assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
     finally:
         if p.poll() is None:
@@ -97,7 +98,7 @@ def test_sigint_stops_training_cleanly_with_a_checkpoint_then_eval_and_resume(tm
     proc = run("eval", str(tmp_path), "--episodes", "2")
     assert proc.returncode == 0, proc.stderr[-3000:]
     ev = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert ev["checkpoint"] == str(last) and ev["episodes"] == 2 and ev["eval_return"] > 0, ev
+    assert ev["checkpoint"] == str(last) and ev["episodes"] == 2 and ev["eval_return"] >= 1, ev  # it evaluates (no learning claim after ~1,000 steps)
     steps = ev["env_steps"]
     proc = run("train", "apex-dqn", "--resume", str(tmp_path), "--num-actors", "2", "--steps", str(steps + 500),
                "--eval-episodes", "2", "--no-progress")

@@ -6,6 +6,7 @@ signals sent from outside, a parent that dies, a script interrupted with SIGINT.
 import asyncio
 import itertools
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -107,7 +108,9 @@ def test_factory_failing_in_the_child_carries_the_remote_traceback():
     assert leftovers() == ([], [])
 
 
-def test_cleanup_kills_a_hung_child_after_cleanup_time():
+def test_cleanup_kills_a_hung_child_after_cleanup_time(tmp_path):
+    marker = str(tmp_path / "stepping")
+
     class Hangs(gym.Env):
         observation_space = gym.spaces.Box(-1, 1, (1,), np.float32)
         action_space = gym.spaces.Discrete(2)
@@ -117,19 +120,23 @@ def test_cleanup_kills_a_hung_child_after_cleanup_time():
 
         def step(self, a):
             signal.signal(signal.SIGTERM, signal.SIG_IGN)  # even a child that ignores SIGTERM goes away
+            open(marker, "w").close()  # the test waits for this: the child is inside step
             time.sleep(60)
 
     async def main():
         w = AsyncEnvWorker(Hangs, mode="process", cleanup_time=0.3)
         await w.get_state()
         w.send_action(0)
-        await asyncio.sleep(0.2)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(marker):
+            assert time.monotonic() < deadline, "the child never entered step"
+            await asyncio.sleep(0.01)
         t0 = time.monotonic()
         w.cleanup()
         return time.monotonic() - t0
 
     elapsed = run(main())
-    assert 0.25 <= elapsed < 2.0, elapsed
+    assert 0.25 <= elapsed < 10.0, elapsed  # it waited cleanup_time before killing; the upper bound catches a hang
     assert leftovers() == ([], [])
 
 
@@ -193,6 +200,10 @@ def _start_script(tmp_path, mode):
     path.write_text(SCRIPT)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu"}
     proc = subprocess.Popen([sys.executable, str(path), mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    ready, _, _ = select.select([proc.stdout], [], [], 120)  # a bounded wait for the first line, not a readline that can hang
+    if not ready:
+        proc.kill()
+        raise AssertionError(f"the script printed nothing within 120 s: {proc.communicate()[1][-2000:]}")
     line = proc.stdout.readline()
     assert line.strip(), proc.stderr.read()
     return proc, [int(p) for p in line.split()]
@@ -220,7 +231,7 @@ def test_sigint_to_a_script_closes_its_workers(tmp_path):
                 if psutil.pid_exists(p): psutil.Process(p).kill()
             proc.communicate()
     assert proc.returncode != 0 and "KeyboardInterrupt" in err, err[-2000:]
-    assert _gone(pids, 5.0), f"worker processes {pids} outlived the interrupted script"
+    assert _gone(pids, 15.0), f"worker processes {pids} outlived the interrupted script"
 
 
 def test_children_exit_when_the_parent_dies(tmp_path):
@@ -248,7 +259,7 @@ def test_same_seed_same_actions_same_observations_across_modes_with_vector_envs(
     ref = run(trajectory(lambda: SyncEnvWorker("CartPole-v1", **kw)))
     for mode in ("thread", "process"):
         got = run(trajectory(lambda: AsyncEnvWorker("CartPole-v1", mode=mode, **kw)))
-        for a, b in zip(ref, got):
+        for a, b in zip(ref, got, strict=True):
             np.testing.assert_array_equal(a, b)
     assert leftovers() == ([], [])
 
