@@ -13,6 +13,7 @@ import dataclasses
 import json
 import math
 import os
+import shutil
 import struct
 import threading
 import time
@@ -23,13 +24,13 @@ import numpy as np
 import jax
 from flax import serialization
 
-from .core import ConfigError, RLNBError, in_thread, run_sync
+from .core import ConfigError, RLNBError, TrainingError, in_thread, run_sync
 from .runtime import ALGOS, Policy, config_from_state, env_spaces, get_algo
 from .monitor import _fmt, _logger
 
 # %% auto #0
 __all__ = ['CKPT_DIR', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'find_checkpoint', 'prune_checkpoints',
-           'DistributedAgent', 'load_policy']
+           'check_run_dir', 'DistributedAgent', 'load_policy']
 
 # %% ../nbs/11_agent.ipynb #ac36129c
 _MAGIC = b'RLNBCKPT'
@@ -100,6 +101,27 @@ def prune_checkpoints(run_dir, keep:int):
     d = files[0].parent if files else Path(run_dir) / CKPT_DIR
     for t in d.glob('.ckpt-*.tmp-*'):
         if not t.name.endswith(f"-{os.getpid()}-{threading.get_ident()}"): t.unlink(missing_ok=True)
+
+def check_run_dir(path,  # run directory (created when missing)
+                  need_bytes:int=0,  # free disk space the run needs (its checkpoints)
+                 ) -> Path:
+    "Make sure `path` can hold a run — a directory that accepts files, on a disk with `need_bytes` free — or raise a `ConfigError` that says what to change."
+    p = Path(path)
+    for q in (p, p / CKPT_DIR):
+        if q.exists() and not q.is_dir():
+            raise ConfigError(f"the run directory {str(q)!r} is an existing file; pass a directory (work_dir=... / --out DIR) or move the file away.")
+    try: p.mkdir(parents=True, exist_ok=True)
+    except OSError as e: raise ConfigError(f"cannot create the run directory {str(p)!r} ({e.strerror or e}); pass a writable place (work_dir=... / --out DIR).") from None
+    probe = p / f".rlnb-probe-{os.getpid()}-{threading.get_ident()}"
+    try:
+        probe.write_bytes(b'')
+        probe.unlink()
+    except OSError as e: raise ConfigError(f"the run directory {str(p)!r} does not accept files ({e.strerror or e}); fix its permissions or pass another (work_dir=... / --out DIR).") from None
+    free = shutil.disk_usage(p).free
+    if free < need_bytes:
+        raise ConfigError(f"the disk of {str(p)!r} has {free / 2**20:,.0f} MiB free; this run's checkpoints need about {need_bytes / 2**20:,.0f} MiB "
+                          "(a checkpoint is written beside the previous one). Free some space or pass a directory on another disk.")
+    return p
 
 # %% ../nbs/11_agent.ipynb #2f18b6dd
 def _read_run(path, env, caller:str):
@@ -201,6 +223,16 @@ class DistributedAgent:
         "True while a background run (`start`) is in progress."
         return self._task is not None and not self._task.done()
 
+    def request_stop(self):
+        "Ask the training run in progress (foreground or background) to end at its next tick with a checkpoint; returns at once. Safe to call from a signal handler."
+        self._stop_requested = True
+
+    def _checkpoint_bytes(self) -> int:
+        "About how much disk a save needs: the learner state and the replay storage, twice (the new file is written beside the old one), plus a margin."
+        a = self.algo
+        learner = sum(x.nbytes for x in jax.tree.leaves(a.learner_state))
+        return 2 * (learner + getattr(a.buffer, 'nbytes', 0)) + 16 * 2**20
+
     # --- live metrics
     @property
     def metrics(self) -> dict:
@@ -212,6 +244,7 @@ class DistributedAgent:
             dt = max(now - self._session[0], 1e-9)
             out.update(env_steps_per_s=(a.env_steps - self._session[1]) / dt, updates_per_s=(a.updates - self._session[2]) / dt)
         else: out.update(env_steps_per_s=float('nan'), updates_per_s=float('nan'))
+        out.update(actor_restarts=a.actor_restarts, dropped_episodes=a.dropped_episodes)
         out['avg_G'] = a.stats.mean('G')
         for k in a.metric_names() + ('lag_mean',): out[k] = a.stats.mean(k)
         out['lag_max'] = a.stats.max('lag_max')
@@ -290,6 +323,7 @@ class DistributedAgent:
             raise ConfigError(f"[{self.tag}] a background run is in progress; `await agent.stop()` first.")
         if init_model_path is not None: await self.aload(init_model_path)
         a, goal = self.algo, num_train_steps
+        check_run_dir(self.work_dir, self._checkpoint_bytes())  # before anything compiles: a bad run directory fails at once
         if compile and not self._compiled: await self._precompile()
         bar = _progress_bar(total=goal, initial=min(a.env_steps, goal), unit='step', desc=self.tag, disable=not progress, dynamic_ncols=True)
         self._tb = None
@@ -328,10 +362,20 @@ class DistributedAgent:
         except (asyncio.CancelledError, KeyboardInterrupt):  # cell interrupt, Ctrl-C: the roles are stopped already; keep the run
             if not a.running: await self.asave()
             raise
+        except Exception as e:  # a fault (an actor out of restarts, an env's NaN): keep the run up to it, unless the state itself is bad
+            if not a.running and not isinstance(e, TrainingError):
+                try: e.add_note(f"rlnb: the run stopped at {a.env_steps:,} env steps; checkpoint {await self.asave()} holds it "
+                                f"(resume with init_model_path={str(self.work_dir)!r}).")
+                except Exception as e2: e.add_note(f"rlnb: no checkpoint was written at this stop ({e2}); the latest is {self.last_checkpoint}.")
+            raise
         finally:
+            self._stop_requested = False
             self.wall_s += time.perf_counter() - self._session[0]
             bar.update(min(a.env_steps, goal) - bar.n); bar.close()
-            if self._tb is not None: self._tb.close(); self._tb = None
+            if self._tb is not None:
+                try: self._tb.close()
+                except OSError as e: self.logger.warning(f"TensorBoard events could not be flushed ({e}); the run's other files are unaffected.")
+                self._tb = None
             self._session = None
         dt = max(self.wall_s, 1e-9)
         if self.history: self.plot(self.work_dir / 'curve.png')
@@ -446,7 +490,10 @@ class DistributedAgent:
         "Write a checkpoint (default work_dir/checkpoints/ckpt-<env steps>.msgpack) atomically, off the loop; keeps the last `keep_checkpoints`."
         tree = self.state_dict()
         path = Path(path) if path is not None else self.work_dir / CKPT_DIR / _ckpt_name(self.algo.env_steps)
-        await in_thread(write_checkpoint, path, tree)
+        try: await in_thread(write_checkpoint, path, tree)
+        except OSError as e:
+            raise TrainingError(f"[{self.tag}] could not write the checkpoint {path} ({e.strerror or e}); nothing was replaced, the latest "
+                                f"checkpoint is still {self.last_checkpoint or '(none)'}. Free disk space (or pass another work_dir) and resume from it.") from e
         if path.parent == self.work_dir / CKPT_DIR: prune_checkpoints(self.work_dir, self.keep_checkpoints)
         self.last_checkpoint = path
         return path

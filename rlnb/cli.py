@@ -8,18 +8,21 @@ Docs: https://rlnb.github.io/rlnb/cli.html.md"""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import inspect
 import re
 import json
 import pathlib
+import signal
 import sys
+import threading
 import time
 
 import numpy as np
 import gymnasium as gym
 
-from .core import RLNBError, TransitionBatch, check_batch
+from .core import EnvWorkerError, RLNBError, TrainingError, TransitionBatch, check_batch
 from .runtime import ALGOS, get_algo
 
 # %% auto #0
@@ -74,6 +77,30 @@ def _run_dir_of(resume:str) -> str:
     if p.is_file(): return str(p.parent.parent if p.parent.name == CKPT_DIR else p.parent)
     return str(p)
 
+class _Interrupted(KeyboardInterrupt):
+    "A signal that arrived before there was a run to stop."
+    def __init__(self, signum): super().__init__(signum); self.signum = signum
+
+class _SignalStop:
+    "While `train` runs from the command line: the first SIGINT or SIGTERM asks the agent to stop with a checkpoint, a second is ignored while it saves, a third aborts at once."
+    def __init__(self): self.agent, self.signum, self.count, self.old = None, None, 0, {}
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM): self.old[sig] = signal.signal(sig, self._handle)
+        return self
+    def __exit__(self, *exc):
+        for sig, h in self.old.items(): signal.signal(sig, h)
+    def _handle(self, signum, frame):
+        self.count += 1
+        if self.agent is None: raise _Interrupted(signum)  # nothing is training yet: nothing to save
+        if self.count == 1:
+            self.signum = signum
+            self.agent.request_stop()
+            print(f"rlnb: {signal.Signals(signum).name}: stopping after the current step and writing a checkpoint (a third Ctrl-C aborts without one)",
+                  file=sys.stderr, flush=True)
+        elif self.count == 2: print("rlnb: still stopping: the checkpoint is being written", file=sys.stderr, flush=True)
+        else: raise _Interrupted(self.signum)
+
 def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
           env_id:str='CartPole-v1',  # gymnasium env id
           steps:int|None=None,  # env steps of the whole run (a resumed run counts what it had); None: the algorithm's `train_steps`
@@ -90,10 +117,11 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
           deterministic:bool=False,  # fixed seeded schedule (bit-for-bit repeatable, slower)
           log_interval:float=10.0,  # seconds between log lines / metrics rows
           config:dict|None=None,  # fields of the algorithm's config to override (e.g. dict(learning_rate=1e-3))
+          handle_signals:bool=False,  # Ctrl-C and SIGTERM stop the run with a checkpoint (the command line's behaviour; main thread only)
          ) -> dict:
     "Train `algo` on `env_id` with a `DistributedAgent`, write the run directory, and return the result with the paths written."
     import jax
-    from rlnb.agent import DistributedAgent, find_checkpoint
+    from rlnb.agent import DistributedAgent, find_checkpoint, check_run_dir
     if algo not in ALGOS: raise RLNBError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
     if steps is None: steps = get_algo(algo).train_steps
     make_env(env_id).close()
@@ -104,22 +132,31 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
         try: find_checkpoint(resume)
         except RLNBError as e: raise RLNBError(f"--resume: {e}") from None
     run = pathlib.Path(out or (_run_dir_of(resume) if resume else f"runs/{algo}-{env_id}-s{seed}"))
+    check_run_dir(run)  # before anything is built or compiled: a file or a place that takes no files fails at once
     kw = dict(config or {})
     if num_actors is not None: kw['num_actors'] = num_actors
-    agent = DistributedAgent(env_id, tag=f"{algo}-{env_id}", seed=seed, devices=devices, algo=algo, work_dir=run,
-                             deterministic=deterministic, **kw)
-    try:
-        res = agent.train(steps, init_model_path=resume, log_interval=log_interval, eval_interval=eval_interval,
-                          save_interval=save_interval, num_eval_episodes=num_eval_episodes, target_return=target_return,
-                          progress=progress, verbose=progress)
-    except KeyboardInterrupt:
+    sig = _SignalStop() if handle_signals else None
+    def stopped_message():
         ck = agent.last_checkpoint
-        print(f"rlnb: interrupted at {agent.algo.env_steps:,} env steps; actors and learner stopped, envs closed; "
-              f"checkpoint {ck if ck else '(none yet)'}" + (f"; continue with: rlnb train {algo} --env {env_id} --resume {run}" if ck else ''),
-              file=sys.stderr)
-        raise
-    finally: agent.close()
-    out_d = dict(algo=algo, env=env_id, seed=seed, eval_return=res['eval']['mean'], eval_std=res['eval']['std'],
+        return (f"rlnb: interrupted at {agent.algo.env_steps:,} env steps; actors and learner stopped, envs closed; "
+                f"checkpoint {ck if ck else '(none yet)'}" + (f"; continue with: rlnb train {algo} --env {env_id} --resume {run}" if ck else ''))
+    with sig or contextlib.nullcontext():
+        agent = DistributedAgent(env_id, tag=f"{algo}-{env_id}", seed=seed, devices=devices, algo=algo, work_dir=run,
+                                 deterministic=deterministic, **kw)
+        if sig is not None: sig.agent = agent
+        try:
+            res = agent.train(steps, init_model_path=resume, log_interval=log_interval, eval_interval=eval_interval,
+                              save_interval=save_interval, num_eval_episodes=num_eval_episodes, target_return=target_return,
+                              progress=progress, verbose=progress)
+        except KeyboardInterrupt:
+            print(stopped_message(), file=sys.stderr)
+            raise
+        finally: agent.close()
+    if sig is not None and sig.signum is not None:
+        print(stopped_message(), file=sys.stderr)
+        raise _Interrupted(sig.signum)
+    ev = res['eval'] or dict(mean=float('nan'), std=float('nan'))
+    out_d = dict(algo=algo, env=env_id, seed=seed, eval_return=ev['mean'], eval_std=ev['std'],
                  env_steps=res['env_steps'], updates=res['updates'], episodes=res['episodes'], devices=len(agent.devices),
                  wall_s=round(res['wall_s'], 1), deterministic=deterministic, run_dir=str(run), checkpoint=res['checkpoint'],
                  metrics=str(run / 'metrics.csv'), tensorboard=str(run / 'tb'), curve=str(run / 'curve.png'), result=str(run / 'result.json'))
@@ -246,13 +283,18 @@ def main(argv:list[str]|None=None) -> int:
         elif args.command == 'train':
             r = train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out, args.eval_interval,
                       args.eval_episodes, _target_of(args), not args.no_progress, args.save_interval, args.resume,
-                      args.deterministic, args.log_interval, config_overrides(args))
+                      args.deterministic, args.log_interval, config_overrides(args), handle_signals=True)
             print(f"final evaluation: {r['eval_return']:.1f} +- {r['eval_std']:.1f} over {args.eval_episodes} episodes after {r['env_steps']:,} env steps")
             for k in ('checkpoint', 'metrics', 'tensorboard', 'curve', 'result'): print(f"  {k:<12}{r[k]}")
             print(json.dumps(r))
         elif args.command == 'eval': print(json.dumps(evaluate(args.run, args.episodes, args.video)))
-    except RLNBError as e: p.error(str(e))
-    except KeyboardInterrupt:
+    except (TrainingError, EnvWorkerError) as e:  # a fault while training, not a bad option: exit 1, the checkpoint named in the note
+        print(f"rlnb: error: {_with_notes(e)}", file=sys.stderr)
+        return 1
+    except RLNBError as e: p.error(_with_notes(e))
+    except KeyboardInterrupt as e:
         if args.command != 'train': print('rlnb: interrupted.', file=sys.stderr)
-        return 130
+        return 128 + getattr(e, 'signum', signal.SIGINT)  # 130 for Ctrl-C, 143 for SIGTERM
     return 0
+
+def _with_notes(e:BaseException) -> str: return '\n'.join([str(e), *getattr(e, '__notes__', [])])

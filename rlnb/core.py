@@ -18,8 +18,8 @@ import gymnasium as gym
 from flax import struct
 
 # %% auto #0
-__all__ = ['RLNBError', 'ConfigError', 'SpaceMismatchError', 'EnvWorkerError', 'space_spec', 'preallocate', 'check_batch',
-           'TransitionBatch', 'run_sync', 'in_thread']
+__all__ = ['RLNBError', 'ConfigError', 'SpaceMismatchError', 'TrainingError', 'NonFiniteError', 'EnvWorkerError', 'space_spec',
+           'preallocate', 'check_batch', 'TransitionBatch', 'run_sync', 'in_thread']
 
 # %% ../nbs/00_core.ipynb #17aaa598
 class RLNBError(Exception):
@@ -30,6 +30,12 @@ class ConfigError(RLNBError, ValueError):
 
 class SpaceMismatchError(RLNBError, ValueError):
     "Data whose structure, shape or dtype does not fit a gymnasium space."
+
+class TrainingError(RLNBError, RuntimeError):
+    "Training stopped on a fault it cannot go past (a checkpoint that could not be written, non-finite learner numbers); the run directory keeps its last good checkpoint."
+
+class NonFiniteError(TrainingError, FloatingPointError):
+    "A NaN or infinity where numbers must be finite: an env's reward or observation, the learner's loss or params."
 
 class EnvWorkerError(RLNBError, RuntimeError):
     "An environment worker failed; carries the worker's name and the remote traceback."
@@ -118,6 +124,19 @@ class TransitionBatch:
     idx: Any = None  # buffer indices
     version: Any = None  # param version that produced each transition
 
+    def __post_init__(self):
+        "Every array field must share `Rn`'s leading axis: a shape check, free under `jit`; skipped per example (under `vmap`, `Rn` is a scalar)."
+        lead = getattr(self.Rn, 'shape', ())
+        if not lead or not isinstance(self.Rn, (np.ndarray, jax.Array)): return
+        k = len(lead)
+        if all(x.shape[:k] == lead for x in jax.tree.leaves(self) if isinstance(x, (np.ndarray, jax.Array))): return
+        rows = {f: [tuple(x.shape) for x in jax.tree.leaves(getattr(self, f)) if isinstance(x, (np.ndarray, jax.Array))]
+                for f in self.__dataclass_fields__}
+        bad = {f: v for f, v in rows.items() if any(s[:k] != lead for s in v)}
+        raise SpaceMismatchError(f"TransitionBatch: every field must have {lead[0] if k == 1 else lead} rows like Rn {lead}, but "
+                                 + '; '.join(f"{f} has shape{'s' if len(v) > 1 else ''} {', '.join(map(str, v))}" for f, v in bad.items())
+                                 + ". Build each field with one row per transition.")
+
     @classmethod
     def from_single(cls, s, a, r, terminated:bool, s_next, gamma:float=0.9, logp:float=0.0, w:float=1.0,
                     a_next=None, logp_next=None, version:int=0, idx:int=-1):
@@ -156,7 +175,7 @@ class TransitionBatch:
         "Iterate over the batch as batches of size one."
         for i in range(self.batch_size): yield self[i]
 
-# %% ../nbs/00_core.ipynb #2107ea1c
+# %% ../nbs/00_core.ipynb #bc46aa76
 def run_sync(coro):
     "Run coroutine `coro` to completion from plain code, whether or not an event loop is running in this thread."
     try: asyncio.get_running_loop()
@@ -182,7 +201,7 @@ def run_sync(coro):
     if 'error' in box: raise box['error']
     return box['result']
 
-# %% ../nbs/00_core.ipynb #c21138a9
+# %% ../nbs/00_core.ipynb #51adb33a
 async def in_thread(fn,  # blocking function
                     *args,  # its arguments
                    ):

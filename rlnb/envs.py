@@ -502,7 +502,7 @@ class EnvWorker(abc.ABC):
             if self._closed: return
             last = self._state
             if self.restart and self.restarts < self.max_restarts:
-                lost = dict(restart=self.restarts + 1, error=result.message, traceback=result.tb,
+                lost = dict(restart=self.restarts + 1, error=result.message, traceback=result.tb, failed_at=time.monotonic(),
                             episode=None if last is None else _as_list(last.episode), step=None if last is None else _as_list(last.step))
                 self.restarts += 1; self.lost_episodes.append(lost); self._restart_info = lost
                 self._start_runner(0 if last is None else int(np.max(last.episode)) + 1)
@@ -513,6 +513,7 @@ class EnvWorker(abc.ABC):
             self._error = err
         else:
             if self._restart_info is not None:
+                self._restart_info['recovery_s'] = time.monotonic() - self._restart_info['failed_at']  # failure seen -> fresh env's first state
                 result = result._replace(restarted=True, info={**result.info, 'rlnb.lost_episode': self._restart_info})
                 self._restart_info = None
             self._state = result
@@ -539,6 +540,18 @@ class EnvWorker(abc.ABC):
             raise ValueError(f"[{self.name}] send_action takes an action, 'reset' or 'close'; got the string {action!r}.")
 
     def _attach(self, loop): self._loop = loop
+
+    @property
+    def pid(self) -> int|None:
+        "Process id of the child that steps the env (process mode), else None."
+    @property
+    def busy(self) -> tuple[str, float]|None:
+        "`(command, seconds since it was sent)` while a command ('step', 'reset', 'start') is in flight, else None."
+        return (self._last_cmd, time.monotonic() - self._sent_at) if self._inflight and not self._closed else None
+
+    def abort(self, reason:str):
+        "Give up on the command in flight, as if the env had failed with `reason` (an env that hangs): the env is killed and, with `restart=True`, replaced; otherwise the worker fails with an `EnvWorkerError`."
+        if self._inflight and not self._closed and not self._failed: self._deliver(_Failure(reason, None))
 
     def _stop_runner(self): pass
     def _start_runner(self, episode_start:int): raise NotImplementedError
@@ -812,7 +825,13 @@ class AsyncEnvWorker(EnvWorker):
         self._runner, self._closing = None, []
         self._start_runner(0)
 
+    @property
+    def pid(self):
+        r = self._runner
+        return r.proc.pid if isinstance(r, _ProcessRunner) else None
+
     def _start_runner(self, episode_start):
+        self._reap()  # release what earlier runners left (a replaced runner is reaped here, not only at close)
         seed = worker_seed(self.base_seed, self.rank, self.restarts)
         cls = _ThreadRunner if self.mode == 'thread' else _ProcessRunner
         args = (self.start_method,) if self.mode == 'process' else ()

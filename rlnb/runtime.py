@@ -13,6 +13,7 @@ import collections
 import concurrent.futures
 import dataclasses
 import importlib
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Sequence
@@ -24,7 +25,7 @@ import optax
 from flax import serialization
 import gymnasium as gym
 
-from .core import ConfigError, RLNBError, TransitionBatch, in_thread, preallocate, run_sync
+from .core import ConfigError, NonFiniteError, RLNBError, TransitionBatch, in_thread, preallocate, run_sync
 from .envs import AsyncEnvWorker, SyncEnvWorker, get_worker_pool
 from .functions import preprocessed_shape
 from .parallel import data_parallel, make_mesh, ready, replicate
@@ -56,6 +57,9 @@ class RuntimeConfig:
     publish_ready: bool = False  # publish params only once their update has finished: actors never wait on the learner (acting overlaps learning, data one dispatch older)
     seed: int = 0  # base seed (envs, params, exploration, sampling)
     deterministic: bool = False  # one fixed, seeded schedule instead of concurrent roles: a run is a pure function of (seed, config, atrain calls)
+    max_restarts: int = 3  # per actor: envs that fail (an exception, a dead process, a step past step_timeout) are replaced this many times, their episode dropped; 0: the first failure stops the run
+    step_timeout: float|None = 60.0  # seconds an env step may take before the env counts as hung (killed and replaced; process mode kills it, thread mode abandons it); None: wait forever
+    nonfinite: str = 'raise'  # a NaN or inf reward or observation from an env: 'raise' (stop, naming the actor and the step) or 'drop' (drop that episode, with a warning)
 
     def __post_init__(self): self.check()
 
@@ -69,6 +73,9 @@ class RuntimeConfig:
         need(self, not (self.publish_ready and self.max_policy_lag is not None), 'publish_ready',
              'publishes finished params only, while max_policy_lag publishes params whose update is still in flight: set max_policy_lag=None or publish_ready=False')
         need(self, isinstance(self.deterministic, bool), 'deterministic', 'must be True or False')
+        need(self, isinstance(self.max_restarts, int) and not isinstance(self.max_restarts, bool) and self.max_restarts >= 0, 'max_restarts', 'must be an int >= 0')
+        need(self, self.step_timeout is None or (isinstance(self.step_timeout, (int, float)) and self.step_timeout > 0), 'step_timeout', 'must be a number of seconds > 0, or None')
+        need(self, self.nonfinite in ('raise', 'drop'), 'nonfinite', "must be 'raise' or 'drop'")
 
     @property
     def num_envs(self) -> int:
@@ -90,8 +97,9 @@ def make_actors(env, cfg:RuntimeConfig, seed:int|None=None):
     N, E, seed = cfg.num_actors, cfg.envs_per_actor, cfg.seed if seed is None else seed
     if isinstance(env, str) or (callable(env) and not isinstance(env, gym.Env)): factory = lambda: make_vector_env(env, E)
     else: raise ConfigError(f"the runtime builds {N} actors: pass an env id or a zero-argument env factory, not {type(env).__name__}.")
-    if cfg.actor_mode == 'sync': workers = [SyncEnvWorker(factory, seed=seed, rank=i, world_size=N) for i in range(N)]
-    else: workers = [AsyncEnvWorker(factory, seed=seed, rank=i, world_size=N, mode=cfg.actor_mode) for i in range(N)]
+    kw = dict(seed=seed, world_size=N, restart=cfg.max_restarts > 0, max_restarts=cfg.max_restarts)
+    if cfg.actor_mode == 'sync': workers = [SyncEnvWorker(factory, rank=i, **kw) for i in range(N)]
+    else: workers = [AsyncEnvWorker(factory, rank=i, mode=cfg.actor_mode, **kw) for i in range(N)]
     return get_worker_pool(workers)
 
 def env_spaces(env) -> tuple:
@@ -435,6 +443,9 @@ class Runtime(Worker):
         self._eval_act = jax.jit(self.eval_act)
         self._learner_state = replicate(state, self.mesh)
         self.updates, self.env_steps, self.episodes = 0, 0, 0
+        self.actor_restarts, self.dropped_episodes = 0, 0  # envs replaced after a failure; episodes dropped for non-finite numbers
+        self.restart_log: list[dict] = []  # one entry per replaced env: worker, env_steps, error, recovery_s
+        self._tainted = np.zeros(cfg.num_envs, bool)  # envs whose episode is being dropped (nonfinite='drop')
         self._pending = None  # (data, metrics, learner state, updates) of the learner dispatch in flight
         self.eval_history: list[tuple[int, float]] = []
         self.eval_seconds = 0.0  # wall-clock spent in evaluations (benchmarks subtract it)
@@ -576,6 +587,7 @@ async def _actor_tick(self, states:list, policy=None):
     N, E = cfg.num_actors, cfg.envs_per_actor
     self.pull_state()
     obs = jax.tree.map(lambda *x: np.concatenate(x), *[st.obs for st in states]) if N > 1 else states[0].obs
+    if self._tainted.any(): obs = jax.tree.map(_finite_or_zero, obs)  # episodes being dropped: act on zeros, never on NaN
     noise = self.noise(self.rng, N * E)  # drawn on the host, beside nothing on the device: the policy program itself is pure
     if policy is None and self.initial_sampling_policy is not None and self.pacing.filling(): policy = self.initial_sampling_policy
     if policy is None:
@@ -594,17 +606,91 @@ async def _actor_tick(self, states:list, policy=None):
     sent = self.env_action(actions)
     for i in range(N): pool.send_action(sent[i * E:(i + 1) * E], i)
     for _ in range(N):
-        st, wid = await pool.get_state()
+        st, wid = await self._next_state(pool)
         states[wid] = st
     cat = lambda f: np.concatenate([getattr(st, f) for st in states]) if N > 1 else getattr(states[0], f)
     r, term, trunc, first = cat('reward'), cat('terminated'), cat('truncated'), cat('first')
     final = jax.tree.map(lambda *x: np.concatenate(x), *[st.final_obs for st in states]) if N > 1 else states[0].final_obs
     valid = ~first
+    for wid, st in enumerate(states):
+        if st.restarted: self._lost_episode(wid, st)
+    nonfinite = _nonfinite(r, states, final, N)
+    if nonfinite is not None or self._tainted.any(): r, valid = self._drop_nonfinite(nonfinite, r, valid, term | trunc)
     kw = dict(s_next_final=final) if getattr(self.tracer, 'keep_final', True) else {}  # a tracer that keeps no final observations takes none
     self.tracer.add(obs, actions, r, term, trunc, logp=logp, version=version, valid=valid, **kw)
     if getattr(self.tracer, 'steps_recorded', None) == getattr(self.tracer, 'T', 0):  # an unroll is complete: close it now, not after the next step is acted
         self.tracer.add_final_obs(jax.tree.map(lambda *x: np.concatenate(x), *[st.obs for st in states]) if N > 1 else states[0].obs)
     self._count_episodes(r, term | trunc, valid)
+
+def _finite_or_zero(x):
+    x = np.asarray(x)
+    return np.where(np.isfinite(x), x, 0).astype(x.dtype) if x.dtype.kind == 'f' else x
+
+def _nonfinite(r, states, final, N):
+    "Mask of the envs whose reward, observation or final observation holds a NaN or an infinity; None when all are finite (the common case, a few vector checks)."
+    leaves = [x for x in jax.tree.leaves(([st.obs for st in states], final)) if np.asarray(x).dtype.kind == 'f']
+    if np.isfinite(r).all() and all(np.isfinite(x).all() for x in leaves): return None
+    bad = ~np.isfinite(r)
+    obs = jax.tree.map(lambda *x: np.concatenate(x), *[st.obs for st in states]) if N > 1 else states[0].obs
+    for x in jax.tree.leaves((obs, final)):
+        x = np.asarray(x)
+        if x.dtype.kind == 'f': bad |= ~np.isfinite(x.reshape(len(bad), -1)).all(1)
+    return bad
+
+@patch_to(Runtime)
+async def _next_state(self, pool):
+    "The next actor state; an actor whose command outlasts `step_timeout` is declared hung and aborted (its env killed and replaced, or the run fails)."
+    limit = self.config.step_timeout
+    if limit is None: return await pool.get_state()
+    while True:
+        try: return await pool.get_state(timeout=limit)
+        except TimeoutError:
+            for w in pool.workers:
+                busy = w.busy
+                if busy is not None and busy[1] >= (limit if busy[0] == 'step' else max(limit, 120.0)):  # a (re)start spawns and imports: more time
+                    w.abort(f"no state {busy[1]:.1f} s after its {busy[0]} (step_timeout={limit} s): the env hangs")
+
+@patch_to(Runtime)
+def _lost_episode(self, wid:int, st):
+    "Actor `wid`'s envs were replaced after a failure: drop their open episodes (nothing of them reaches the learner) and log the restart."
+    E = self.config.envs_per_actor
+    envs = np.arange(wid * E, (wid + 1) * E)
+    if hasattr(self.tracer, 'drop'): self.tracer.drop(envs)  # open n-step windows; an unroll masks the restart step itself (not valid)
+    self._returns[envs] = 0.0
+    self._tainted[envs] = False
+    lost = st.info.get('rlnb.lost_episode', {})
+    self.actor_restarts += 1
+    self.stats.count(actor_restarts=1)
+    entry = dict(worker=self.env.workers[wid].name, env_steps=self.env_steps, error=lost.get('error'), recovery_s=lost.get('recovery_s'))
+    self.restart_log.append(entry)
+    logging.getLogger(f'rlnb.{self.name}').warning(f"[{self.name}] actor {wid} ({entry['worker']}) failed after {self.env_steps:,} env steps and was replaced "
+                 f"(restart {lost.get('restart')}/{self.config.max_restarts}, {entry['recovery_s'] or 0:.2f} s); its episode was dropped. Error: {entry['error']}")
+
+@patch_to(Runtime)
+def _drop_nonfinite(self, bad, r, valid, done):
+    "Non-finite env numbers: raise (`nonfinite='raise'`) or drop the episodes they belong to; returns the rewards and the valid mask to trace."
+    E = self.config.envs_per_actor
+    if bad is not None:
+        envs = np.flatnonzero(bad)
+        e = int(envs[0])
+        where = f"env {e} of actor {e // E} ({self.env.workers[e // E].name})"
+        if self.config.nonfinite == 'raise':
+            raise NonFiniteError(f"[{self.name}] {where} returned a non-finite reward or observation at env step {self.env_steps:,} "
+                                 f"(reward {r[e]}); {len(envs)} env(s) affected. Fix or wrap the env (clip, clean its outputs), or "
+                                 "pass nonfinite='drop' to drop such episodes with a warning.")
+        new = bad & ~self._tainted
+        if new.any():
+            if hasattr(self.tracer, 'drop'): self.tracer.drop(np.flatnonzero(new))
+            self._returns[new] = 0.0
+            self.dropped_episodes += int(new.sum())
+            self.stats.count(dropped_episodes=int(new.sum()))
+            logging.getLogger(f'rlnb.{self.name}').warning(f"[{self.name}] {where} returned a non-finite reward or observation at env step {self.env_steps:,}; "
+                         f"its episode is dropped ({self.dropped_episodes} so far, nonfinite='drop').")
+        self._tainted |= bad
+    valid = valid & ~self._tainted
+    r = np.where(valid, r, 0.0)
+    self._tainted &= ~done  # an episode being dropped ends with its done step
+    return r, valid
 
 @patch_to(Runtime)
 def _count_episodes(self, r, done, valid):
@@ -644,8 +730,14 @@ async def _finish_dispatch(self):
 def _record(self, data, metrics, state, updates):
     "Book a finished dispatch."
     self._pending = None
+    host = {k: np.asarray(v) for k, v in metrics.items() if k != 'td_error'}
+    for k, v in host.items():
+        if v.dtype.kind == 'f' and not np.isfinite(v).all():
+            raise NonFiniteError(f"[{self.name}] the learner's {k} is {v.ravel()[~np.isfinite(v.ravel())][0]} at update {updates:,} "
+                                 f"({self.env_steps:,} env steps): training stops, and these params are never saved (the last checkpoint "
+                                 "stays the last good one). Lower the learning rate, clip the gradients or the rewards, or check the env's reward scale.")
     self.pacing.after_dispatch(data, metrics)
-    self.stats.record(**{k: np.asarray(v) for k, v in metrics.items() if k != 'td_error'})
+    self.stats.record(**host)
     if self.config.publish_ready and updates - self._published_at >= self.config.publish_interval:
         self._published_at = updates
         self.version = self.store.publish(self.actor_params(state))
@@ -706,6 +798,7 @@ def _fresh_actors(self):
     self.env = make_actors(self._env_arg, self.config, seed=_derived_seed(self.config.seed, self.env_steps))
     self._env_states = None
     self._returns[:] = 0.0
+    self._tainted[:] = False
     self.tracer.reset()
     self.pacing.reset()
     return old
@@ -770,13 +863,19 @@ def state_dict(self) -> dict:
         jax.block_until_ready(self._pending[1])
         self._record(*self._pending)
     hist = np.asarray(self.eval_history, np.float64).reshape(-1, 2)
+    learner = _as_numpy(serialization.to_state_dict(self._learner_state))
+    for path, x in jax.tree_util.tree_flatten_with_path(learner)[0]:
+        if x.dtype.kind == 'f' and not np.isfinite(x).all():
+            raise NonFiniteError(f"[{self.name}] the learner state holds non-finite numbers ({jax.tree_util.keystr(path)}) after {self.updates:,} "
+                                 "updates: it is not saved, so the last checkpoint stays the last good one. Resume from it with a lower learning rate.")
     return dict(
         format=_STATE_FORMAT, algo=self.algo_name, config=_config_state(self.config),
         spaces=dict(observation=str(self.observation_space), action=str(self.action_space)),
-        learner=_as_numpy(serialization.to_state_dict(self._learner_state)),
+        learner=learner,
         pacing=self.pacing.state_dict(),
         counters=dict(updates=self.updates, env_steps=self.env_steps, episodes=self.episodes, store_version=self.store.version,
-                      published_at=self._published_at, eval_seconds=self.eval_seconds),
+                      published_at=self._published_at, eval_seconds=self.eval_seconds, actor_restarts=self.actor_restarts,
+                      dropped_episodes=self.dropped_episodes),
         eval_history=dict(env_steps=hist[:, 0].astype(np.int64), mean=hist[:, 1]),
         rng=dict(host=_rng_state(self.rng)))
 
@@ -808,6 +907,7 @@ def load_state_dict(self, state:dict):
     c = state['counters']
     self.updates, self.env_steps, self.episodes = int(c['updates']), int(c['env_steps']), int(c['episodes'])
     self.eval_seconds = float(c['eval_seconds'])
+    self.actor_restarts, self.dropped_episodes = int(c.get('actor_restarts', 0)), int(c.get('dropped_episodes', 0))
     h = state['eval_history']
     self.eval_history = [(int(s), float(m)) for s, m in zip(np.asarray(h['env_steps']), np.asarray(h['mean']))]
     _set_rng_state(self.rng, state['rng']['host'])
@@ -941,7 +1041,8 @@ def train(self, num_train_steps:int, **kwargs) -> dict:
 @patch_to(Runtime)
 def metrics(self) -> dict:
     "The counters and the recent means of every metric the learner step reports (the columns a logger writes)."
-    out = dict(env_steps=self.env_steps, updates=self.updates, episodes=self.episodes, **self.pacing.counters())
+    out = dict(env_steps=self.env_steps, updates=self.updates, episodes=self.episodes, actor_restarts=self.actor_restarts,
+               dropped_episodes=self.dropped_episodes, **self.pacing.counters())
     out.update({k: self.stats.mean(k) for k in self.stats.values})
     return out
 

@@ -52,6 +52,10 @@ class _BatchedTracer:
     @property
     def num_ready(self) -> int: return self._num_ready
 
+    def drop(self, envs):
+        "Forget the pending steps of `envs` (indices or a mask): their episode was lost (a failed env, non-finite numbers), so none of its open windows is ever emitted."
+        self._count[np.asarray(envs)] = 0
+
     def _allocate(self, s, a):
         E, cap = self.num_envs, self._cap
         ring = lambda x: np.zeros((cap, *x.shape), x.dtype)
@@ -290,7 +294,7 @@ class MonteCarlo(_SingleEnv):
                 ):
         super().__init__(None, gamma)
 
-# %% ../nbs/02_tracing.ipynb #799bfd13
+# %% ../nbs/02_tracing.ipynb #6d04deca
 @struct.dataclass
 class Trajectory:
     "Unrolls of `B` envs over `T` steps in `[T, B]` layout; a pytree, so it goes through `jax.jit` and `jax.tree.map`."
@@ -335,7 +339,7 @@ class Trajectory:
         cat = jnp.concatenate if isinstance(jax.tree.leaves(trajs[0])[0], jax.Array) else np.concatenate
         return jax.tree.map(lambda *xs: cat(xs, axis=1), *trajs)
 
-# %% ../nbs/02_tracing.ipynb #b7909a32
+# %% ../nbs/02_tracing.ipynb #696c00dc
 class BatchedUnroll:
     "Cuts the steps of `num_envs` envs into `T`-step unrolls: arrays in (leading axis `num_envs`), `Trajectory`s of `[T, num_envs]` out."
     def __init__(self,
