@@ -116,3 +116,51 @@ def test_eval_and_train_bad_options_exit_2(tmp_path):
                       (("train", "apex-dqn", "--env", "CartPol-v1"), "Did you mean CartPole-v1")]:
         proc = run(*args)
         assert proc.returncode == 2 and msg in proc.stderr, (args, proc.stderr[-2000:])
+
+
+@pytest.mark.parametrize("sig,presses,code", [(signal.SIGTERM, 1, 143), (signal.SIGINT, 2, 130)])
+def test_sigterm_and_double_ctrl_c_end_with_a_checkpoint(tmp_path, sig, presses, code):
+    "SIGTERM (a scheduler, `docker stop`) and Ctrl-C pressed twice both end the run with a checkpoint of that moment, the shell's exit code (143, 130), and no process left behind."
+    p = subprocess.Popen([RLNB, "train", "apex-dqn", "--env", "CartPole-v1", "--out", str(tmp_path), "--no-progress", "--actor-mode", "process",
+                          "--num-actors", "2", "--save-interval", "1000", "--eval-interval", "100000", "--target-return", "none"],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ckpts = lambda: sorted((tmp_path / "checkpoints").glob("ckpt-*.msgpack"))
+    try:
+        _wait_for(lambda: len(ckpts()) >= 1, 300, p)
+        children = psutil.Process(p.pid).children(recursive=True)
+        assert len(children) >= 2  # the actors' env processes
+        before = set(ckpts())
+        for _ in range(presses):
+            p.send_signal(sig)
+            time.sleep(0.05)  # the second press lands while the first is being handled
+        p.wait(timeout=60)  # a bound that catches a hang, not a speed claim
+        err = p.stderr.read()
+        assert p.returncode == code, (p.returncode, err[-3000:])
+        new = sorted(set(ckpts()) - before)
+        assert new and f"checkpoint {new[-1]}" in err and "--resume" in err, (new, err[-3000:])
+        assert f"rlnb: {sig.name}: stopping" in err and (presses == 1 or "still stopping" in err), err[-3000:]
+        assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert not list((tmp_path / "checkpoints").glob(".ckpt-*"))
+
+
+def test_training_fault_exits_1_naming_the_checkpoint(tmp_path):
+    "A fault while training (here: an env that raises, with no restarts allowed) is not a usage error: exit 1, the error, and the checkpoint it left."
+    script = ("import gymnasium as gym, sys\n"
+              "from rlnb.cli import main\n"
+              "class Breaks(gym.Wrapper):\n"
+              "    n = 0\n"
+              "    def step(self, a):\n"
+              "        Breaks.n += 1\n"
+              "        if Breaks.n > 500: raise RuntimeError('sensor unplugged')\n"
+              "        return self.env.step(a)\n"
+              "gym.register('Breaks-v0', entry_point=lambda: Breaks(gym.make('CartPole-v1')))\n"
+              "sys.exit(main(sys.argv[1:]))\n")
+    proc = subprocess.run([sys.executable, "-c", script, "train", "apex-dqn", "--env", "Breaks-v0", "--out", str(tmp_path), "--no-progress",
+                           "--max-restarts", "0", "--num-actors", "1"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    ckpt = sorted((tmp_path / "checkpoints").glob("ckpt-*.msgpack"))[-1]
+    assert "rlnb: error: [env-worker-0/sync] env failed during step: RuntimeError: sensor unplugged" in proc.stderr, proc.stderr[-3000:]
+    assert f"checkpoint {ckpt} holds it" in proc.stderr
