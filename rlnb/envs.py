@@ -10,6 +10,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import collections
+import difflib
 import functools
 import multiprocessing as mp
 import os
@@ -345,7 +346,11 @@ def env_factory(env,  # `gym.Env`, `gym.vector.VectorEnv`, env id string, or zer
     if isinstance(env, str):
         if num_envs is not None and (not isinstance(num_envs, int) or num_envs < 1):
             raise ConfigError(f"num_envs must be a positive int or None, got {num_envs!r}.")
-        gym.spec(env)  # fails now, with gymnasium's message, for an unknown id
+        try: gym.spec(env)  # fails now, not in a worker, for an unknown id
+        except gym.error.Error as e:
+            close = difflib.get_close_matches(env, list(gym.registry), n=3, cutoff=0.6)
+            raise ConfigError(f"unknown gymnasium env id {env!r} ({e}) " + (f"Did you mean {', '.join(close)}?" if close else
+                              "See gymnasium.pprint_registry() for the ids, or register your env with gymnasium.register first.")) from None
         return functools.partial(_make_env, env, num_envs, vectorization_mode, kwargs)
     if num_envs is not None or kwargs:
         raise ConfigError("num_envs, vectorization_mode and make-kwargs apply to an env id only; "

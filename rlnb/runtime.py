@@ -26,7 +26,7 @@ from flax import serialization
 import gymnasium as gym
 
 from .core import ConfigError, NonFiniteError, RLNBError, TransitionBatch, in_thread, preallocate, run_sync
-from .envs import AsyncEnvWorker, SyncEnvWorker, get_worker_pool
+from .envs import AsyncEnvWorker, SyncEnvWorker, env_factory, get_worker_pool
 from .functions import preprocessed_shape
 from .parallel import data_parallel, make_mesh, ready, replicate
 from .tracing import Trajectory
@@ -95,6 +95,7 @@ def make_vector_env(env, num_envs:int) -> gym.vector.VectorEnv:
 def make_actors(env, cfg:RuntimeConfig, seed:int|None=None):
     "One env worker per actor (each a vector env of `cfg.envs_per_actor` copies), as a pool."
     N, E, seed = cfg.num_actors, cfg.envs_per_actor, cfg.seed if seed is None else seed
+    if isinstance(env, str): env_factory(env)  # an unknown id fails here, with the ids it may have meant
     if isinstance(env, str) or (callable(env) and not isinstance(env, gym.Env)): factory = lambda: make_vector_env(env, E)
     else: raise ConfigError(f"the runtime builds {N} actors: pass an env id or a zero-argument env factory, not {type(env).__name__}.")
     kw = dict(seed=seed, world_size=N, restart=cfg.max_restarts > 0, max_restarts=cfg.max_restarts)
