@@ -112,3 +112,45 @@ def test_agent_in_a_jupyter_kernel(tmp_path):
     t0 = time.monotonic()
     while any(alive(p) for p in [pids["kernel"], *pids["children"]]) and time.monotonic() - t0 < 10: time.sleep(0.2)
     assert not [p for p in [pids["kernel"], *pids["children"]] if alive(p)], pids
+
+
+CYCLES = """
+import asyncio, gc, json, os, threading, time, psutil
+from rlnb.agent import DistributedAgent
+agent = DistributedAgent('CartPole-v1', tag='cycles', seed=0, work_dir=WORK_DIR, num_learners=1, num_actors=2, envs_per_actor=4,
+                         actor_mode='process', hidden=(32, 32), buffer_warmup=256, buffer_capacity=20_000)
+me = psutil.Process()
+def snapshot():
+    gc.collect()
+    return dict(threads=sorted(t.name for t in threading.enumerate()), tasks=len([t for t in asyncio.all_tasks() if not t.done()]), fds=me.num_fds(),
+                children=len([p for p in me.children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]))
+async def cycle():
+    agent.start(10**9, eval_interval=None, save_interval=None, log_interval=0)
+    s0, t0 = agent.metrics['env_steps'], time.monotonic()
+    while agent.metrics['env_steps'] < s0 + 40:  # it trains between start and stop
+        assert time.monotonic() - t0 < 120, agent.metrics
+        await asyncio.sleep(0.005)
+    out = await agent.stop()
+    assert out['stopped'] and not agent.running
+for _ in range(3): await cycle()  # warm-up: compiles, the replay's storage, the first checkpoints
+before, t0 = snapshot(), time.monotonic()
+for _ in range(100): await cycle()
+seconds = time.monotonic() - t0
+grew = lambda a: [k for k in a if len(a[k] if k == 'threads' else [0] * a[k]) > len(before[k] if k == 'threads' else [0] * before[k])]
+while grew(after := snapshot()) and time.monotonic() - t0 - seconds < 10: time.sleep(0.1)  # a thread that is ending gets a moment
+print(json.dumps(dict(before=before, after=after, grew=grew(after), seconds=seconds, env_steps=agent.algo.env_steps)))
+await agent.aclose()
+"""
+
+
+def test_start_stop_100_cycles_in_a_kernel_leaks_nothing(tmp_path):
+    "100 `agent.start()` / `await agent.stop()` cycles in one kernel, process actors: no growth in threads, tasks, fds or child processes."
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"WORK_DIR = {str(tmp_path / 'run')!r}"), nbformat.v4.new_code_cell(CYCLES.strip())]
+    client = NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    out = [o for o in nb.cells[-1].outputs if o.get("name") == "stdout"]
+    report = json.loads(out[-1]["text"].strip().splitlines()[-1])
+    print(f"\n100 start/stop cycles: {report}")
+    assert report["grew"] == [], report  # multiprocessing's QueueFeederThread comes and goes with a queue's traffic: counts, not names, are compared
+    assert report["env_steps"] >= 103 * 40
