@@ -102,6 +102,28 @@ def prune_checkpoints(run_dir, keep:int):
     for t in d.glob('.ckpt-*.tmp-*'):
         if not t.name.endswith(f"-{os.getpid()}-{threading.get_ident()}"): t.unlink(missing_ok=True)
 
+def _fix_mmap_threshold(nbytes:int=4 << 20):
+    "Have glibc serve blocks of `nbytes` and more with their own mmap, returned to the OS when freed (glibc's `mallopt(M_MMAP_THRESHOLD)`; nothing elsewhere). By default glibc raises this threshold each time such a block is freed, and a run that makes checkpoint-sized copies again and again then keeps them in its heap."
+    global _mmap_fixed
+    if _mmap_fixed: return
+    _mmap_fixed = True
+    try:
+        import ctypes
+        ctypes.CDLL(None).mallopt(-3, int(nbytes))  # M_MMAP_THRESHOLD
+    except (OSError, AttributeError): pass
+_mmap_fixed = False
+
+def _trim_heap():
+    "Hand freed heap memory back to the OS (glibc's `malloc_trim`; nothing elsewhere). A checkpoint's copies are large and short-lived; glibc raises its mmap threshold after freeing such blocks, so later ones land in the heap arenas and stay there once freed, and a long run's resident memory would creep up by about a checkpoint per save."
+    global _malloc_trim
+    if _malloc_trim is None:
+        try:
+            import ctypes
+            _malloc_trim = ctypes.CDLL(None).malloc_trim
+        except (OSError, AttributeError): _malloc_trim = False
+    if _malloc_trim: _malloc_trim(0)
+_malloc_trim = None
+
 def check_run_dir(path,  # run directory (created when missing)
                   need_bytes:int=0,  # free disk space the run needs (its checkpoints)
                  ) -> Path:
@@ -324,6 +346,7 @@ class DistributedAgent:
         if init_model_path is not None: await self.aload(init_model_path)
         a, goal = self.algo, num_train_steps
         check_run_dir(self.work_dir, self._checkpoint_bytes())  # before anything compiles: a bad run directory fails at once
+        _fix_mmap_threshold()  # checkpoint-sized copies go back to the OS when freed (a long run's memory stays flat)
         if compile and not self._compiled: await self._precompile()
         bar = _progress_bar(total=goal, initial=min(a.env_steps, goal), unit='step', desc=self.tag, disable=not progress, dynamic_ncols=True)
         self._tb = None
@@ -494,6 +517,9 @@ class DistributedAgent:
         except OSError as e:
             raise TrainingError(f"[{self.tag}] could not write the checkpoint {path} ({e.strerror or e}); nothing was replaced, the latest "
                                 f"checkpoint is still {self.last_checkpoint or '(none)'}. Free disk space (or pass another work_dir) and resume from it.") from e
+        finally:
+            del tree  # the state's copies go first, then the heap is trimmed (see `_trim_heap`)
+            await in_thread(_trim_heap)
         if path.parent == self.work_dir / CKPT_DIR: prune_checkpoints(self.work_dir, self.keep_checkpoints)
         self.last_checkpoint = path
         return path

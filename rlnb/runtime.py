@@ -25,7 +25,7 @@ import optax
 from flax import serialization
 import gymnasium as gym
 
-from .core import ConfigError, NonFiniteError, RLNBError, TransitionBatch, in_thread, preallocate, run_sync
+from .core import ConfigError, NonFiniteError, RLNBError, TransitionBatch, check_batch, in_thread, preallocate, run_sync
 from .envs import AsyncEnvWorker, SyncEnvWorker, env_factory, get_worker_pool
 from .functions import preprocessed_shape
 from .parallel import data_parallel, make_mesh, ready, replicate
@@ -1080,6 +1080,7 @@ def _batched(space, obs):
 
 def _act(spec, fn, params, obs):
     batch, single = _batched(spec.observation_space, obs)
+    check_batch(spec.observation_space, batch, 'obs')  # a wrong shape gets the space's message, not an XLA one
     a = spec.env_action(np.asarray(fn(params, batch)))
     return a[0] if single else a
 

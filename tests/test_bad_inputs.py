@@ -109,6 +109,8 @@ CASES = [
     ('td3-policy-delay', lambda t: get_algo('td3').Config(policy_delay=0), ConfigError, r"TD3Config.policy_delay=0: must be an int >= 1"),
     ('runtime-actor-mode', lambda t: RuntimeConfig(actor_mode='fork'), ConfigError, r"actor_mode='fork': must be 'sync', 'thread' or 'process'"),
     ('runtime-step-timeout', lambda t: RuntimeConfig(step_timeout=-1), ConfigError, r"step_timeout=-1: must be a number of seconds > 0, or None"),
+    ('agent-act-wrong-shape', lambda t: agent('CartPole-v1')(lambda a: a.act(np.zeros((5, 3), np.float32))), SpaceMismatchError, r"obs: expected shape \(batch, 4\).*got \(5, 3\)"),
+    ('agent-act-wrong-structure', lambda t: agent('CartPole-v1')(lambda a: a.act({'x': np.zeros(4)})), SpaceMismatchError, r"expected a tuple|expected shape|got dict"),
     # envs and workers
     ('worker-fork', lambda t: AsyncEnvWorker('CartPole-v1', start_method='fork'), ConfigError, r"fork is unsafe once JAX runs"),
     ('worker-unknown-env', lambda t: SyncEnvWorker('CartPol-v1'), ConfigError, r"unknown gymnasium env id 'CartPol-v1'.*Did you mean CartPole-v1"),
