@@ -510,8 +510,12 @@ class EnvWorker(abc.ABC):
                 lost = dict(restart=self.restarts + 1, error=result.message, traceback=result.tb, failed_at=time.monotonic(),
                             episode=None if last is None else _as_list(last.episode), step=None if last is None else _as_list(last.step))
                 self.restarts += 1; self.lost_episodes.append(lost); self._restart_info = lost
-                self._start_runner(0 if last is None else int(np.max(last.episode)) + 1)
-                return
+                try:
+                    self._start_runner(0 if last is None else int(np.max(last.episode)) + 1)
+                    return
+                except Exception as e:  # the fresh env cannot even be started: the worker fails, with both reasons
+                    self._runner = None
+                    result = _Failure(f"{result.message}; then starting a fresh env failed: {type(e).__name__}: {e}", traceback.format_exc())
             extra = f" (gave up after {self.restarts} restarts, max_restarts={self.max_restarts})" if self.restart else ""
             self._failed = result.message + extra
             err = EnvWorkerError(f"env failed during {self._last_cmd}: {result.message}{extra}", worker=self.name, remote_traceback=result.tb)
@@ -700,6 +704,8 @@ class _ProcessRunner:
     "Runs an `EnvCore` in a spawned child; pipe for one-byte commands, shared memory for the data."
     def __init__(self, worker, factory, seed, episode_start, daemon, start_method):
         ctx = mp.get_context(start_method)
+        main = sys.modules.get('__main__')
+        if main is not None and not hasattr(main, '__spec__'): main.__spec__ = None  # some interactive shells' main modules lack it, and spawn reads it
         self.worker, self._loop, self.views, self._shm = worker, None, None, []
         self.conn, child_conn = ctx.Pipe(duplex=True)
         payload = _dumps_by_value((factory, seed, episode_start))

@@ -23,6 +23,10 @@ def tagged_env(marker=None, how='raise', fail_at=7):
     "Factory of an env whose observations are [episode id, step, 0, 0] (20-step episodes); the first env to reach `fail_at` fails once (`how`), as the marker file records across processes."
     import gymnasium as gym
 
+    def first(marker) -> bool:  # True for the one caller, in any process, that creates `marker` (an atomic create-if-absent)
+        try: os.close(os.open(marker, os.O_CREAT | os.O_EXCL)); return True
+        except FileExistsError: return False
+
     class Tagged(gym.Env):  # defined here, so that it travels to the env processes by value
         observation_space = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32)
         action_space = gym.spaces.Discrete(2)
@@ -34,8 +38,7 @@ def tagged_env(marker=None, how='raise', fail_at=7):
             return self._obs(), {}
         def step(self, a):
             self.t += 1
-            if marker is not None and self.t == fail_at and not os.path.exists(marker):
-                open(marker, 'w').close()
+            if marker is not None and self.t == fail_at and first(marker):
                 if how == 'raise': raise RuntimeError('the env crashed')
                 if how == 'hang': time.sleep(600)
             return self._obs(), 1.0, self.t >= 20, False, {}
