@@ -360,6 +360,7 @@ class Runtime(Worker):
     algo_name: ClassVar[str] = 'runtime'  # registry name, stored in checkpoints
     rollout_field: ClassVar[str|None] = None  # config field a rollout's length lives in (DistributedAgent's `num_steps`)
     shape_fields: ClassVar[tuple] = ()  # config fields (besides actors and envs) that fix the checkpoint's shapes
+    sparse_metrics: ClassVar[tuple] = ()  # metrics that are NaN on updates that do not compute them (e.g. a delayed actor loss): only an infinity there is a fault
     train_steps: ClassVar[int] = 100_000  # env steps a run trains for when none are given (the CLI's default)
 
     # --- the spec: what an algorithm supplies
@@ -733,7 +734,7 @@ def _record(self, data, metrics, state, updates):
     self._pending = None
     host = {k: np.asarray(v) for k, v in metrics.items() if k != 'td_error'}
     for k, v in host.items():
-        if v.dtype.kind == 'f' and not np.isfinite(v).all():
+        if v.dtype.kind == 'f' and (np.isinf(v).any() if k in self.sparse_metrics else not np.isfinite(v).all()):
             raise NonFiniteError(f"[{self.name}] the learner's {k} is {v.ravel()[~np.isfinite(v.ravel())][0]} at update {updates:,} "
                                  f"({self.env_steps:,} env steps): training stops, and these params are never saved (the last checkpoint "
                                  "stays the last good one). Lower the learning rate, clip the gradients or the rewards, or check the env's reward scale.")

@@ -68,6 +68,7 @@ def td3_target(q1_next, q2_next, Rn, In):
 class TD3(ContinuousOffPolicy):
     "TD3: deterministic actors with Gaussian exploration over a bounded Box, twin critics with target smoothing, delayed actor and target updates; replay at a fixed replay ratio."
     Config, algo_name = TD3Config, 'td3'
+    sparse_metrics = ('actor_loss',)  # NaN on the updates that leave the actor alone (policy_delay)
 
     def setup(self, func):
         cfg = self.config
