@@ -44,6 +44,8 @@ def test_readme_has_exactly_the_two_commands():
     assert blocks == ['pip install -e . && rlnb train apex-dqn --env CartPole-v1', 'pip install -e ".[dev]" && pytest'], blocks
 
 
+import pathlib
+import re
 import signal
 import time
 
@@ -136,10 +138,18 @@ def test_sigterm_and_double_ctrl_c_end_with_a_checkpoint(tmp_path, sig, presses,
         p.wait(timeout=60)  # a bound that catches a hang, not a speed claim
         err = p.stderr.read()
         assert p.returncode == code, (p.returncode, err[-3000:])
-        new = sorted(set(ckpts()) - before)
-        assert new and f"checkpoint {new[-1]}" in err and "--resume" in err, (new, err[-3000:])
+        # the checkpoint the message names holds the run at the moment it stopped (a new file, unless no step was taken
+        # since the last periodic save, which then is that moment)
+        m = re.search(r"interrupted at ([\d,]+) env steps.*checkpoint (\S+?);", err)
+        assert m and "--resume" in err, err[-3000:]
+        named = pathlib.Path(m.group(2))
+        from rlnb.agent import read_checkpoint
+        assert named == ckpts()[-1] and read_checkpoint(named)["env_steps"] == int(m.group(1).replace(",", "")), (named, ckpts(), err[-3000:])
         assert f"rlnb: {sig.name}: stopping" in err and (presses == 1 or "still stopping" in err), err[-3000:]
-        assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+        alive = lambda: [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+        t0 = time.monotonic()
+        while alive() and time.monotonic() - t0 < 10: time.sleep(0.1)  # children see their parent go and exit on their own time
+        assert not alive(), [" ".join(c.cmdline()) for c in alive()]
     finally:
         if p.poll() is None:
             p.kill()
