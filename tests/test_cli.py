@@ -47,6 +47,7 @@ def test_readme_has_exactly_the_two_commands():
 import pathlib
 import re
 import signal
+import threading
 import time
 
 import psutil
@@ -131,12 +132,19 @@ def test_sigterm_and_double_ctrl_c_end_with_a_checkpoint(tmp_path, sig, presses,
         _wait_for(lambda: len(ckpts()) >= 1, 300, p)
         children = psutil.Process(p.pid).children(recursive=True)
         assert len(children) >= 2  # the actors' env processes
-        before = set(ckpts())
-        for _ in range(presses):
+        lines = []  # stderr, read as it comes: the second press follows the first one's message, as a user's would
+        reader = threading.Thread(target=lambda: lines.extend(iter(p.stderr.readline, '')), daemon=True)
+        reader.start()
+        p.send_signal(sig)
+        if presses == 2:
+            # two signals sent before Python's handler runs would reach it as one (the OS does not queue them)
+            t0 = time.monotonic()
+            while not any(f"{sig.name}: stopping" in l for l in lines) and p.poll() is None and time.monotonic() - t0 < 60:
+                time.sleep(0.005)
             p.send_signal(sig)
-            time.sleep(0.05)  # the second press lands while the first is being handled
         p.wait(timeout=60)  # a bound that catches a hang, not a speed claim
-        err = p.stderr.read()
+        reader.join(10)
+        err = ''.join(lines)
         assert p.returncode == code, (p.returncode, err[-3000:])
         # the checkpoint the message names holds the run at the moment it stopped (a new file, unless no step was taken
         # since the last periodic save, which then is that moment)
