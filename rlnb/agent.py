@@ -26,6 +26,7 @@ from flax import serialization
 
 from .core import ConfigError, RLNBError, TrainingError, in_thread, run_sync
 from .runtime import ALGOS, Policy, config_from_state, env_spaces, get_algo
+from .presets import Preset, resolve_preset
 from .monitor import _fmt, _logger
 
 # %% auto #0
@@ -195,9 +196,12 @@ class DistributedAgent:
                  deterministic:bool=False,  # fixed seeded schedule: same seed, same params, bit for bit (slower)
                  keep_checkpoints:int=3,  # checkpoints kept in the run directory
                  func=None,  # forward pass for the q-function; None: the algorithm's MLP
-                 **kwargs,  # fields of the algorithm's config (e.g. ApeXConfig's batch_size, hidden, learning_rate)
+                 preset=None,  # tuned hyperparameters: 'auto' (the shipped preset of `algo` on `env`, if any), a preset name, a .toml path or a `Preset`; None: the config's defaults
+                 **kwargs,  # fields of the algorithm's config (e.g. ApeXConfig's batch_size, hidden, learning_rate); they win over the preset's
                 ):
         cls = get_algo(algo)
+        self.preset: Preset|None = resolve_preset(preset, algo, env)
+        if self.preset is not None: kwargs = {**self.preset.config, **kwargs}
         cfg_cls = cls.Config
         fields = {f.name for f in dataclasses.fields(cfg_cls)}
         unknown = sorted(set(kwargs) - fields)
@@ -227,6 +231,7 @@ class DistributedAgent:
         self.logger = _logger(tag)
         self._task: asyncio.Task|None = None
         self._tb = None  # TensorBoard writer while training
+        self._wandb = None  # Weights & Biases run, from the first `atrain(wandb=...)` until `close()`
         self._stop_requested = False
         self._closed = False
         self._compiled = False
@@ -248,6 +253,23 @@ class DistributedAgent:
     def request_stop(self):
         "Ask the training run in progress (foreground or background) to end at its next tick with a checkpoint; returns at once. Safe to call from a signal handler."
         self._stop_requested = True
+
+    async def _open_wandb(self, opts):
+        "A Weights & Biases run for this agent (opened off the loop: `wandb.init` starts a service process and may reach the network)."
+        try: import wandb
+        except ImportError: raise ConfigError("wandb=True needs the wandb package: pip install 'rlnb[wandb]'.") from None
+        if not isinstance(opts, (bool, dict)): raise ConfigError(f"wandb must be True, False or a dict of wandb.init arguments, got {opts!r}.")
+        cfg = dict(algo=self.algo_name, env=self.env_id, seed=self.seed, devices=len(self.devices),
+                   preset=self.preset.name if self.preset else None, **dataclasses.asdict(self.config))
+        kw = dict(project='rlnb', name=self.tag, dir=str(self.work_dir), config=cfg)
+        if isinstance(opts, dict): kw.update(opts)
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        return await in_thread(wandb.init, **kw)
+
+    def _close_wandb(self):
+        "Finish the W&B run, if one is open (its service flushes the rows it queued)."
+        run, self._wandb = self._wandb, None
+        if run is not None: run.finish()
 
     def _checkpoint_bytes(self) -> int:
         "About how much disk a save needs: the learner state and the replay storage, twice (the new file is written beside the old one), plus a margin."
@@ -301,6 +323,9 @@ class DistributedAgent:
             for k, v in row.items():
                 if k not in ('env_steps', 'wall_s') and isinstance(v, (int, float)) and math.isfinite(v):
                     self._tb.add_scalar(f"{'eval' if k.startswith('eval') else 'train'}/{k}", v, step)
+        if self._wandb is not None:  # wandb.log queues the row for its own process: it does not wait on disk or network
+            self._wandb.log({f"{'eval' if k.startswith('eval') else 'train'}/{k}": v for k, v in row.items()
+                             if k != 'env_steps' and isinstance(v, (int, float)) and math.isfinite(v)}, step=int(row['env_steps']))
         if verbose:
             keys = ('env_steps', 'episodes', 'updates', 'avg_G', 'loss', 'lag_mean', 'env_steps_per_s') if math.isnan(row['eval_return']) \
                    else ('env_steps', 'updates', 'eval_return', 'eval_std')
@@ -322,7 +347,7 @@ class DistributedAgent:
         return res
 
     async def atrain(self,
-                     num_train_steps:int,  # train until the run has this many env steps (a resumed run counts what it had)
+                     num_train_steps:int|None=None,  # train until the run has this many env steps (a resumed run counts what it had); None: the preset's `steps`, else the algorithm's `train_steps`
                      init_model_path=None,  # checkpoint file or run directory to resume from first
                      log_interval:float=1.0,  # seconds between metrics rows (history, CSV, TensorBoard, log line); 0: none
                      eval_interval:int|None=5_000,  # env steps between evaluations (multiples of it); None: only at the end
@@ -333,10 +358,12 @@ class DistributedAgent:
                      progress:bool=True,  # tqdm progress bar (a widget in notebooks, text in terminals)
                      verbose:bool=True,  # log lines to the `rlnb.<tag>` logger (stdout)
                      tensorboard:bool=True,  # TensorBoard event files in work_dir/tb
+                     wandb=False,  # also log the rows to Weights & Biases: True, or a dict of `wandb.init` arguments (project, mode, ...); the `wandb` extra
                     ) -> dict:
         "Train in chunks between evaluation/checkpoint boundaries; returns the last evaluation, counters, rates and the checkpoint written."
         for name, v in (('eval_interval', eval_interval), ('save_interval', save_interval)):
             if v is not None and (not isinstance(v, int) or v <= 0): raise ConfigError(f"{name} must be a positive int (env steps) or None, got {v!r}.")
+        if num_train_steps is None: num_train_steps = self.default_steps
         if not isinstance(num_train_steps, int) or num_train_steps <= 0: raise ConfigError(f"num_train_steps must be a positive int (env steps), got {num_train_steps!r}.")
         if not isinstance(num_eval_episodes, int) or num_eval_episodes < 1: raise ConfigError(f"num_eval_episodes must be an int >= 1, got {num_eval_episodes!r}.")
         if log_interval is None or log_interval < 0: raise ConfigError(f"log_interval must be >= 0 seconds, got {log_interval!r}.")
@@ -346,6 +373,7 @@ class DistributedAgent:
         if init_model_path is not None: await self.aload(init_model_path)
         a, goal = self.algo, num_train_steps
         check_run_dir(self.work_dir, self._checkpoint_bytes())  # before anything compiles: a bad run directory fails at once
+        if wandb and self._wandb is None: self._wandb = await self._open_wandb(wandb)
         _fix_mmap_threshold()  # checkpoint-sized copies go back to the OS when freed (a long run's memory stays flat)
         if compile and not self._compiled: await self._precompile()
         bar = _progress_bar(total=goal, initial=min(a.env_steps, goal), unit='step', desc=self.tag, disable=not progress, dynamic_ncols=True)
@@ -406,7 +434,12 @@ class DistributedAgent:
                     env_steps_per_s=a.env_steps / dt, updates_per_s=a.updates / dt, wall_s=self.wall_s,
                     checkpoint=str(self.last_checkpoint), work_dir=str(self.work_dir))
 
-    def train(self, num_train_steps:int, **kwargs) -> dict:
+    @property
+    def default_steps(self) -> int:
+        "The env steps `train()` runs without a number: the preset's budget, else the algorithm's `train_steps`."
+        return int(self.preset.train.get('steps', self.algo.train_steps)) if self.preset is not None else self.algo.train_steps
+
+    def train(self, num_train_steps:int|None=None, **kwargs) -> dict:
         "Plain form of `atrain`: in a script, or in a notebook cell (then on a private loop in a helper thread)."
         if self.running: raise ConfigError(f"[{self.tag}] a background run is in progress; `await agent.stop()` first.")
         return run_sync(self.atrain(num_train_steps, **kwargs))
@@ -433,7 +466,7 @@ class DistributedAgent:
 
     # --- background training
     def start(self,
-              num_train_steps:int,  # train until the run has this many env steps
+              num_train_steps:int|None=None,  # train until the run has this many env steps (None: `default_steps`)
               **kwargs,  # `atrain`'s options; progress and verbose default to False here (a notebook's other cells stay quiet)
              ) -> asyncio.Task:
         "Run `atrain` as a task on the running loop and return at once; `await agent.stop()` ends it with a checkpoint."
@@ -568,13 +601,15 @@ class DistributedAgent:
         try: await self.stop()
         finally:
             self._closed = True
-            await self.algo.aclose()
+            try: await self.algo.aclose()
+            finally: await in_thread(self._close_wandb)
 
     def close(self):
         "Close the actors' envs (after `stop`)."
         if self.running: raise ConfigError(f"[{self.tag}] is training in the background; use `await agent.aclose()`.")
         self._closed = True
-        self.algo.close()
+        try: self.algo.close()
+        finally: self._close_wandb()
 
 # %% ../nbs/11_agent.ipynb #8d914b6a
 def load_policy(path,  # run directory (its latest checkpoint) or checkpoint file

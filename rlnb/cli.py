@@ -24,6 +24,7 @@ import gymnasium as gym
 
 from .core import EnvWorkerError, RLNBError, TrainingError, TransitionBatch, check_batch
 from .runtime import ALGOS, get_algo
+from .presets import PRESET_DIR, Preset, presets, resolve_preset
 
 # %% auto #0
 __all__ = ['make_env', 'smoke', 'train', 'evaluate', 'config_flag', 'add_config_arguments', 'config_overrides', 'main']
@@ -116,15 +117,18 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
           resume:str|None=None,  # run directory or checkpoint file to continue from
           deterministic:bool=False,  # fixed seeded schedule (bit-for-bit repeatable, slower)
           log_interval:float=10.0,  # seconds between log lines / metrics rows
-          config:dict|None=None,  # fields of the algorithm's config to override (e.g. dict(learning_rate=1e-3))
+          config:dict|None=None,  # fields of the algorithm's config to override (e.g. dict(learning_rate=1e-3)); they win over the preset's
           handle_signals:bool=False,  # Ctrl-C and SIGTERM stop the run with a checkpoint (the command line's behaviour; main thread only)
+          preset='auto',  # tuned hyperparameters (`rlnb.presets`): 'auto' (the one for algo on env_id; a resumed run keeps its checkpoint's config instead), a name, a .toml path, a `Preset`, or None
+          wandb=False,  # also log to Weights & Biases: True, or a dict of `wandb.init` arguments
          ) -> dict:
     "Train `algo` on `env_id` with a `DistributedAgent`, write the run directory, and return the result with the paths written."
     import jax
     from rlnb.agent import DistributedAgent, find_checkpoint, check_run_dir
     if algo not in ALGOS: raise RLNBError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
-    if steps is None: steps = get_algo(algo).train_steps
     make_env(env_id).close()
+    pre = resolve_preset(None if (resume is not None and preset == 'auto') else preset, algo, env_id)
+    if steps is None: steps = int(pre.train['steps']) if pre is not None and 'steps' in pre.train else get_algo(algo).train_steps
     n_dev = jax.local_device_count()
     if devices is not None and not 1 <= devices <= n_dev:
         raise RLNBError(f"--devices must be between 1 and the {n_dev} local devices, got {devices}.")
@@ -133,7 +137,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
         except RLNBError as e: raise RLNBError(f"--resume: {e}") from None
     run = pathlib.Path(out or (_run_dir_of(resume) if resume else f"runs/{algo}-{env_id}-s{seed}"))
     check_run_dir(run)  # before anything is built or compiled: a file or a place that takes no files fails at once
-    kw = dict(config or {})
+    kw = {**(pre.config if pre is not None else {}), **(config or {})}
     if num_actors is not None: kw['num_actors'] = num_actors
     sig = _SignalStop() if handle_signals else None
     def stopped_message():
@@ -141,13 +145,18 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
         return (f"rlnb: interrupted at {agent.algo.env_steps:,} env steps; actors and learner stopped, envs closed; "
                 f"checkpoint {ck if ck else '(none yet)'}" + (f"; continue with: rlnb train {algo} --env {env_id} --resume {run}" if ck else ''))
     with sig or contextlib.nullcontext():
-        agent = DistributedAgent(env_id, tag=f"{algo}-{env_id}", seed=seed, devices=devices, algo=algo, work_dir=run,
-                                 deterministic=deterministic, **kw)
+        if resume is not None:  # the checkpoint's config, with what this call sets on top
+            agent = DistributedAgent.from_checkpoint(resume, env_id, work_dir=run, tag=f"{algo}-{env_id}", devices=devices, **kw)
+            if agent.algo_name != algo:
+                agent.close(); raise RLNBError(f"--resume: {resume} is a {agent.algo_name} run; resume it with rlnb train {agent.algo_name}.")
+        else:
+            agent = DistributedAgent(env_id, tag=f"{algo}-{env_id}", seed=seed, devices=devices, algo=algo, work_dir=run,
+                                     deterministic=deterministic, **kw)
         if sig is not None: sig.agent = agent
         try:
-            res = agent.train(steps, init_model_path=resume, log_interval=log_interval, eval_interval=eval_interval,
+            res = agent.train(steps, log_interval=log_interval, eval_interval=eval_interval,
                               save_interval=save_interval, num_eval_episodes=num_eval_episodes, target_return=target_return,
-                              progress=progress, verbose=progress)
+                              progress=progress, verbose=progress, wandb=wandb)
         except KeyboardInterrupt:
             print(stopped_message(), file=sys.stderr)
             raise
@@ -156,7 +165,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
         print(stopped_message(), file=sys.stderr)
         raise _Interrupted(sig.signum)
     ev = res['eval'] or dict(mean=float('nan'), std=float('nan'))
-    out_d = dict(algo=algo, env=env_id, seed=seed, eval_return=ev['mean'], eval_std=ev['std'],
+    out_d = dict(algo=algo, env=env_id, seed=agent.seed, preset=pre.name if pre is not None else None, eval_return=ev['mean'], eval_std=ev['std'],
                  env_steps=res['env_steps'], updates=res['updates'], episodes=res['episodes'], devices=len(agent.devices),
                  wall_s=round(res['wall_s'], 1), deterministic=deterministic, run_dir=str(run), checkpoint=res['checkpoint'],
                  metrics=str(run / 'metrics.csv'), tensorboard=str(run / 'tb'), curve=str(run / 'curve.png'), result=str(run / 'result.json'))
@@ -234,8 +243,11 @@ def _train_options(t:argparse.ArgumentParser, algo:str):
     t.add_argument('--num-actors', type=int, default=None, help="actors (default: the algorithm's)")
     t.add_argument('--devices', type=int, default=None, help='learner devices (default: all local devices)')
     t.add_argument('--out', default=None, help='run directory (default: the resumed run, else runs/ALGO-ENV-sSEED)')
-    t.add_argument('--eval-interval', type=int, default=5_000, help='env steps between evaluations (default: 5000)')
-    t.add_argument('--eval-episodes', type=int, default=10, help='episodes per evaluation (default: 10)')
+    t.add_argument('--preset', default=None, metavar='NAME|PATH|none',
+                   help="tuned hyperparameters: a name (`rlnb presets`) or a .toml file; flags win over it (default: the preset of ALGO on --env, "
+                        "if there is one; a resumed run keeps its checkpoint's config)")
+    t.add_argument('--eval-interval', type=int, default=None, help="env steps between evaluations (default: the preset's, else 5000)")
+    t.add_argument('--eval-episodes', type=int, default=None, help="episodes per evaluation (default: the preset's, else 10)")
     t.add_argument('--save-interval', type=int, default=5_000, help='env steps between checkpoints (default: 5000)')
     t.add_argument('--target-return', type=_target, default=None, metavar='FLOAT|none',
                    help="stop at the first evaluation reaching it (default: the env's reward_threshold, e.g. 475 for CartPole-v1; 'none': train every step)")
@@ -243,11 +255,14 @@ def _train_options(t:argparse.ArgumentParser, algo:str):
     t.add_argument('--deterministic', action='store_true', help='fixed seeded schedule: bit-for-bit repeatable, slower')
     t.add_argument('--log-interval', type=float, default=10.0, help='seconds between log lines (default: 10)')
     t.add_argument('--no-progress', action='store_true', help='no progress bar and no log lines')
+    t.add_argument('--wandb', action='store_true', help="also log to Weights & Biases (pip install 'rlnb[wandb]'; WANDB_MODE=offline works without an account)")
+    t.add_argument('--wandb-project', default='rlnb', help='W&B project (default: rlnb)')
     add_config_arguments(t, get_algo(algo).Config)
 
-def _target_of(args) -> float|None:
-    "--target-return, or by default the env's `reward_threshold` (None where it has none: train every step)."
+def _target_of(args, pre:Preset|None=None) -> float|None:
+    "--target-return, else the preset's `target_return`, else the env's `reward_threshold` (None where it has none: train every step)."
     if args.target_return is not None: return args.target_return
+    if pre is not None and 'target_return' in pre.train: return float(pre.train['target_return'])
     try: return gym.spec(args.env).reward_threshold
     except gym.error.Error: return None  # an unknown env id: `train` says so
 
@@ -263,7 +278,14 @@ def _parser():
                              "`rlnb train ALGO --help` lists its options")
     for name in ALGOS:
         doc = (get_algo(name).__doc__ or '').strip()
-        _train_options(algos.add_parser(name, help=doc, description=doc), name)
+        envs = [pr.env for pr in presets(name)]
+        epilog = f"presets (picked by --env): {', '.join(envs)}" if envs else None
+        _train_options(algos.add_parser(name, help=doc, description=doc, epilog=epilog), name)
+    pr = sub.add_parser('presets', help='list the tuned presets (or print one); `rlnb train ALGO --env ENV` uses the one of its pair')
+    pr.add_argument('name', nargs='?', default=None, help='print this preset file')
+    pr.add_argument('--algo', default=None, help='only this algorithm')
+    pr.add_argument('--env', default=None, help='only this env id')
+    pr.add_argument('--json', action='store_true', help='one JSON object per preset instead of the table')
     e = sub.add_parser('eval', help="evaluate a saved run's latest checkpoint; prints JSON")
     e.add_argument('run', metavar='RUN_DIR', help='run directory (or checkpoint file)')
     e.add_argument('--episodes', type=int, default=10, help='evaluation episodes (default: 10)')
@@ -280,11 +302,17 @@ def main(argv:list[str]|None=None) -> int:
     if getattr(args, 'log_interval', 1) < 0: p.error(f"--log-interval must be >= 0 seconds, got {args.log_interval}")
     try:
         if args.command == 'smoke': print(json.dumps(smoke(args.env, args.steps, args.seed)))
+        elif args.command == 'presets': _print_presets(args)
         elif args.command == 'train':
-            r = train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out, args.eval_interval,
-                      args.eval_episodes, _target_of(args), not args.no_progress, args.save_interval, args.resume,
-                      args.deterministic, args.log_interval, config_overrides(args), handle_signals=True)
-            print(f"final evaluation: {r['eval_return']:.1f} +- {r['eval_std']:.1f} over {args.eval_episodes} episodes after {r['env_steps']:,} env steps")
+            pre = resolve_preset(args.preset or (None if args.resume else 'auto'), args.algo, args.env)
+            if pre is not None: print(f"rlnb: preset {pre.name} ({pre.path}): {pre.summary()}", file=sys.stderr)
+            train_opts = pre.train if pre is not None else {}
+            episodes = args.eval_episodes or train_opts.get('num_eval_episodes', 10)
+            r = train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out,
+                      args.eval_interval or train_opts.get('eval_interval', 5_000), episodes, _target_of(args, pre),
+                      not args.no_progress, args.save_interval, args.resume, args.deterministic, args.log_interval, config_overrides(args),
+                      handle_signals=True, preset=pre, wandb=dict(project=args.wandb_project) if args.wandb else False)
+            print(f"final evaluation: {r['eval_return']:.1f} +- {r['eval_std']:.1f} over {episodes} episodes after {r['env_steps']:,} env steps")
             for k in ('checkpoint', 'metrics', 'tensorboard', 'curve', 'result'): print(f"  {k:<12}{r[k]}")
             print(json.dumps(r))
         elif args.command == 'eval': print(json.dumps(evaluate(args.run, args.episodes, args.video)))
@@ -296,5 +324,23 @@ def main(argv:list[str]|None=None) -> int:
         if args.command != 'train': print('rlnb: interrupted.', file=sys.stderr)
         return 128 + getattr(e, 'signum', signal.SIGINT)  # 130 for Ctrl-C, 143 for SIGTERM
     return 0
+
+def _print_presets(args):
+    "`rlnb presets`: a table of the shipped presets, their JSON, or one preset's file."
+    if args.name is not None:
+        from rlnb.presets import get_preset
+        print(get_preset(args.name).path.read_text(), end='')
+        return
+    found = presets(args.algo, args.env)
+    if args.json:
+        for p in found: print(json.dumps(dict(name=p.name, algo=p.algo, env=p.env, steps=p.train.get('steps'), target_return=p.train.get('target_return'),
+                                              result=p.result, description=p.description, path=str(p.path))))
+        return
+    if not found: raise RLNBError(f"no presets match" + (f" --algo {args.algo}" if args.algo else '') + (f" --env {args.env}" if args.env else '') + '.')
+    rows = [(p.name, p.algo, p.env, f"{p.train.get('steps', 0):,}", p.summary()) for p in found]
+    w = [max(len(r[i]) for r in rows + [('name', 'algo', 'env', 'steps', '')]) for i in range(4)]
+    print(f"{'name':<{w[0]}}  {'algo':<{w[1]}}  {'env':<{w[2]}}  {'steps':>{w[3]}}  tuned result")
+    for r in rows: print(f"{r[0]:<{w[0]}}  {r[1]:<{w[1]}}  {r[2]:<{w[2]}}  {r[3]:>{w[3]}}  {r[4]}")
+    print(f"(files in {PRESET_DIR}; `rlnb presets NAME` prints one; `rlnb train ALGO --env ENV` uses its pair's, flags override it)")
 
 def _with_notes(e:BaseException) -> str: return '\n'.join([str(e), *getattr(e, '__notes__', [])])

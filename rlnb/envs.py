@@ -246,6 +246,7 @@ class EnvCore:
         return done
 
     def close(self):
+        "Close the env."
         self.env.close()
 
 # %% ../nbs/01_envs.ipynb #4ffbafbb
@@ -754,7 +755,7 @@ class _ProcessRunner:
         self._shm.append(shm)
         self.views = shm_views(shm.buf, layout)
         self.vector, self.pickle_action = d['vector'], act_spec is None
-        self.conn.send_bytes(b'L' + pickle.dumps((shm.name, layout)))
+        self._send(b'L' + pickle.dumps((shm.name, layout)))
 
     def _read(self, msg) -> EnvState:
         v = self.views
@@ -770,12 +771,16 @@ class _ProcessRunner:
         return EnvState(obs, float(v['reward']), bool(v['terminated']), bool(v['truncated']), info,
                         int(v['episode']), int(v['step']), bool(v['first']), final)
 
+    def _send(self, msg):
+        "A command to the child. A child that has died closed the pipe: the send is dropped, and the pipe's end of file, seen by the reader, reports the death to the worker."
+        try: self.conn.send_bytes(msg)
+        except (BrokenPipeError, ConnectionResetError): pass
     def step(self, a):
-        if self.pickle_action: self.conn.send_bytes(b'P' + pickle.dumps(a))
+        if self.pickle_action: self._send(b'P' + pickle.dumps(a))
         else:
             self.views['action'][...] = a
-            self.conn.send_bytes(b'A')
-    def reset(self): self.conn.send_bytes(b'R')
+            self._send(b'A')
+    def reset(self): self._send(b'R')
     def close_nowait(self):
         self._detach()
         try: self.conn.send_bytes(b'C')

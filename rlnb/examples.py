@@ -103,7 +103,9 @@ class DQNResult:
     wall_time:float = 0.0  # seconds
 
     @property
-    def best_return(self) -> float: return max((r for _, r in self.evals), default=float('nan'))
+    def best_return(self) -> float:
+        "The best mean greedy return over the evaluations (NaN before the first)."
+        return max((r for _, r in self.evals), default=float('nan'))
 
 # %% ../nbs/21_examples.ipynb #5620fd88
 def train_dqn(config:DQNConfig=DQNConfig(),  # hyperparameters

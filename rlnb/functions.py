@@ -329,7 +329,9 @@ class Policy(BasePolicy, FuncApprox):
         self._setup(seed)
 
     @property
-    def discrete(self): return isinstance(self.action_space, gym.spaces.Discrete)
+    def discrete(self) -> bool:
+        "Is the action space `Discrete`?"
+        return isinstance(self.action_space, gym.spaces.Discrete)
 
     def dist_params_fn(self, params, S):
         "Pure: `{'logits'}` or `{'mu', 'logvar'}` for a batch of raw observations."

@@ -169,11 +169,18 @@ class Pacing(abc.ABC):
         "Traced batches waiting for `collect`."
         return 0
     def after_dispatch(self, data, metrics): "Called with a dispatch's data and its (ready) metrics."
-    def programs(self) -> dict: return {}
+    def programs(self) -> dict:
+        "Extra jitted programs to compile ahead with the learner's, by name (none by default)."
+        return {}
     def reset(self): "Drop queued data (the actors restart)."
-    def state_dict(self) -> dict: return {}
-    def load_state_dict(self, state:dict): pass
-    def counters(self) -> dict: return {}
+    def state_dict(self) -> dict:
+        "What a checkpoint keeps of the pacing (the replay buffer and its counters, for off-policy pacing)."
+        return {}
+    def load_state_dict(self, state:dict):
+        "Restore what `state_dict` returned."
+    def counters(self) -> dict:
+        "Numbers for the metrics rows (replay size, updates behind, queued columns)."
+        return {}
 
 # %% ../nbs/09_runtime.ipynb #bda9949f
 class ReplayRatio(Pacing):

@@ -182,3 +182,31 @@ def test_training_fault_exits_1_naming_the_checkpoint(tmp_path):
     ckpt = sorted((tmp_path / "checkpoints").glob("ckpt-*.msgpack"))[-1]
     assert "rlnb: error: [env-worker-0/sync] env failed during step: RuntimeError: sensor unplugged" in proc.stderr, proc.stderr[-3000:]
     assert f"checkpoint {ckpt} holds it" in proc.stderr
+
+
+def test_wandb_offline_run_logs_the_training_rows(tmp_path):
+    "`--wandb` with WANDB_MODE=offline: one offline W&B run under the run directory, its summary at the run's last env step."
+    pytest.importorskip("wandb", reason="the wandb extra is not installed")
+    env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true"}
+    proc = subprocess.run([RLNB, "train", "apex-dqn", "--env", "CartPole-v1", "--steps", "1200", "--eval-interval", "600",
+                           "--eval-episodes", "2", "--out", str(tmp_path), "--no-progress", "--wandb", "--wandb-project", "rlnb-tests"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    runs = list((tmp_path / "wandb").glob("offline-run-*"))
+    assert len(runs) == 1, runs
+    summary = json.loads((runs[0] / "files" / "wandb-summary.json").read_text())
+    assert summary["_step"] == result["env_steps"] and summary["eval/eval_return"] == result["eval_return"]
+    assert "apex-dqn-CartPole-v1" in (runs[0] / "files" / "config.yaml").read_text()  # the preset it picked
+
+
+def test_presets_listed_and_picked_by_env(tmp_path):
+    "`rlnb presets` lists the shipped presets with their measured results; `rlnb train` names the preset it picked."
+    proc = run("presets", "--json")
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(l) for l in proc.stdout.splitlines()]
+    assert {"apex-dqn-MountainCar-v0", "ppo-CartPole-v1", "sac-Pendulum-v1"} <= {r["name"] for r in rows}
+    proc = run("train", "apex-dqn", "--env", "Acrobot-v1", "--steps", "300", "--eval-interval", "300", "--eval-episodes", "1",
+               "--out", str(tmp_path), "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert "rlnb: preset apex-dqn-Acrobot-v1" in proc.stderr

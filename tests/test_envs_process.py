@@ -42,13 +42,19 @@ def run(coro):
     return asyncio.run(coro)
 
 
-def test_sigkilled_child_is_an_error_naming_the_worker():
+@pytest.mark.parametrize("dead_before_send", [False, True])
+def test_sigkilled_child_is_an_error_naming_the_worker(dead_before_send):
+    "Killed while the action is on its way, or dead (its pipe closed) before the action is sent: both are the worker's error, at get_state."
     async def main():
         w = AsyncEnvWorker("CartPole-v1", mode="process", name="victim")
         try:
             await w.get_state()
             pid = w._runner.proc.pid
             os.kill(pid, signal.SIGKILL)
+            deadline = time.monotonic() + 10
+            while dead_before_send and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                assert time.monotonic() < deadline, "the killed child did not exit"
+                time.sleep(0.005)  # not awaited: the loop must not see the pipe close before the action is sent
             w.send_action(0)
             with pytest.raises(EnvWorkerError, match=r"\[victim\].*died without reporting an error \(killed by signal SIGKILL\)") as e:
                 await w.get_state(timeout=10)

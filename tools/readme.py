@@ -17,7 +17,10 @@ def render() -> str:
     parts = []
     for c in nb.cells:
         src = c.source.strip()
-        if not src or src.startswith("#|"): continue
+        lines = src.splitlines()
+        directives = [l for l in lines if l.startswith("#|")]
+        if not src or any("hide" in d or "export" in d for d in directives): continue
+        src = "\n".join(l for l in lines if not l.startswith("#|")).strip()
         parts.append(src if c.cell_type == "markdown" else f"```python\n{src}\n```")
     body = "\n\n".join(parts) + "\n"
     return body.replace("\n> ", "\n", 1) if body.startswith("# ") else body
