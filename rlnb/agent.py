@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -31,7 +32,7 @@ from .monitor import _fmt, _logger
 
 # %% auto #0
 __all__ = ['CKPT_DIR', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'find_checkpoint', 'prune_checkpoints',
-           'check_run_dir', 'DistributedAgent', 'load_policy']
+           'check_run_dir', 'MetricsTable', 'DistributedAgent', 'load_policy', 'read_wandb_offline']
 
 # %% ../nbs/11_agent.ipynb #ac36129c
 _MAGIC = b'RLNBCKPT'
@@ -179,6 +180,10 @@ class _StopRequested(Exception):
 _HEAD = ('wall_s', 'env_steps', 'updates', 'episodes', 'env_steps_per_s', 'updates_per_s', 'avg_G')  # columns before the algorithm's metrics
 _TAIL = ('lag_mean', 'lag_max', 'eval_return', 'eval_std')
 
+class MetricsTable(str):
+    "Metrics rows as a markdown table: a notebook renders it, `print` shows the markdown."
+    def _repr_markdown_(self): return str(self)
+
 class DistributedAgent:
     "Trainer facade (RLLTE's `DistributedAgent`): foreground or background training, evaluation, checkpoints, resume."
     def __init__(self,
@@ -259,12 +264,12 @@ class DistributedAgent:
         try: import wandb
         except ImportError: raise ConfigError("wandb=True needs the wandb package: pip install 'rlnb[wandb]'.") from None
         if not isinstance(opts, (bool, dict)): raise ConfigError(f"wandb must be True, False or a dict of wandb.init arguments, got {opts!r}.")
-        cfg = dict(algo=self.algo_name, env=self.env_id, seed=self.seed, devices=len(self.devices),
-                   preset=self.preset.name if self.preset else None, **dataclasses.asdict(self.config))
+        cfg = {**dataclasses.asdict(self.config), 'algo': self.algo_name, 'env': self.env_id, 'seed': self.seed,
+               'devices': len(self.devices), 'preset': self.preset.name if self.preset else None}
         kw = dict(project='rlnb', name=self.tag, dir=str(self.work_dir), config=cfg)
         if isinstance(opts, dict): kw.update(opts)
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        return await in_thread(wandb.init, **kw)
+        return await in_thread(functools.partial(wandb.init, **kw))
 
     def _close_wandb(self):
         "Finish the W&B run, if one is open (its service flushes the rows it queued)."
@@ -596,6 +601,20 @@ class DistributedAgent:
             fig.savefig(path, dpi=100, bbox_inches='tight')
         return fig
 
+    def table(self,
+              columns:list|None=None,  # history columns (default: steps, episodes, returns, loss, speed)
+              last:int=10,  # the last rows of the history
+             ) -> MetricsTable:
+        "The last rows of the history as a table (markdown in a notebook)."
+        cols = columns or [c for c in ('env_steps', 'episodes', 'avg_G', 'eval_return', 'loss', 'env_steps_per_s', 'updates_per_s') if c in self.columns]
+        bad = [c for c in cols if c not in self.columns]
+        if bad: raise ConfigError(f"no column(s) {', '.join(bad)} in the history; it has {', '.join(self.columns)}.")
+        def cell(v):
+            if v is None or (isinstance(v, float) and math.isnan(v)): return ''
+            return f"{v:,}" if isinstance(v, int) else f"{v:,.4g}" if isinstance(v, float) else str(v)
+        lines = ['| ' + ' | '.join(cols) + ' |', '|' + '---:|' * len(cols)]
+        return MetricsTable('\n'.join(lines + ['| ' + ' | '.join(cell(r.get(c)) for c in cols) + ' |' for r in self.history[-last:]]))
+
     async def aclose(self):
         "Stop a background run (checkpoint written) and close the actors' envs."
         try: await self.stop()
@@ -626,3 +645,27 @@ def _progress_bar(**kwargs):
     from tqdm.auto import tqdm
     class Bar(tqdm): monitor_interval = 0
     return Bar(**kwargs)
+
+# %% ../nbs/11_agent.ipynb #7f69c6c5
+def read_wandb_offline(path) -> dict:
+    "Config, history rows and summary of an offline W&B run: `path` is the run's folder, or a run directory whose `wandb/` holds one offline run."
+    from wandb.proto import wandb_internal_pb2 as pb
+    path = Path(path)
+    logs = sorted(path.glob('run-*.wandb')) or sorted(path.glob('wandb/offline-run-*/run-*.wandb'))
+    if len(logs) != 1: raise ConfigError(f"{path}: expected one offline W&B run, found {len(logs)}; pass the run's own folder.")
+    data, pos, piece, block = logs[0].read_bytes(), 7, b'', 32768  # a 7-byte file header, then records in 32 KiB blocks
+    out = dict(config={}, history=[], summary={})
+    item = lambda i: (i.key or '/'.join(i.nested_key), json.loads(i.value_json))
+    while pos + 7 <= len(data):
+        if block - pos % block < 7: pos += block - pos % block; continue  # no room for a record header: the block's padding
+        _crc, n, kind = struct.unpack('<IHB', data[pos:pos + 7]); pos += 7  # checksum, length, kind (1 whole, 2-4 pieces)
+        if kind == 0: pos += block - pos % block; continue
+        piece += data[pos:pos + n]; pos += n
+        if kind not in (1, 4): continue  # the first or a middle piece of a record that spans blocks
+        r = pb.Record(); r.ParseFromString(piece); piece = b''
+        kind = r.WhichOneof('record_type')
+        if kind == 'run': out['config'].update(map(item, r.run.config.update))
+        elif kind == 'config': out['config'].update(map(item, r.config.update))
+        elif kind == 'history': out['history'].append(dict(map(item, r.history.item)))
+        elif kind == 'summary': out['summary'].update(map(item, r.summary.update))
+    return out

@@ -137,8 +137,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
         except RLNBError as e: raise RLNBError(f"--resume: {e}") from None
     run = pathlib.Path(out or (_run_dir_of(resume) if resume else f"runs/{algo}-{env_id}-s{seed}"))
     check_run_dir(run)  # before anything is built or compiled: a file or a place that takes no files fails at once
-    kw = {**(pre.config if pre is not None else {}), **(config or {})}
-    if num_actors is not None: kw['num_actors'] = num_actors
+    kw = dict(config or {}, **({} if num_actors is None else dict(num_actors=num_actors)))  # flags: they win over the preset
     sig = _SignalStop() if handle_signals else None
     def stopped_message():
         ck = agent.last_checkpoint
@@ -146,12 +145,13 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
                 f"checkpoint {ck if ck else '(none yet)'}" + (f"; continue with: rlnb train {algo} --env {env_id} --resume {run}" if ck else ''))
     with sig or contextlib.nullcontext():
         if resume is not None:  # the checkpoint's config, with what this call sets on top
-            agent = DistributedAgent.from_checkpoint(resume, env_id, work_dir=run, tag=f"{algo}-{env_id}", devices=devices, **kw)
+            agent = DistributedAgent.from_checkpoint(resume, env_id, work_dir=run, tag=f"{algo}-{env_id}", devices=devices,
+                                                     **{**(pre.config if pre is not None else {}), **kw})
             if agent.algo_name != algo:
                 agent.close(); raise RLNBError(f"--resume: {resume} is a {agent.algo_name} run; resume it with rlnb train {agent.algo_name}.")
         else:
             agent = DistributedAgent(env_id, tag=f"{algo}-{env_id}", seed=seed, devices=devices, algo=algo, work_dir=run,
-                                     deterministic=deterministic, **kw)
+                                     deterministic=deterministic, preset=pre, **kw)
         if sig is not None: sig.agent = agent
         try:
             res = agent.train(steps, log_interval=log_interval, eval_interval=eval_interval,
@@ -266,8 +266,13 @@ def _target_of(args, pre:Preset|None=None) -> float|None:
     try: return gym.spec(args.env).reward_threshold
     except gym.error.Error: return None  # an unknown env id: `train` says so
 
+class _Parser(argparse.ArgumentParser):
+    "argparse, with a usage error on one line: what was wrong and where the options are listed (subcommands inherit it)."
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the options)\n")
+
 def _parser():
-    p = argparse.ArgumentParser(prog='rlnb', description='rlnb: distributed RL on one host with asyncio + JAX.')
+    p = _Parser(prog='rlnb', description='rlnb: distributed RL on one host with asyncio + JAX.')
     sub = p.add_subparsers(dest='command', required=True)
     s = sub.add_parser('smoke', help='short random-policy run through the core pieces; prints JSON')
     s.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')

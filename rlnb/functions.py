@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy as _copy
 import inspect
 import math
+import sys
 
 import numpy as np
 import jax
@@ -17,7 +18,6 @@ import jax.numpy as jnp
 import gymnasium as gym
 import optax
 import flax.linen as nn
-from flax import nnx
 
 from .core import ConfigError, SpaceMismatchError, space_spec, preallocate
 
@@ -69,7 +69,7 @@ class _Forward:
             self.kind, self.n_inputs = 'linen', _n_inputs(func.__call__)
             self.fn = func.apply
             if params is None: params = func.init(jax.random.key(seed), *example_inputs[:self.n_inputs])
-        elif isinstance(func, nnx.Module):
+        elif (nnx := sys.modules.get('flax.nnx')) is not None and isinstance(func, nnx.Module):  # an nnx module means its user imported flax.nnx: rlnb never imports it
             self.kind, self.n_inputs = 'nnx', _n_inputs(func.__call__)
             graphdef, state, rest = nnx.split(func, nnx.Param, ...)
             self.fn = lambda p, *xs: nnx.merge(graphdef, p, rest)(*xs)

@@ -193,11 +193,10 @@ def test_wandb_offline_run_logs_the_training_rows(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    runs = list((tmp_path / "wandb").glob("offline-run-*"))
-    assert len(runs) == 1, runs
-    summary = json.loads((runs[0] / "files" / "wandb-summary.json").read_text())
-    assert summary["_step"] == result["env_steps"] and summary["eval/eval_return"] == result["eval_return"]
-    assert "apex-dqn-CartPole-v1" in (runs[0] / "files" / "config.yaml").read_text()  # the preset it picked
+    from rlnb.agent import read_wandb_offline
+    logged = read_wandb_offline(tmp_path)
+    assert logged["summary"]["_step"] == result["env_steps"] and logged["summary"]["eval/eval_return"] == result["eval_return"]
+    assert (logged["config"]["preset"], logged["config"]["seed"]) == ("apex-dqn-CartPole-v1", 0)  # the preset it picked
 
 
 def test_presets_listed_and_picked_by_env(tmp_path):

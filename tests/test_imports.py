@@ -21,3 +21,12 @@ def test_module_imports(module):
     code = f"import rlnb.{module} as m; names = getattr(m, '__all__', []); missing = [n for n in names if not hasattr(m, n)]; assert not missing, missing"
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
+
+
+def test_runtime_imports_leave_out_rlax_and_nnx():
+    "`import rlnb.agent` (and the CLI) load neither rlax (distrax, tensorflow-probability) nor flax.nnx: rlnb has its own losses, and nnx is the user's choice."
+    heavy = ["rlax", "distrax", "tensorflow_probability", "flax.nnx"]
+    code = f"import sys, rlnb.agent, rlnb.cli, rlnb.presets; print([m for m in {heavy!r} if m in sys.modules])"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert proc.stdout.strip() == "[]", proc.stdout
