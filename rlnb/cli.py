@@ -13,6 +13,7 @@ import dataclasses
 import inspect
 import re
 import json
+import os
 import pathlib
 import signal
 import sys
@@ -328,6 +329,9 @@ def main(argv:list[str]|None=None) -> int:
     except KeyboardInterrupt as e:
         if args.command != 'train': print('rlnb: interrupted.', file=sys.stderr)
         return 128 + getattr(e, 'signum', signal.SIGINT)  # 130 for Ctrl-C, 143 for SIGTERM
+    except BrokenPipeError:  # the reader stopped reading (`rlnb presets | head`): the rest of the output goes nowhere, quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 0
 
 def _print_presets(args):

@@ -41,6 +41,9 @@ class Preset:
         "One line: the tuned outcome, e.g. 'reached -110 in 3/3 seeds (median 95,000 env steps of 200,000)'."
         r, t = self.result, self.train
         if not r.get('seeds'): return 'not measured yet'
+        if str(r.get('solved', '')).startswith('0/'):
+            best = max(r.get('final_eval') or [float('nan')])
+            return f"did not reach {t.get('target_return', '?'):g} in {len(r['seeds'])} seeds of {t.get('steps', 0):,} env steps (best final evaluation {best:g})"
         med = r.get('median_env_steps_to_target')
         return (f"reached {t.get('target_return', '?'):g} in {r.get('solved', '?')} seeds" +
                 (f" (median {med:,} env steps of {t.get('steps', 0):,})" if isinstance(med, int) else ''))

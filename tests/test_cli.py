@@ -209,3 +209,13 @@ def test_presets_listed_and_picked_by_env(tmp_path):
                "--out", str(tmp_path), "--no-progress")
     assert proc.returncode == 0, proc.stderr
     assert "rlnb: preset apex-dqn-Acrobot-v1" in proc.stderr
+
+
+def test_output_cut_short_by_its_reader_is_no_traceback():
+    "`rlnb presets | head -1`: the reader closes the pipe early; rlnb stops quietly."
+    proc = subprocess.Popen([RLNB, "presets"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
+    assert first.startswith("name") and "Traceback" not in err and "BrokenPipeError" not in err, err
