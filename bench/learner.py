@@ -3,7 +3,7 @@
     python bench/learner.py [--reps 5] [--updates 200] [--devices 1,2,4,8] [--batches 256,1024]
 
 Prints one JSON object. On a CPU-only machine the script asks XLA for 8 host devices (the shape of a
-TPU v2-8) before importing jax; on a GPU machine it uses the GPUs it finds. Figures are medians over
+TPU v4-8 or v5e-8) before importing jax; on a GPU machine it uses the GPUs it finds. Figures are medians over
 `--reps` repetitions of `--updates` updates each, every repetition timing every case once in a fresh random order;
 `*_vs_bare` ratios are paired (each repetition against the bare update of the same repetition, then the median), and
 `overhead_1dev` is 1 - (rlnb on 1 device / bare).
