@@ -10,6 +10,7 @@ Learning results, not timings: `wall_s` is recorded for orientation only (runs s
 """
 import argparse
 import concurrent.futures as cf
+import csv
 import datetime
 import json
 import os
@@ -29,11 +30,11 @@ def one(preset, seed: int, extra: list) -> dict:
     with tempfile.TemporaryDirectory() as d:
         cmd = [sys.executable, "-c", "import sys; from rlnb.cli import main; sys.exit(main(sys.argv[1:]))", "train", preset.algo, "--env", preset.env, "--preset", str(preset.path),
                "--seed", str(seed), "--out", d, "--no-progress", "--save-interval", "1000000000", *extra]
-        p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "XLA_FLAGS": os.environ.get("XLA_FLAGS", "")})
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         if p.returncode != 0: return dict(preset=preset.name, seed=seed, error=p.stderr[-1500:])
         r = json.loads(p.stdout.strip().splitlines()[-1])
         hist = [(int(row["env_steps"]), float(row["eval_return"])) for row in
-                __import__("csv").DictReader(pathlib.Path(r["metrics"]).read_text().splitlines()) if row["eval_return"]]
+                csv.DictReader(pathlib.Path(r["metrics"]).read_text().splitlines()) if row["eval_return"]]
     target = float(preset.train["target_return"])
     return dict(preset=preset.name, seed=seed, reached=r["eval_return"] >= target, env_steps=r["env_steps"],
                 final_eval=round(r["eval_return"], 1), wall_s=r["wall_s"], evals=hist)

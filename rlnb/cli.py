@@ -282,9 +282,10 @@ def _parser():
     t = sub.add_parser('train', help='train an agent; progress on stderr, result JSON as the last line on stdout')
     algos = t.add_subparsers(dest='algo', required=True, metavar='ALGO', help=f"algorithm, one of {', '.join(ALGOS)} (rlnb.runtime.ALGOS); "
                              "`rlnb train ALGO --help` lists its options")
+    shipped = presets()
     for name in ALGOS:
         doc = (get_algo(name).__doc__ or '').strip()
-        envs = [pr.env for pr in presets(name)]
+        envs = [pr.env for pr in shipped if pr.algo == name]
         epilog = f"presets (picked by --env): {', '.join(envs)}" if envs else None
         _train_options(algos.add_parser(name, help=doc, description=doc, epilog=epilog), name)
     pr = sub.add_parser('presets', help='list the tuned presets (or print one); `rlnb train ALGO --env ENV` uses the one of its pair')

@@ -11,9 +11,9 @@ import dataclasses
 import difflib
 import pathlib
 import tomllib
+import warnings
 
 import rlnb
-import warnings
 
 from .core import ConfigError
 from .runtime import ALGOS, get_algo
