@@ -858,8 +858,9 @@ class AsyncEnvWorker(EnvWorker):
     def _stop_runner(self):
         r, self._runner = self._runner, None
         if r is not None:
-            r.close_nowait(); r.kill()
-            self._closing.append((r, time.monotonic()))
+            r.close_nowait()
+            # a process is killed now; a thread cannot be, but it ends by itself once its env failed or got 'C'
+            self._closing.append((r, time.monotonic() + (1.0 if r.kill() else self.cleanup_time)))
 
     def _on_runner(self, runner, item):
         if runner is not self._runner: return  # a replaced or closing runner: ignore
