@@ -49,7 +49,7 @@ def test_sigkilled_child_is_an_error_naming_the_worker(dead_before_send):
         w = AsyncEnvWorker("CartPole-v1", mode="process", name="victim")
         try:
             await w.get_state()
-            pid = w._runner.proc.pid
+            pid = w.pid
             os.kill(pid, signal.SIGKILL)
             deadline = time.monotonic() + 10
             while dead_before_send and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
@@ -78,7 +78,7 @@ def test_restart_after_sigkill_reports_the_lost_episode():
             for _ in range(3):
                 pool.send_action(0, 0)
                 s, _ = await pool.get_state()
-            old = w._runner.proc.pid
+            old = w.pid
             episode, step = s.episode, s.step
             os.kill(old, signal.SIGKILL)
             pool.send_action(0, 0)
@@ -86,11 +86,11 @@ def test_restart_after_sigkill_reports_the_lost_episode():
             assert s.restarted and s.first and s.episode == episode + 1
             lost = s.info["rlnb.lost_episode"]
             assert (lost["episode"], lost["step"], lost["restart"]) == (episode, step, 1) and "SIGKILL" in lost["error"]
-            assert w._runner.proc.pid != old and w.restarts == 1
+            assert w.pid != old and w.restarts == 1
             pool.send_action(1, 0)
             s, _ = await pool.get_state(timeout=10)  # the fresh env steps normally
             assert not s.first and s.step == 1
-            os.kill(w._runner.proc.pid, signal.SIGKILL)  # restarts used up: now it is an error
+            os.kill(w.pid, signal.SIGKILL)  # restarts used up: now it is an error
             pool.send_action(0, 0)
             with pytest.raises(EnvWorkerError, match=r"\[phoenix\].*gave up after 1 restarts"):
                 await pool.get_state(timeout=10)
@@ -187,14 +187,14 @@ SCRIPT = textwrap.dedent("""
         pool = get_worker_pool(workers)
         if mode == 'orphan':  # the parent dies without any cleanup
             await pool.get_state(); await pool.get_state()
-            print(' '.join(str(w._runner.proc.pid) for w in workers), flush=True)
+            print(' '.join(str(w.pid) for w in workers), flush=True)
             os._exit(0)
         async with pool:
             n = 0
             while True:
                 s, wid = await pool.get_state()
                 pool.send_action(n % 2, wid); n += 1
-                if n == 100: print(' '.join(str(w._runner.proc.pid) for w in workers), flush=True)
+                if n == 100: print(' '.join(str(w.pid) for w in workers), flush=True)
 
     if __name__ == '__main__':
         asyncio.run(main(sys.argv[1]))
