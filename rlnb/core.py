@@ -19,7 +19,7 @@ from flax import struct
 
 # %% auto #0
 __all__ = ['RLNBError', 'ConfigError', 'SpaceMismatchError', 'TrainingError', 'NonFiniteError', 'EnvWorkerError', 'space_spec',
-           'preallocate', 'check_batch', 'TransitionBatch', 'run_sync', 'in_thread']
+           'preallocate', 'check_batch', 'TransitionBatch', 'run_sync', 'in_thread', 'count_compiles']
 
 # %% ../nbs/00_core.ipynb #17aaa598
 class RLNBError(Exception):
@@ -224,3 +224,23 @@ async def in_thread(fn,  # blocking function
         if not fut.done(): await asyncio.wait([fut])
         raise
     finally: t.join(1.0)
+
+# %% ../nbs/00_core.ipynb #6b53ab3e
+class count_compiles:
+    "Context manager counting XLA compilations (from any thread) inside its block: `with count_compiles() as c: ...`, then `c.count`."
+    event = '/jax/core/compile/backend_compile_duration'
+    def __init__(self): self.count, self._lock = 0, threading.Lock()
+
+    def _listen(self, event, duration, **kwargs):
+        if event == self.event:
+            with self._lock: self.count += 1
+
+    def __enter__(self):
+        jax.monitoring.register_event_duration_secs_listener(self._listen)
+        return self
+
+    def __exit__(self, *exc):
+        jax.monitoring.unregister_event_duration_listener(self._listen)
+        return False
+
+    def __repr__(self): return f"count_compiles(count={self.count})"

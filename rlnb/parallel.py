@@ -171,6 +171,11 @@ class ParamStore:
         "Number of the latest published version (0 before the first publish)."
         return self._version
 
+    @property
+    def waiting(self) -> int:
+        "Coroutines parked in `wait_newer` right now."
+        return len(self._waiters)
+
     def publish(self,
                 params,  # the params pytree (published by reference)
                 version:int|None=None,  # jump to this version number (> the current one), e.g. when resuming a checkpoint; None: the next

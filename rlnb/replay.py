@@ -290,6 +290,11 @@ class ReplayBuffer:
             if loop is running: fut.set_result(None)
             elif not loop.is_closed(): loop.call_soon_threadsafe(lambda f=fut: f.done() or f.set_result(None))
 
+    @property
+    def waiting(self) -> int:
+        "Coroutines parked in `wait_ready` right now."
+        return len(self._waiters)
+
     async def wait_ready(self,
                          n:int,  # number of stored transitions to wait for (coax's `buffer_warmup`)
                         ):
@@ -430,6 +435,16 @@ class SumTree:
         run[-1] = np.inf  # rounding can leave u past the block's sum: stay in the block
         return (b << self._shift) + (run <= u.astype(np.float32)).sum(axis=0)
 
+    def check(self):
+        "Raise `AssertionError` where a stored sum disagrees with the priorities under it (a debugging aid; O(capacity))."
+        nb, lo = self._nb, 1 << self._top
+        np.testing.assert_allclose(self.nodes[nb:], self._blocks.sum(axis=1, dtype=np.float64), rtol=1e-6, err_msg='block sums')
+        np.testing.assert_allclose(self.nodes[lo:nb], self.nodes[2 * lo:2 * nb:2] + self.nodes[2 * lo + 1:2 * nb:2], rtol=1e-12,
+                                   err_msg='inner nodes')
+        if self.leaves[self.capacity:].any(): raise AssertionError("SumTree: a leaf past the capacity is not zero.")
+        total = self.leaves.sum(dtype=np.float64)
+        if not abs(self.total - total) <= 1e-6 * max(1.0, total): raise AssertionError(f"SumTree: total {self.total} != {total}, the sum of the leaves.")
+
 # %% ../nbs/03_replay.ipynb #1f2d5ff7
 class PrioritizedReplayBuffer(ReplayBuffer):
     "Proportional prioritized replay with a vectorized sum tree, importance weights and overwrite-safe priority updates."
@@ -457,6 +472,11 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         super().clear()
         if self._tree is not None: self._tree.clear()
         self._max_priority = 1.0
+
+    @property
+    def tree(self) -> SumTree:
+        "The `SumTree` of priorities, indexed by slot (read it; priorities change through `add` and `update`)."
+        return self._tree
 
     @property
     def nbytes(self) -> int:

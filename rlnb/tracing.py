@@ -51,6 +51,10 @@ class _BatchedTracer:
     def __bool__(self): return self._num_ready > 0
     @property
     def num_ready(self) -> int: return self._num_ready
+    @property
+    def num_pending(self) -> int:
+        "Steps held in open n-step windows: recorded, but not part of an emitted transition yet."
+        return int(self._count.sum())
 
     def drop(self, envs):
         "Forget the pending steps of `envs` (indices or a mask): their episode was lost (a failed env, non-finite numbers), so none of its open windows is ever emitted."
