@@ -21,17 +21,17 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from .core import ConfigError
 
 # %% auto #0
-__all__ = ['AXIS', 'make_mesh', 'replicate', 'batch_sharding', 'shard_batch', 'pmean', 'axis_index', 'axis_size', 'gather',
-           'data_parallel', 'ready', 'ParamStore']
+__all__ = ['AXIS', 'make_mesh', 'replicate', 'batch_sharding', 'local_devices', 'spans_processes', 'shard_batch', 'host_local',
+           'pmean', 'axis_index', 'axis_size', 'gather', 'data_parallel', 'ready', 'ParamStore']
 
 # %% ../nbs/07_parallel.ipynb #14071a03
 AXIS = 'batch'  # name of the data-parallel mesh axis
 
-def make_mesh(devices:Sequence[jax.Device]|None=None,  # devices for the learner; default every local device
+def make_mesh(devices:Sequence[jax.Device]|None=None,  # devices for the learner; default every device (of every process, after `jax.distributed.initialize`)
               axis_name:str=AXIS,  # name of the mesh axis
              ) -> Mesh:
     "A 1-D mesh over `devices`."
-    devices = list(jax.local_devices() if devices is None else devices)
+    devices = list(jax.devices() if devices is None else devices)
     if not devices: raise ConfigError("make_mesh: got an empty device list; pass None for every local device.")
     if len({d.platform for d in devices}) > 1:
         raise ConfigError(f"make_mesh: devices mix platforms {sorted({d.platform for d in devices})}; use devices of one kind.")
@@ -46,15 +46,37 @@ def batch_sharding(mesh:Mesh, batch_axis:int=0) -> NamedSharding:
     "Sharding that splits axis `batch_axis` over the mesh and replicates the rest."
     return NamedSharding(mesh, P(*([None] * batch_axis), mesh.axis_names[0]))
 
+def local_devices(mesh:Mesh) -> list:
+    "The devices of `mesh` that belong to this process (all of them, in one process)."
+    return [d for d in mesh.devices.flat if d.process_index == jax.process_index()]
+
+def spans_processes(mesh:Mesh) -> bool:
+    "Whether `mesh` holds devices of other processes too (a learner over several hosts)."
+    return len(local_devices(mesh)) < mesh.size
+
 def shard_batch(tree, mesh:Mesh, batch_axis:int=0):
-    "Split the `batch_axis` of every leaf of `tree` over `mesh`."
-    n = mesh.size
+    "Split the `batch_axis` of every leaf of `tree` over `mesh`; over several processes, each passes its own rows and the batch is their concatenation in process order."
+    n = len(local_devices(mesh))
     for leaf in jax.tree.leaves(tree):
         size = np.shape(leaf)[batch_axis]
         if size % n:
             raise ConfigError(f"shard_batch: batch axis has size {size}, which does not divide over {n} devices; "
                               f"use a batch size that is a multiple of {n}.")
-    return jax.device_put(tree, batch_sharding(mesh, batch_axis))
+    sharding = batch_sharding(mesh, batch_axis)
+    if not spans_processes(mesh): return jax.device_put(tree, sharding)
+    return jax.tree.map(lambda x: x if isinstance(x, jax.Array) else jax.make_array_from_process_local_data(sharding, np.asarray(x)), tree)
+
+def host_local(tree):
+    "Every array of `tree` as numpy, as far as this process holds it: whole where replicated, this process's rows (in order) where split over several processes."
+    def one(x):
+        if not isinstance(x, jax.Array): return x
+        if x.is_fully_addressable or x.sharding.is_fully_replicated: return np.asarray(x)
+        shards = {}
+        for s in x.addressable_shards: shards.setdefault(tuple(sl.start or 0 for sl in s.index), s.data)  # replicas of a shard: keep one
+        starts = sorted(shards)
+        axis = next((a for a in range(x.ndim) if len({k[a] for k in starts}) > 1), 0)
+        return np.concatenate([np.asarray(shards[k]) for k in starts], axis=axis)
+    return jax.tree.map(one, tree)
 
 # %% ../nbs/07_parallel.ipynb #748af2d4
 def _axis_bound(axis_name) -> bool:
@@ -128,7 +150,10 @@ def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; c
         in_specs = (P(), P(*([None] * bdim), axis))
         return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=(P(), m_specs), check_vma=False))
 
+    multi = spans_processes(mesh)
+
     def run(state, batch):
+        if multi: batch = shard_batch(batch, mesh, bdim)  # this process's rows become its part of the global batch
         leaves, treedef = jax.tree.flatten(batch)
         key = (treedef, jax.tree.structure(state), tuple((l.shape, l.dtype) for l in leaves))
         if key not in cache: cache[key] = build(state, batch)

@@ -28,7 +28,7 @@ import gymnasium as gym
 from .core import ConfigError, NonFiniteError, RLNBError, TransitionBatch, check_batch, in_thread, preallocate, run_sync
 from .envs import AsyncEnvWorker, SyncEnvWorker, env_factory, get_worker_pool
 from .functions import preprocessed_shape
-from .parallel import data_parallel, make_mesh, ready, replicate
+from .parallel import data_parallel, host_local, local_devices, make_mesh, ready, replicate
 from .tracing import Trajectory
 from .replay import ReplayBuffer, PrioritizedReplayBuffer, _rng_state, _set_rng_state
 from .workers import Worker
@@ -48,7 +48,7 @@ class RuntimeConfig:
     "The fields every algorithm shares: actors, learner batches, publishing, seed and schedule."
     num_actors: int = 4  # actors (env workers); each steps `envs_per_actor` envs
     envs_per_actor: int = 8  # envs stepped together by one actor (a gymnasium vector env)
-    actor_mode: str = 'sync'  # where actors step their envs: 'sync' (in the loop), 'thread' or 'process'
+    actor_mode: str = 'sync'  # where actors step their envs: 'sync' (in the loop), 'thread', 'process' or 'ray' (Ray actors, the `ray` extra)
     batch_size: int = 32  # learner batch per update: transitions (replay) or trajectories (on-policy), split over the devices
     updates_per_dispatch: int = 1  # K updates fused into one device call (lax.scan)
     queue_size: int = 64  # storage slots between actors and learner, in traced batches (one tick's transitions, or one unroll of every env); full slots make the actors wait
@@ -67,7 +67,7 @@ class RuntimeConfig:
         "Validate every field (subclasses extend it); raises `ConfigError` naming the field."
         for name in ('num_actors', 'envs_per_actor', 'batch_size', 'updates_per_dispatch', 'queue_size', 'publish_interval'):
             need(self, isinstance(getattr(self, name), int) and getattr(self, name) >= 1, name, 'must be an int >= 1')
-        need(self, self.actor_mode in ('sync', 'thread', 'process'), 'actor_mode', "must be 'sync', 'thread' or 'process'")
+        need(self, self.actor_mode in ('sync', 'thread', 'process', 'ray'), 'actor_mode', "must be 'sync', 'thread' or 'process' (or 'ray': Ray actors, the `ray` extra)")
         need(self, self.max_policy_lag is None or self.max_policy_lag >= 0, 'max_policy_lag', 'must be None or >= 0')
         need(self, isinstance(self.publish_ready, bool), 'publish_ready', 'must be True or False')
         need(self, not (self.publish_ready and self.max_policy_lag is not None), 'publish_ready',
@@ -252,7 +252,7 @@ class ReplayRatio(Pacing):
 
     def after_dispatch(self, data, metrics):
         if isinstance(self.buffer, PrioritizedReplayBuffer) and 'td_error' in metrics:
-            self.buffer.update(data.idx, np.asarray(metrics['td_error']))
+            self.buffer.update(data.idx, host_local(metrics['td_error']))
 
     def zero_data(self, n:int) -> TransitionBatch:
         f32 = np.zeros(n, np.float32)
@@ -436,8 +436,9 @@ class Runtime(Worker):
             self.check_spaces(obs_space, act_space)
             self.observation_space, self.action_space = obs_space, act_space
             self.mesh = make_mesh(devices)
-            if cfg.batch_size % self.mesh.size:
-                raise ConfigError(f"batch_size={cfg.batch_size} must be a multiple of the {self.mesh.size} learner devices.")
+            n_local = len(local_devices(self.mesh))  # over several processes, batch_size is this process's share of the batch
+            if cfg.batch_size % n_local:
+                raise ConfigError(f"batch_size={cfg.batch_size} must be a multiple of the {n_local} learner devices.")
             super().__init__(pool, tracer=None, name=name or self.algo_name, seed=cfg.seed)
             self.rng = np.random.default_rng([cfg.seed, 1])  # every host-side draw: exploration noise, batch shuffles
             state = self.setup(func)

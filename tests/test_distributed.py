@@ -1,0 +1,82 @@
+"""The learner over several processes (`jax.distributed`): 2 processes x 4 CPU devices against 1 process x 8.
+
+Each process of a multi-process run builds the same agent, and the learner's mesh spans every process's devices;
+each process feeds its own rows of the batch. So one learner step over 2 x 4 devices, each process passing its half
+of a batch, must give what 1 process with 8 devices gives on the whole batch. The processes talk through JAX's CPU
+collectives (gloo) and a coordinator on localhost.
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+
+WORKER = textwrap.dedent(r'''
+    import os, sys, json
+    pid, nproc, port, out = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    os.environ['XLA_FLAGS'] = f'--xla_force_host_platform_device_count={8 // nproc}'
+    import jax
+    if nproc > 1:
+        jax.config.update('jax_cpu_collectives_implementation', 'gloo')
+        jax.distributed.initialize(f'localhost:{port}', num_processes=nproc, process_id=pid, initialization_timeout=60)
+    import numpy as np
+    from rlnb.core import TransitionBatch
+    from rlnb.parallel import host_local
+    from rlnb.apex_dqn import ApeXDQN
+    B = 64
+    agent = ApeXDQN('CartPole-v1', num_actors=1, envs_per_actor=1, batch_size=B // nproc, hidden=(32,), seed=0, updates_per_dispatch=1)
+    assert agent.mesh.size == 8 and len(jax.devices()) == 8, (agent.mesh.size, jax.devices())
+    rows = slice(pid * B // nproc, (pid + 1) * B // nproc)
+    td = []
+    for k in range(3):
+        rng = np.random.default_rng(k)
+        full = TransitionBatch(S=rng.normal(size=(B, 4)).astype(np.float32), A=rng.integers(0, 2, B), logP=np.zeros(B, np.float32),
+                               Rn=rng.normal(size=B).astype(np.float32), In=np.full(B, 0.97, np.float32),
+                               S_next=rng.normal(size=(B, 4)).astype(np.float32), W=rng.uniform(0.5, 1, B).astype(np.float32))
+        m = agent.learn(full[rows])
+        td.append(host_local(m['td_error']).tolist())
+    state = [np.asarray(x).tolist() for x in jax.tree.leaves(host_local(agent.learner_state))]
+    json.dump(dict(pid=pid, td=td, state=state, loss=float(host_local(m['loss']))), open(f'{out}.{pid}.json', 'w'))
+    agent.close()
+    if nproc > 1: jax.distributed.shutdown()
+''')
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('localhost', 0)); return s.getsockname()[1]
+
+
+def run(nproc, tmp_path):
+    script = tmp_path / 'worker.py'; script.write_text(WORKER)
+    out, port = str(tmp_path / f'out{nproc}'), free_port()
+    env = {k: v for k, v in os.environ.items() if k != 'XLA_FLAGS'}
+    procs = [subprocess.Popen([sys.executable, str(script), str(p), str(nproc), str(port), out], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for p in range(nproc)]
+    try:
+        logs = [p.communicate(timeout=300)[0] for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None: p.kill(); p.wait()
+    for p, log in zip(procs, logs): assert p.returncode == 0, log[-3000:]
+    return [json.load(open(f'{out}.{p}.json')) for p in range(nproc)]
+
+
+def test_learner_over_two_processes_equals_one(tmp_path):
+    one, = run(1, tmp_path)
+    two = run(2, tmp_path)
+    for r in two:  # the replicated learner state is the same in both processes, and the same as on one process
+        assert len(r['state']) == len(one['state'])
+        for a, b in zip(r['state'], one['state'], strict=True): np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+        assert abs(r['loss'] - one['loss']) <= 1e-5 * max(1, abs(one['loss']))
+    for k in range(3):  # each process gets the TD errors of its own rows, for its own replay's priorities
+        np.testing.assert_allclose(np.concatenate([two[0]['td'][k], two[1]['td'][k]]), one['td'][k], rtol=1e-5, atol=1e-6)
+        assert len(two[0]['td'][k]) == 32
+    moved = [not np.allclose(a, b) for a, b in zip(one['state'], run(1, tmp_path)[0]['state'])]
+    assert not any(moved)  # the reference is itself deterministic
