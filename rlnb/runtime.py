@@ -95,6 +95,7 @@ def make_vector_env(env, num_envs:int) -> gym.vector.VectorEnv:
 def make_actors(env, cfg:RuntimeConfig, seed:int|None=None):
     "One env worker per actor (each a vector env of `cfg.envs_per_actor` copies), as a pool."
     N, E, seed = cfg.num_actors, cfg.envs_per_actor, cfg.seed if seed is None else seed
+    if jax.process_count() > 1: seed = _derived_seed(seed, 1 + jax.process_index())  # each process of a multi-host learner explores its own episodes
     if isinstance(env, str): env_factory(env)  # an unknown id fails here, with the ids it may have meant
     if isinstance(env, str) or (callable(env) and not isinstance(env, gym.Env)): factory = lambda: make_vector_env(env, E)
     else: raise ConfigError(f"the runtime builds {N} actors: pass an env id or a zero-argument env factory, not {type(env).__name__}.")
@@ -440,7 +441,7 @@ class Runtime(Worker):
             if cfg.batch_size % n_local:
                 raise ConfigError(f"batch_size={cfg.batch_size} must be a multiple of the {n_local} learner devices.")
             super().__init__(pool, tracer=None, name=name or self.algo_name, seed=cfg.seed)
-            self.rng = np.random.default_rng([cfg.seed, 1])  # every host-side draw: exploration noise, batch shuffles
+            self.rng = np.random.default_rng([cfg.seed, 1] + ([jax.process_index()] if jax.process_count() > 1 else []))  # every host-side draw: exploration noise, batch shuffles (per process)
             state = self.setup(func)
             self.tracer = self.make_tracer(cfg.num_envs)
             self.pacing = self.make_pacing()
