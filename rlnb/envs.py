@@ -1,4 +1,4 @@
-"""Env workers and worker pools, asyncio-native: sync, thread and process modes, crash-safe, as fast as raw gymnasium.
+"""Env workers and worker pools, asyncio-native: sync, thread, process and Ray modes, crash-safe, as fast as raw gymnasium.
 
 Docs: https://rlnb.github.io/rlnb/envs.html.md"""
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import collections
+import concurrent.futures
 import difflib
 import functools
 import multiprocessing as mp
@@ -814,15 +815,176 @@ class _ByValue:
     def __reduce__(self): return cloudpickle.loads, (_dumps_by_value(self.fn),)
 
 # %% ../nbs/01_envs.ipynb #3d6d9428
+_ray_lock = threading.Lock()
+_ray_up = None  # future of the local Ray instance that rlnb started (None: it started none)
+
+def _import_ray():
+    "The `ray` module, or a `ConfigError` saying how to install it."
+    try: import ray
+    except ImportError as e:
+        raise ConfigError(f"mode='ray' needs Ray, which is not installed ({e}): pip install \"rlnb[ray]\", "
+                          f"or use mode='process' on this host.") from None
+    return ray
+
+def _ray_anchor(ray, fut):
+    "Start a local Ray instance, then stay alive while it runs: Ray's processes die with the thread that started them."
+    try: ray.init(num_cpus=os.cpu_count(), include_dashboard=False)
+    except BaseException as e:
+        fut.set_exception(e)
+        return
+    fut.set_result(None)
+    while _ray_up is fut and ray.is_initialized(): time.sleep(0.2)
+
+def _ray_ready():
+    "A `concurrent.futures.Future` done once Ray is initialised: at once if it is (by the user, or earlier), else when the local instance rlnb starts is up."
+    global _ray_up
+    ray = _import_ray()
+    with _ray_lock:
+        if ray.is_initialized():
+            fut = concurrent.futures.Future()
+            fut.set_result(None)
+            return fut
+        if _ray_up is not None and not _ray_up.done(): return _ray_up  # another worker is starting it
+        fut = _ray_up = concurrent.futures.Future()
+        threading.Thread(target=_ray_anchor, args=(ray, fut), name='rlnb-ray', daemon=True).start()
+        return fut
+
+def _failed(e:BaseException):
+    return 'E', (f"{type(e).__name__}: {e}", traceback.format_exc())
+
+class _RayEnvActor:
+    "The body of a Ray env actor: one `EnvCore` behind start/step/reset/close calls. An env error is returned as a value with its traceback, so the worker sees the env's failure, not Ray's."
+    def __init__(self): self.core = None
+    def start(self, factory, seed, episode_start):
+        try:
+            self.core = EnvCore(factory(), seed, episode_start)
+            return 'H', self.core.describe(), tuple(self.core.reset())  # `tuple` of a vector state gives its values, not its counters
+        except Exception as e: return _failed(e)
+    def step(self, a):
+        try: return 'S', tuple(self.core.step(a))
+        except Exception as e: return _failed(e)
+    def reset(self):
+        try: return 'S', tuple(self.core.reset())
+        except Exception as e: return _failed(e)
+    def ping(self): return os.getpid()
+    def close(self):
+        "Close the env and end this actor's process: the call fails with `ActorDiedError` on the caller's side, the sign that the actor is gone."
+        try:
+            if self.core is not None: self.core.close()
+        finally:
+            import ray
+            ray.actor.exit_actor()
+
+_ray_actor_cls = None
+
+def _ray_actor_class():
+    "`_RayEnvActor` as a Ray actor class (made on first use), which Ray never restarts by itself: restarts are the worker's."
+    global _ray_actor_cls
+    if _ray_actor_cls is None:
+        ray = _import_ray()
+        _ray_actor_cls = ray.remote(max_restarts=0, max_task_retries=0)(_RayEnvActor)
+    return _ray_actor_cls
+
+def _ray_error_text(e:BaseException) -> str:
+    "One line for a Ray error: its first and last lines (what failed, and why)."
+    lines = [l.strip() for l in str(e).splitlines() if l.strip()]
+    if not lines: return type(e).__name__
+    return f"{type(e).__name__}: {lines[0]}" + (f" {lines[-1]}" if len(lines) > 1 else "")
+
+class _RayRunner:
+    "Runs an `EnvCore` in a Ray actor: each command is one actor call, whose result reaches the event loop through a callback on the call's future."
+    def __init__(self, worker, factory, seed, episode_start, options):
+        self.worker, self._lock, self._loop, self._pending = worker, threading.Lock(), None, []  # what `_post` and `attach` use
+        self._guard = threading.Lock()  # orders the actor's creation against a close or kill arriving from the loop meanwhile
+        self.actor, self._step, self._options, self._args = None, None, dict(options or {}), (factory, seed, episode_start)
+        self._stopping = self._killed = self._gone = False
+        _ray_ready().add_done_callback(self._launch)  # now, if Ray is up; else from the thread that starts it
+
+    # states reach the loop as in the thread runner: posted with call_soon_threadsafe, or kept until a loop is attached
+    _post, attach = _ThreadRunner._post, _ThreadRunner.attach
+
+    def _launch(self, ready):
+        "Create the actor and start its env (Ray is up, or failed to start)."
+        with self._guard:
+            if self._stopping: self._gone = True; return  # closed before Ray was up: no actor is made
+            try:
+                ready.result()
+                self.actor = _ray_actor_class().options(**self._options).remote()
+                self._step = self.actor.step
+                ref = self.actor.start.remote(*self._args)
+            except Exception as e:
+                self._gone = self.actor is None
+                err = ('E', (f"could not start a Ray actor: {type(e).__name__}: {e}", traceback.format_exc()))
+            else: err = None
+        self._args = None
+        if err is not None: return self._post(err)
+        ref.future().add_done_callback(self._reply)
+
+    def _reply(self, f):
+        "The result of a start, step or reset call (in a Ray thread): post it to the loop."
+        try: kind, *rest = f.result()
+        except Exception as e:  # the call itself failed: the actor died (ray.kill, a crash, its node lost) or Ray went away
+            if self._stopping: self._gone = True
+            return self._post(('E', (f"its Ray actor died: {_ray_error_text(e)}", str(e))))
+        if kind == 'S': self._post(('S', _new_state(EnvState, rest[0])))
+        elif kind == 'H':
+            self._post(('H', rest[0]))
+            self._post(('S', _new_state(EnvState, rest[1])))
+        else: self._post(('E', rest[0]))
+
+    def _call(self, method, *args):
+        try: ref = method.remote(*args)
+        except Exception as e:  # e.g. Ray was shut down under the worker
+            return self._post(('E', (f"could not reach its Ray actor: {type(e).__name__}: {e}", traceback.format_exc())))
+        ref.future().add_done_callback(self._reply)
+
+    def step(self, a): self._call(self._step, a)
+    def reset(self): self._call(self.actor.reset)
+
+    def _ended(self, f):
+        "A close or probe call came back: failing, it says the actor is dead; answered, the actor lives on (a kill not yet landed), so ask again."
+        try: f.result()
+        except Exception:
+            self._gone = True
+            return
+        if self._killed: self._probe()
+
+    def _probe(self):
+        try: self.actor.ping.remote().future().add_done_callback(self._ended)
+        except Exception: self._gone = True  # Ray itself is gone, and the actor with it
+
+    def close_nowait(self):
+        with self._guard:
+            self._stopping = True
+            actor = self.actor
+            if actor is None: self._gone = True; return  # no actor, and none will be made: `_launch` sees `_stopping`
+        try: actor.close.remote().future().add_done_callback(self._ended)
+        except Exception: self._gone = True
+
+    def finished(self): return self._gone
+
+    def kill(self):
+        with self._guard:
+            self._stopping = self._killed = True
+            actor = self.actor
+        if actor is None or self._gone: return True
+        try: _import_ray().kill(actor, no_restart=True)
+        except Exception: self._gone = True; return True  # Ray itself is gone, and the actor with it
+        self._probe()
+        return True
+
+    def release(self): self.actor = self._step = None
+
+# %% ../nbs/01_envs.ipynb #0b8e35bf
 class AsyncEnvWorker(EnvWorker):
-    "Env worker stepping in its own thread or spawned process; awaited without blocking the event loop."
+    "Env worker stepping in its own thread, spawned process or Ray actor; awaited without blocking the event loop."
     def __init__(self,
                  env,  # `gym.Env`, `gym.vector.VectorEnv`, env id, or zero-argument factory (cloudpickled in process mode)
                  rank:int|None=None,  # index of this worker among `world_size`
                  world_size:int|None=None,  # number of workers sharing the base seed
                  seed:int=1337,  # base seed of the run; the worker's own seed is `worker_seed(seed, rank)`
-                 cleanup_time:float=5.0,  # seconds `cleanup` waits for the env to close before killing the process
-                 mode:Literal['thread', 'process']='process',  # where the env steps
+                 cleanup_time:float=5.0,  # seconds `cleanup` waits for the env to close before killing the process (or Ray actor)
+                 mode:Literal['thread', 'process', 'ray']='process',  # where the env steps ('ray': a Ray actor, the `ray` extra)
                  daemon:bool=True,  # daemon thread / process (dies with the parent)
                  restart:bool=False,  # replace a failed env (or dead process) by a fresh one
                  max_restarts:int=3,  # restarts allowed before the worker fails for good
@@ -830,13 +992,18 @@ class AsyncEnvWorker(EnvWorker):
                  vectorization_mode:str|None=None,  # with `num_envs`: 'sync', 'async' or 'vector_entry_point'
                  start_method:Literal['spawn', 'forkserver']='spawn',  # how process mode starts children (never fork)
                  name:str|None=None,  # name used in errors (default `env-worker-{rank}/{mode}`)
+                 ray_options:dict|None=None,  # mode='ray': options of the Ray actor (`num_cpus`, `resources`, `scheduling_strategy`, ...)
                  **make_kwargs,  # passed to `gym.make` / `gym.make_vec`
                 ):
-        if mode not in ('thread', 'process'): raise ConfigError(f"mode must be 'thread' or 'process', got {mode!r}.")
+        if mode not in ('thread', 'process', 'ray'): raise ConfigError(f"mode must be 'thread', 'process' or 'ray', got {mode!r}.")
+        if ray_options is not None and not (mode == 'ray' and isinstance(ray_options, dict)):
+            raise ConfigError(f"ray_options must be a dict of Ray actor options, and applies to mode='ray' only; got {ray_options!r} with mode={mode!r}.")
+        if mode == 'ray': _import_ray()  # a missing Ray fails here, saying how to install it
         if start_method not in ('spawn', 'forkserver'):
             raise ConfigError(f"start_method must be 'spawn' or 'forkserver' (fork is unsafe once JAX runs), got {start_method!r}.")
         if not cleanup_time >= 0: raise ConfigError(f"cleanup_time must be >= 0 seconds, got {cleanup_time!r}.")
         self.mode, self.cleanup_time, self.daemon, self.start_method = mode, float(cleanup_time), daemon, start_method
+        self.ray_options = dict(ray_options or {})
         super().__init__(env, rank, world_size, seed, restart, max_restarts, num_envs, vectorization_mode, name, **make_kwargs)
         self._runner, self._closing = None, []
         self._start_runner(0)
@@ -846,20 +1013,26 @@ class AsyncEnvWorker(EnvWorker):
         r = self._runner
         return r.proc.pid if isinstance(r, _ProcessRunner) else None
 
+    @property
+    def ray_actor(self):
+        "Handle of the Ray actor that steps the env (mode='ray', once created), else None."
+        r = self._runner
+        return r.actor if isinstance(r, _RayRunner) else None
+
     def _start_runner(self, episode_start):
         self._reap()  # release what earlier runners left (a replaced runner is reaped here, not only at close)
         seed = worker_seed(self.base_seed, self.rank, self.restarts)
-        cls = _ThreadRunner if self.mode == 'thread' else _ProcessRunner
-        args = (self.start_method,) if self.mode == 'process' else ()
         self._inflight, self._last_cmd, self._sent_at = True, 'start', time.monotonic()
-        self._runner = cls(self, self._factory, seed, episode_start, self.daemon, *args)
+        if self.mode == 'thread': self._runner = _ThreadRunner(self, self._factory, seed, episode_start, self.daemon)
+        elif self.mode == 'process': self._runner = _ProcessRunner(self, self._factory, seed, episode_start, self.daemon, self.start_method)
+        else: self._runner = _RayRunner(self, self._factory, seed, episode_start, self.ray_options)
         if self._loop is not None: self._runner.attach(self._loop)
 
     def _stop_runner(self):
         r, self._runner = self._runner, None
         if r is not None:
             r.close_nowait()
-            # a process is killed now; a thread cannot be, but it ends by itself once its env failed or got 'C'
+            # a process or Ray actor is killed now; a thread cannot be, but it ends by itself once its env failed or got 'C'
             self._closing.append((r, time.monotonic() + (1.0 if r.kill() else self.cleanup_time)))
 
     def _on_runner(self, runner, item):
@@ -934,7 +1107,7 @@ class AsyncEnvWorker(EnvWorker):
         self._close_nowait()
         while not self._reap(): await asyncio.sleep(0.005)
 
-# %% ../nbs/01_envs.ipynb #8d1d3304
+# %% ../nbs/01_envs.ipynb #42365309
 class WorkerPool(abc.ABC):
     "A set of env workers driven from one coroutine: `await get_state() -> (state, worker_id)`, `send_action(action, worker_id)`."
     def __init__(self, workers:Sequence[EnvWorker]):

@@ -24,8 +24,8 @@ def test_module_imports(module):
 
 
 def test_runtime_imports_leave_out_rlax_and_nnx():
-    "`import rlnb.agent` (and the CLI) load neither rlax (distrax, tensorflow-probability) nor flax.nnx: rlnb has its own losses, and nnx is the user's choice."
-    heavy = ["rlax", "distrax", "tensorflow_probability", "flax.nnx"]
+    "`import rlnb.agent` (and the CLI) load neither rlax (distrax, tensorflow-probability) nor flax.nnx nor Ray: rlnb has its own losses, nnx is the user's choice, and Ray is imported by the first Ray env worker."
+    heavy = ["rlax", "distrax", "tensorflow_probability", "flax.nnx", "ray"]
     code = f"import sys, rlnb.agent, rlnb.cli, rlnb.presets; print([m for m in {heavy!r} if m in sys.modules])"
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
