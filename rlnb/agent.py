@@ -31,8 +31,9 @@ from .presets import Preset, resolve_preset
 from .monitor import _fmt, _logger
 
 # %% auto #0
-__all__ = ['CKPT_DIR', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'find_checkpoint', 'prune_checkpoints',
-           'check_run_dir', 'MetricsTable', 'DistributedAgent', 'load_policy', 'read_wandb_offline']
+__all__ = ['CKPT_DIR', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'process_dir', 'find_checkpoint',
+           'prune_checkpoints', 'check_run_dir', 'MetricsTable', 'DistributedAgent', 'load_policy',
+           'read_wandb_offline']
 
 # %% ../nbs/11_agent.ipynb #ac36129c
 _MAGIC = b'RLNBCKPT'
@@ -87,11 +88,16 @@ def list_checkpoints(run_dir) -> list[Path]:
     if (d / CKPT_DIR).is_dir(): d = d / CKPT_DIR
     return sorted(d.glob('ckpt-*.msgpack'))
 
+def process_dir(path) -> Path:
+    "The part of a run directory this process owns: `path/process-<i>` in a multi-process run (`jax.distributed`), else `path` itself."
+    return Path(path) / f'process-{jax.process_index()}' if jax.process_count() > 1 else Path(path)
+
 def find_checkpoint(path) -> Path:
-    "A checkpoint file as is, or the latest checkpoint of a run directory."
+    "A checkpoint file as is, or the latest checkpoint of a run directory (of this process's part, in a multi-process run)."
     p = Path(path)
     if p.is_file(): return p
     if not p.exists(): raise ConfigError(f"no checkpoint or run directory at {str(p)!r}.")
+    if process_dir(p).is_dir(): p = process_dir(p)
     found = list_checkpoints(p)
     if not found: raise ConfigError(f"{str(p)!r} holds no checkpoint (expected {CKPT_DIR}/ckpt-*.msgpack); train with save_interval set first.")
     return found[-1]
@@ -159,7 +165,7 @@ def _read_run(path, env, caller:str):
 
 def _resolve_devices(devices, num_learners) -> list:
     local = jax.local_devices()
-    if devices is None: devs = list(local)
+    if devices is None: devs = jax.devices()  # every device: this host's, and other processes' after `jax.distributed.initialize`
     elif isinstance(devices, int) and not isinstance(devices, bool):
         if not 1 <= devices <= len(local): raise ConfigError(f"devices={devices}: this host has {len(local)} local devices; pass 1..{len(local)}, a list of devices, or None for all.")
         devs = list(local[:devices])
@@ -191,7 +197,7 @@ class DistributedAgent:
                  eval_env=None,  # env id or factory for evaluation; None: `env`
                  tag:str='default',  # experiment tag: logger name, default run directory runs/<tag>
                  seed:int=1,  # seed of everything (envs, params, exploration, replay)
-                 devices=None,  # learner devices: None (all local), an int (the first k) or a list of jax.Device
+                 devices=None,  # learner devices: None (all; of every process in a multi-process run), an int (the first k local ones) or a list of jax.Device
                  num_steps:int|None=None,  # rollout length (the algorithm's `rollout_field`: Ape-X's n_step, IMPALA's unroll_length); None: the algorithm's
                  num_actors:int|None=None,  # actors; None: the algorithm's
                  num_learners:int|None=None,  # learner devices taken from `devices`; None: all of them
@@ -227,7 +233,7 @@ class DistributedAgent:
         self.algo = cls(env, devices=self.devices, func=func, eval_env=eval_env, name=tag, **over)
         self.config = self.algo.config
         self.columns = _HEAD + self.algo.metric_names() + _TAIL  # history / metrics.csv / TensorBoard columns: the algorithm's metrics in the middle
-        self.work_dir = Path(work_dir if work_dir is not None else Path('runs') / tag)
+        self.work_dir = process_dir(work_dir if work_dir is not None else Path('runs') / tag)  # each process of a multi-process run writes its own part
         self.keep_checkpoints = keep_checkpoints
         self.history: list[dict] = []  # one row per log interval (and per evaluation)
         self.evals: list[dict] = []  # every evaluation: env_steps, updates, mean, std, returns
@@ -538,6 +544,7 @@ class DistributedAgent:
         cfg = dataclasses.asdict(config_from_state(get_algo(tree['algo']).Config, tree['state']['config']))
         if tree.get('eval_env'): kwargs.setdefault('eval_env', tree['eval_env'])
         run_dir = path.parent.parent if path.parent.name == CKPT_DIR else path.parent
+        if jax.process_count() > 1 and run_dir.name == process_dir('.').name: run_dir = run_dir.parent  # the agent adds this process's part again
         seed, det = cfg.pop('seed'), cfg.pop('deterministic', False)
         agent = cls(env, tag=kwargs.pop('tag', tree.get('tag', 'default')), seed=seed, algo=tree['algo'], deterministic=det,
                     work_dir=work_dir if work_dir is not None else run_dir, **{**cfg, **kwargs})

@@ -28,7 +28,7 @@ import gymnasium as gym
 from .core import ConfigError, NonFiniteError, RLNBError, TransitionBatch, check_batch, in_thread, preallocate, run_sync
 from .envs import AsyncEnvWorker, SyncEnvWorker, env_factory, get_worker_pool
 from .functions import preprocessed_shape
-from .parallel import data_parallel, host_local, local_devices, make_mesh, ready, replicate
+from .parallel import data_parallel, host_local, local_devices, make_mesh, ready, replicate, spans_processes
 from .tracing import Trajectory
 from .replay import ReplayBuffer, PrioritizedReplayBuffer, _rng_state, _set_rng_state
 from .workers import Worker
@@ -438,6 +438,9 @@ class Runtime(Worker):
             self.observation_space, self.action_space = obs_space, act_space
             self.mesh = make_mesh(devices)
             n_local = len(local_devices(self.mesh))  # over several processes, batch_size is this process's share of the batch
+            if n_local < self.mesh.size and not cfg.deterministic:
+                raise ConfigError(f"the learner spans {jax.process_count()} processes: run with deterministic=True, whose fixed schedule "
+                                  "keeps the processes' learner steps in lockstep (concurrent roles would let one process dispatch an update the others never join).")
             if cfg.batch_size % n_local:
                 raise ConfigError(f"batch_size={cfg.batch_size} must be a multiple of the {n_local} learner devices.")
             super().__init__(pool, tracer=None, name=name or self.algo_name, seed=cfg.seed)
@@ -792,14 +795,27 @@ async def learner(self, stop:asyncio.Event):
         await asyncio.sleep(0)
 
 # %% ../nbs/09_runtime.ipynb #7bfba689
+async def _all_processes(*flags) -> np.ndarray:
+    "Every process's `flags`, as a (processes, len(flags)) bool array. A collective: every process calls it at the same point of its schedule."
+    from jax.experimental import multihost_utils
+    x = await in_thread(multihost_utils.process_allgather, np.array(flags, np.int32))
+    return np.asarray(x).astype(bool).reshape(jax.process_count(), len(flags))
+
 @patch_to(Runtime)
 async def _schedule(self, stop:asyncio.Event, until:int):
     "Deterministic mode: tick the actors, insert, run exactly the dispatches the pacing allows; until `until` env steps."
     states = await self._first_states()
-    while self.env_steps < until and not stop.is_set():
+    multi = spans_processes(self.mesh)
+    while True:
+        go = self.env_steps < until and not stop.is_set()
+        if multi:  # the learner's collectives need every process at every dispatch: all tick until each reached `until`; a stop anywhere stops all
+            flags = await _all_processes(go, stop.is_set())
+            go = flags[:, 0].any() and not flags[:, 1].any()
+        if not go: break
         await self._actor_tick(states)
         if self.tracer: await self.pacing.insert(self.tracer.flush())
-        while self.pacing.learner_may_run(): await self._learner_dispatch()
+        while self.pacing.learner_may_run() if not multi else (await _all_processes(self.pacing.learner_may_run())).all():
+            await self._learner_dispatch()  # over several processes, a dispatch runs when every process's pacing allows it
         await asyncio.sleep(0)  # one tick at a time: the notebook stays responsive, stop() is seen between ticks
 
 @patch_to(Runtime)

@@ -30,7 +30,7 @@ WORKER = textwrap.dedent(r'''
     from rlnb.parallel import host_local
     from rlnb.apex_dqn import ApeXDQN
     B = 64
-    agent = ApeXDQN('CartPole-v1', num_actors=1, envs_per_actor=1, batch_size=B // nproc, hidden=(32,), seed=0, updates_per_dispatch=1)
+    agent = ApeXDQN('CartPole-v1', num_actors=1, envs_per_actor=1, batch_size=B // nproc, hidden=(32,), seed=0, updates_per_dispatch=1, deterministic=True)
     assert agent.mesh.size == 8 and len(jax.devices()) == 8, (agent.mesh.size, jax.devices())
     rows = slice(pid * B // nproc, (pid + 1) * B // nproc)
     td = []
@@ -62,6 +62,28 @@ LEARN = textwrap.dedent(r'''
     first = [float(x) for x in agent.buffer.storage['S'][:5, 0]]  # this process's own replay
     json.dump(dict(eval=r['eval']['mean'], updates=agent.updates, first=first), open(f'{out}.{pid}.json', 'w'))
     agent.close()
+    jax.distributed.shutdown()
+''')
+
+
+RESUME = textwrap.dedent(r'''
+    import os, sys, json
+    pid, nproc, port, out = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=1'
+    import jax
+    jax.config.update('jax_cpu_collectives_implementation', 'gloo')
+    jax.distributed.initialize(f'localhost:{port}', num_processes=nproc, process_id=pid, initialization_timeout=60)
+    from rlnb.agent import DistributedAgent
+    run = os.path.join(os.path.dirname(out), 'run')
+    kw = dict(eval_interval=None, log_interval=0, progress=False, verbose=False, tensorboard=False, num_eval_episodes=2)
+    a = DistributedAgent('CartPole-v1', algo='apex-dqn', deterministic=True, batch_size=32, buffer_warmup=200, work_dir=run)
+    a.train(1_000, **kw)
+    first = dict(updates=a.algo.updates, replay=len(a.algo.buffer), ckpt=str(a.last_checkpoint), work_dir=str(a.work_dir))
+    a.close()
+    b = DistributedAgent('CartPole-v1', algo='apex-dqn', deterministic=True, batch_size=32, buffer_warmup=200, work_dir=run)
+    b.train(1_600, init_model_path=run, **kw)  # each process resumes from its own part of the run
+    json.dump(dict(first=first, updates=b.algo.updates, env_steps=b.algo.env_steps, ckpt=str(b.last_checkpoint)), open(f'{out}.{pid}.json', 'w'))
+    b.close()
     jax.distributed.shutdown()
 ''')
 
@@ -107,3 +129,13 @@ def test_apex_learns_over_two_processes(tmp_path):
     assert r0['eval'] >= 150 and r1['eval'] >= 150, (r0, r1)  # a random policy scores about 22
     assert r0['updates'] == r1['updates'] > 0
     assert r0['first'] != r1['first']  # the two processes explored different episodes
+
+
+def test_checkpoints_over_two_processes(tmp_path):
+    "Each process writes its own part of the run directory (its replay and actors differ), and resumes from it."
+    r0, r1 = run(2, tmp_path, RESUME, timeout=600)
+    for pid, r in enumerate((r0, r1)):
+        assert r['first']['work_dir'].endswith(f'process-{pid}') and f'process-{pid}' in r['first']['ckpt']
+        assert r['updates'] > r['first']['updates'] > 0 and r['env_steps'] >= 1_600
+    assert r0['first']['updates'] == r1['first']['updates'] and r0['updates'] == r1['updates']  # still in lockstep after the resume
+    assert sorted(p.name for p in (tmp_path / 'run').iterdir()) == ['process-0', 'process-1']
