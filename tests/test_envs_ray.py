@@ -7,6 +7,7 @@ closing leaves no actor, thread or task, and train Ape-X with `actor_mode='ray'`
 Without Ray installed (the `ray` extra, part of `dev`) they are skipped, saying so; the missing-Ray error is tested either way.
 """
 import asyncio
+import subprocess
 import sys
 import threading
 import time
@@ -15,6 +16,7 @@ import numpy as np
 import psutil
 import pytest
 
+from conftest import ROOT
 from rlnb.core import ConfigError, EnvWorkerError
 from rlnb.envs import AsyncEnvWorker, AsyncWorkerPool
 
@@ -79,6 +81,62 @@ def test_missing_ray_is_a_config_error_naming_the_extra(monkeypatch):
         AsyncEnvWorker("CartPole-v1", mode="ray")
     with pytest.raises(ConfigError, match="applies to mode='ray' only"):
         AsyncEnvWorker("CartPole-v1", mode="process", ray_options={"num_cpus": 1})
+
+
+LAZY = """
+import asyncio, threading, time
+import psutil
+from rlnb.envs import AsyncEnvWorker
+import ray
+
+async def main():
+    gaps, ticking = [], True
+    async def ticker():  # how long the loop goes without running a coroutine while Ray starts
+        t = time.perf_counter()
+        while ticking:
+            await asyncio.sleep(0.01)
+            gaps.append(time.perf_counter() - t); t = time.perf_counter()
+    tick = asyncio.create_task(ticker())
+    t = time.perf_counter()
+    w = AsyncEnvWorker('CartPole-v1', mode='ray')
+    made = time.perf_counter() - t
+    st = await w.get_state(timeout=120)
+    up = time.perf_counter() - t
+    w.send_action(0)
+    await w.get_state(timeout=30)
+    ticking = False
+    await tick
+    await w.aclose()
+    assert ray.is_initialized() and 'rlnb-ray' in [t.name for t in threading.enumerate()]
+    print(f"constructor {made:.3f} s, first state {up:.1f} s, longest loop stall {max(gaps):.3f} s", flush=True)
+    # the loop keeps running while Ray starts, but for one pause: Ray's driver connect (creating its core worker) holds
+    # the GIL for a moment whatever thread calls it (1-3 s on a loaded 2-core machine), so the bound is half the start-up
+    assert made < 0.5 and max(gaps) < up / 2, (made, max(gaps), up)
+
+asyncio.run(main())
+ray.shutdown()
+deadline = time.monotonic() + 10
+def left():
+    threads = [t.name for t in threading.enumerate() if t.name.startswith('rlnb-')]
+    kids = [' '.join(p.cmdline())[:100] for p in psutil.Process().children(recursive=True) if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    return threads + kids
+while left():
+    assert time.monotonic() < deadline, left()
+    time.sleep(0.05)
+print('OK')
+"""
+
+
+def test_lazy_local_ray_does_not_block_the_loop():
+    "Without ray.init, the first Ray worker starts a local instance from rlnb's `rlnb-ray` thread: the constructor returns at once, the loop keeps running (but for Ray's own pause, see below), and after ray.shutdown() that thread ends and no process is left."
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'rlnb[ray]' (part of the dev extra)")
+    proc = subprocess.Popen([sys.executable, "-c", LAZY], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None: proc.kill(); proc.wait()
+    assert proc.returncode == 0 and out.strip().endswith("OK"), (out, err[-4000:])
+    print(out)
 
 
 async def _drive(worker, actions):
