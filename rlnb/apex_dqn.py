@@ -19,6 +19,7 @@ import gymnasium as gym
 from .core import ConfigError
 from .functions import Q
 from .parallel import pmean
+from .pixels import image_encoder, is_image_space
 from .replay import PrioritizedReplayBuffer
 from .runtime import ReplayRatio, Runtime, RuntimeConfig, adam_clipped, need, numpy_init
 from .td_learning import DoubleQLearning
@@ -37,7 +38,7 @@ class ApeXConfig(RuntimeConfig):
     eps_alpha: float = 7.0  # exponent spread of the ladder
     n_step: int = 3  # n of the n-step targets
     gamma: float = 0.99  # discount factor
-    hidden: tuple = (64, 64)  # widths of the default MLP
+    hidden: tuple = (64, 64)  # widths of the default MLP (image observations get a CNN encoder instead: rlnb.pixels)
     dueling: bool = True  # dueling head (V + A - mean A) on the default MLP
     learning_rate: float = 2.3e-3  # Adam step size
     max_grad_norm: float = 10.0  # global gradient-norm clip
@@ -70,14 +71,15 @@ def epsilon_ladder(n:int, epsilon:float=0.4, alpha:float=7.0) -> np.ndarray:
 
 # %% ../nbs/12_apex_dqn.ipynb #fb1fd2ad
 class MLPQ(nn.Module):
-    "MLP q-network S -> q(S, .) with an optional dueling head."
+    "Q-network S -> q(S, .): an optional encoder (a CNN for images), an MLP, and an optional dueling head."
     num_actions: int
     hidden: Sequence[int] = (128, 128)
     dueling: bool = True
+    encoder: nn.Module|None = None  # applied to S first; None: S flattened
 
     @nn.compact
     def __call__(self, x):
-        x = x.reshape(x.shape[0], -1)
+        x = self.encoder(x) if self.encoder is not None else x.reshape(x.shape[0], -1)
         for h in self.hidden: x = nn.relu(nn.Dense(h)(x))
         if not self.dueling: return nn.Dense(self.num_actions)(x)
         v, a = nn.Dense(1)(x), nn.Dense(self.num_actions)(x)
@@ -100,7 +102,9 @@ class ApeXDQN(Runtime):
 
     def setup(self, func):
         cfg = self.config
-        net = func if func is not None else MLPQ(int(self.action_space.n), tuple(cfg.hidden), cfg.dueling)
+        image = is_image_space(self.observation_space)  # images: the CNN encoder (with its dense layer) and the heads, without `hidden`
+        net = func if func is not None else MLPQ(int(self.action_space.n), () if image else tuple(cfg.hidden), cfg.dueling,
+                                                 image_encoder(self.observation_space) if image else None)
         params = numpy_init(net, self.observation_space, cfg.seed) if func is None else None
         self.q = Q(net, seed=cfg.seed, params=params, observation_space=self.observation_space, action_space=self.action_space)
         self.optimizer = adam_clipped(cfg.learning_rate, cfg.max_grad_norm)

@@ -18,6 +18,7 @@ import optax
 import gymnasium as gym
 
 from .core import ConfigError
+from .pixels import image_encoder, is_image_space
 from .parallel import pmean
 from .policy_gradient import DiagGaussian, distribution_for, vtrace
 from .runtime import OnPolicyQueue, Runtime, RuntimeConfig, adam_clipped, need, numpy_init
@@ -56,15 +57,16 @@ class IMPALAConfig(RuntimeConfig):
 
 # %% ../nbs/13_impala.ipynb #7144db47
 class ActorCritic(nn.Module):
-    "Policy and value MLPs: S -> (logits or (mean, log_std), V(S))."
+    "Policy and value MLPs, after an optional shared encoder (a CNN for images): S -> (logits or (mean, log_std), V(S))."
     num_outputs: int  # actions (logits) or action dimensions (Gaussian mean)
     hidden: Sequence[int] = (64, 64)
     gaussian: bool = False  # a diagonal Gaussian (mean, log_std) instead of logits
     log_std_init: float = 0.0
+    encoder: nn.Module|None = None  # shared by both heads; None: S flattened
 
     @nn.compact
     def __call__(self, x):
-        x = x.reshape(x.shape[0], -1).astype(jnp.float32)
+        x = self.encoder(x) if self.encoder is not None else x.reshape(x.shape[0], -1).astype(jnp.float32)
         def mlp(h, out):
             for w in self.hidden: h = nn.tanh(nn.Dense(w)(h))
             return nn.Dense(out)(h)
@@ -114,7 +116,9 @@ class IMPALA(Runtime):
         "Build `self.net` (the user's `func` or an `ActorCritic` from the config's `hidden` and `log_std_init`) and return its initial params."
         cfg, space = self.config, self.action_space
         gaussian = self.dist is DiagGaussian
-        self.net = func if func is not None else ActorCritic(int(space.shape[0]) if gaussian else int(space.n), tuple(cfg.hidden), gaussian, cfg.log_std_init)
+        image = is_image_space(self.observation_space)  # images: a shared CNN encoder and linear heads, without `hidden`
+        self.net = func if func is not None else ActorCritic(int(space.shape[0]) if gaussian else int(space.n), () if image else tuple(cfg.hidden),
+                                                             gaussian, cfg.log_std_init, image_encoder(self.observation_space) if image else None)
         params = numpy_init(self.net, self.observation_space, cfg.seed)
         if gaussian:
             params['params']['log_std'] = np.full(space.shape, cfg.log_std_init, np.float32)

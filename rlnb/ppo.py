@@ -122,7 +122,7 @@ class PPO(IMPALA):
                               f"use a number of envs (num_actors * envs_per_actor) that is a multiple of {mesh.size}, or fewer devices.")
         params = self.init_params(func)
         if func is None:  # a near-uniform first policy
-            head = params['params'][f'Dense_{len(cfg.hidden)}']
+            head = params['params'][f'Dense_{len(self.net.hidden)}']  # the policy's output layer
             head['kernel'] = head['kernel'] * np.float32(0.01)
         self.optimizer = zero_init(optax.flatten(optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.scale_by_adam(eps=1e-5))))
         shape = self.observation_space.shape

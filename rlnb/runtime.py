@@ -28,6 +28,7 @@ import gymnasium as gym
 from .core import ConfigError, NonFiniteError, RLNBError, TransitionBatch, check_batch, in_thread, preallocate, run_sync
 from .envs import AsyncEnvWorker, SyncEnvWorker, env_factory, get_worker_pool
 from .functions import preprocessed_shape
+from .pixels import pixel_env
 from .parallel import data_parallel, host_local, local_devices, make_mesh, ready, replicate, spans_processes
 from .tracing import Trajectory
 from .replay import ReplayBuffer, PrioritizedReplayBuffer, _rng_state, _set_rng_state
@@ -288,6 +289,14 @@ class OnPolicyQueue(Pacing):
 
     def dispatch_size(self) -> int: return super().dispatch_size() if self.columns is None else self.columns
 
+    def bind(self, rt):
+        super().bind(rt)
+        cfg, need_ = rt.config, self.dispatch_size()
+        if not cfg.deterministic and need_ > cfg.queue_size * cfg.num_envs:  # the actors would stop before the learner could start
+            raise ConfigError(f"a dispatch takes {need_} trajectory columns (updates_per_dispatch * batch_size), but the actors stop once "
+                              f"queue_size * num_envs = {cfg.queue_size} * {cfg.num_envs} = {cfg.queue_size * cfg.num_envs} are queued: "
+                              f"use more envs (num_actors * envs_per_actor >= {need_}), a smaller batch_size, or a larger queue_size.")
+
     def put(self, data):
         self._queue.append(data); self._cols += data.batch_size
 
@@ -428,8 +437,9 @@ class Runtime(Worker):
                                       f"{', '.join(f.name for f in dataclasses.fields(cls))}.")
         if config is not None and not isinstance(config, cls): raise ConfigError(f"config must be a {cls.__name__}, got {type(config).__name__}.")
         cfg = dataclasses.replace(config or cls(), **overrides)
+        env, eval_env = pixel_env(env, train=True), pixel_env(env if eval_env is None else eval_env, train=False)  # Atari ids get their preprocessing
         self.config, self._env_arg = cfg, env
-        self.eval_env = env if eval_env is None else eval_env
+        self.eval_env = eval_env
         pool = make_actors(env, cfg)
         try:
             w0 = pool.workers[0]  # a sync worker knows its spaces now; thread and process workers only once their env is up
