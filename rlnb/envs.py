@@ -1050,7 +1050,7 @@ class AsyncEnvWorker(EnvWorker):
     def send_action(self, action):
         if action.__class__ is not str and not (self._inflight or self._closed or self._failed):
             a = self._check(action)
-            self._inflight, self._last_cmd, self._sent_at = True, 'step', time.monotonic()
+            self._inflight, self._last_cmd, self._sent_at, self._fresh = True, 'step', time.monotonic(), False  # an untaken state is superseded
             self._runner.step(a)
             return
         self._refuse(action)
