@@ -214,9 +214,13 @@ class ReplayRatio(Pacing):
 
     async def collect(self):
         while self._queue:
-            batch = self._queue[0]
-            await self.insert(batch)
-            self._queue.popleft(); self._queued -= len(batch)
+            # the queued batches go in together, up to the priority program's 128 rows: one TD computation instead of one per tick
+            k, n = 1, len(self._queue[0])
+            while k < len(self._queue) and n + len(self._queue[k]) <= 128: n += len(self._queue[k]); k += 1
+            taken = [self._queue[i] for i in range(k)]
+            await self.insert(taken[0] if k == 1 else TransitionBatch.concatenate(taken))
+            for b in taken:  # (a reset while inserting has emptied the queue already)
+                if self._queue and self._queue[0] is b: self._queue.popleft(); self._queued -= len(b)
 
     def actors_may_run(self) -> bool:
         return len(self._queue) < self.rt.config.queue_size and self.behind() + self.ratio * self._queued <= self.slack
@@ -228,9 +232,9 @@ class ReplayRatio(Pacing):
     def queued(self) -> int: return len(self._queue)
 
     def _priorities(self, batch):
-        "Dispatch the TD errors that become `batch`'s priorities, padded to a power-of-two bucket (no retracing)."
+        "Dispatch the TD errors that become `batch`'s priorities, padded to a power-of-two bucket of at least 8 rows (each bucket traced once)."
         n = len(batch)
-        size = max(128, 1 << (n - 1).bit_length())
+        size = max(8, 1 << (n - 1).bit_length())
         padded = batch if n == size else TransitionBatch.concatenate([batch, batch[np.zeros(size - n, np.int64)]])
         return self._td(self.rt.acting_params, self.rt.prepare(padded))
 
@@ -262,9 +266,11 @@ class ReplayRatio(Pacing):
         return TransitionBatch(S=S(), A=preallocate(self.rt.action_space, n), logP=f32, Rn=f32, In=f32, S_next=S(), W=f32 + 1)
 
     def programs(self) -> dict:
+        "The TD-priority program for every bucket a tick's insertion can need (8 rows up to 128, or up to the envs' count when larger): a CNN's priorities cost what the new rows need, not 128 rows each time."
         if self._td is None: return {}
-        batch = self.zero_data(self.rt.config.num_envs)
-        return dict(td=lambda: self._priorities(batch))
+        top = max(128, 1 << (self.rt.config.num_envs - 1).bit_length())
+        batches = [self.zero_data(1 << k) for k in range(3, top.bit_length())]
+        return dict(td=lambda: [self._priorities(b) for b in batches])
 
     def reset(self):
         self._queue.clear(); self._queued = 0
