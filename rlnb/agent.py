@@ -410,9 +410,10 @@ class DistributedAgent:
         try:
             while a.env_steps < goal and not self._stop_requested:
                 before = a.env_steps
-                try: await a.atrain(min(goal, nxt(eval_interval), nxt(save_interval)), eval_interval=None, final_eval=False, callback=tick)
+                try:
+                    await a.atrain(min(goal, nxt(eval_interval), nxt(save_interval)), eval_interval=None, final_eval=False, callback=tick)
+                    tick(a)  # a stop requested just as the chunk ended is seen here
                 except _StopRequested: break
-                tick(a)
                 if crossed(before, eval_interval) or a.env_steps >= goal:
                     last_eval = await self._evaluate(num_eval_episodes, verbose)
                     reached = target_return is not None and last_eval['mean'] >= target_return
