@@ -7,7 +7,6 @@ Docs: https://rlnb.github.io/rlnb/frames.html.md"""
 # %% ../nbs/18_frames.ipynb #ace39f7e
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
@@ -20,7 +19,7 @@ import jax
 import gymnasium as gym
 
 from .core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError, preallocate
-from .replay import SumTree, _rng_state, _set_rng_state
+from .replay import SumTree, WaitReady, _rng_state, _set_rng_state
 
 # %% auto #0
 __all__ = ['FIRST', 'TERM', 'TRUNC', 'FINAL', 'nstep_window', 'stack_offsets', 'FrameReplayBuffer',
@@ -87,7 +86,7 @@ def _copy_chunks(dst:np.ndarray, src):
                 del block
             else: dst[s, i:j] = src[s, i:j]
 
-class FrameReplayBuffer:
+class FrameReplayBuffer(WaitReady):
     "Uniform replay of stacked pixel observations that stores each env step's frame once (one ring per env stream)."
     def __init__(self,
                  capacity:int,  # frames (env steps) stored in all, split evenly over the streams
@@ -392,17 +391,7 @@ class FrameReplayBuffer:
             if len(cand) >= batch_size:
                 s, t = self._rows_of(cand[:batch_size])
                 return self._batch(s, t, np.ones(batch_size, np.float32), sharding)
-        tree = self._tree
-        u = self._rng.random(batch_size)
-        u += np.arange(batch_size)  # one uniform draw in each of batch_size equal segments
-        u *= tree.total / batch_size
-        slots = tree.find(u.copy(), overwrite=True)
-        p = tree.leaves.take(slots)
-        if not p.min() > 0:  # a draw rounded onto an empty leaf: redo those few exactly
-            bad = ~(p > 0)
-            cum = np.cumsum(tree.leaves[:self.capacity], dtype=np.float64)
-            slots[bad] = np.minimum(np.searchsorted(cum, np.minimum(u[bad], cum[-1] * (1 - 1e-12)), side='right'), self.capacity - 1)
-            p = tree.leaves.take(slots)
+        slots, p = self._tree.stratified(self._rng, batch_size, self.capacity)
         s, t = self._rows_of(slots)
         return self._batch(s, t, self._weights(p), sharding)
 
@@ -429,35 +418,6 @@ class FrameReplayBuffer:
             raise ValueError(f"{type(self).__name__}.get: idx {idx[~ok][:3].tolist()} cannot be sampled (overwritten, its window not "
                              f"complete yet, or a final observation).")
         return self._batch(s, t, np.ones(len(idx), np.float32))
-
-    # -- waiting for warm-up
-    def _notify(self):
-        "Wake coroutines in `wait_ready` (from this loop, another loop, or a plain thread)."
-        if not self._waiters: return
-        try: running = asyncio.get_running_loop()
-        except RuntimeError: running = None
-        for loop, fut, n in list(self._waiters):
-            if self._n_valid < n or fut.done(): continue
-            if loop is running: fut.set_result(None)
-            elif not loop.is_closed(): loop.call_soon_threadsafe(lambda f=fut: f.done() or f.set_result(None))
-
-    @property
-    def waiting(self) -> int:
-        "Coroutines parked in `wait_ready` right now."
-        return len(self._waiters)
-
-    async def wait_ready(self,
-                         n:int,  # sampleable transitions to wait for (`buffer_warmup`)
-                        ):
-        "Wait, without polling, until at least `n` transitions can be sampled."
-        if n > self.capacity:
-            raise ConfigError(f"{type(self).__name__}.wait_ready: n={n} exceeds the capacity {self.capacity}; it would wait forever.")
-        loop = asyncio.get_running_loop()
-        while self._n_valid < n:
-            entry = (loop, loop.create_future(), n)
-            self._waiters.append(entry)
-            try: await entry[1]
-            finally: self._waiters.remove(entry)
 
     # -- checkpoints
     def _arrays(self) -> dict:

@@ -18,7 +18,7 @@ import gymnasium as gym
 from .core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError, preallocate
 
 # %% auto #0
-__all__ = ['ReplayBuffer', 'SumTree', 'PrioritizedReplayBuffer', 'init_replay_buffer', 'ainit_replay_buffer']
+__all__ = ['WaitReady', 'ReplayBuffer', 'SumTree', 'PrioritizedReplayBuffer', 'init_replay_buffer', 'ainit_replay_buffer']
 
 # %% ../nbs/03_replay.ipynb #f7183640
 _FIELDS = ('S', 'A', 'logP', 'Rn', 'In', 'S_next', 'A_next', 'logP_next', 'version')
@@ -62,7 +62,38 @@ def _path_names(tree):
     "Printable path of every leaf of `tree`, in `jax.tree.leaves` order."
     return [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(tree)[0]]
 
-class ReplayBuffer:
+class WaitReady:
+    "Mixin for buffers: `await wait_ready(n)` parks a coroutine until `len(self) >= n`; the buffer calls `_notify()` after it grows and keeps `self._waiters = []`."
+    def _notify(self):
+        "Wake coroutines in `wait_ready` (from this loop, another loop, or a plain thread)."
+        if not self._waiters: return
+        try: running = asyncio.get_running_loop()
+        except RuntimeError: running = None
+        size = len(self)
+        for loop, fut, n in list(self._waiters):
+            if size < n or fut.done(): continue
+            if loop is running: fut.set_result(None)
+            elif not loop.is_closed(): loop.call_soon_threadsafe(lambda f=fut: f.done() or f.set_result(None))
+
+    @property
+    def waiting(self) -> int:
+        "Coroutines parked in `wait_ready` right now."
+        return len(self._waiters)
+
+    async def wait_ready(self,
+                         n:int,  # transitions that can be sampled, to wait for (coax's `buffer_warmup`)
+                        ):
+        "Wait, without polling, until at least `n` transitions can be sampled."
+        if n > self.capacity:
+            raise ConfigError(f"{type(self).__name__}.wait_ready: n={n} exceeds the capacity {self.capacity}; it would wait forever.")
+        loop = asyncio.get_running_loop()
+        while len(self) < n:
+            entry = (loop, loop.create_future(), n)
+            self._waiters.append(entry)
+            try: await entry[1]
+            finally: self._waiters.remove(entry)
+
+class ReplayBuffer(WaitReady):
     "Uniform experience replay: circular, preallocated structure-of-arrays storage on the host."
     def __init__(self,
                  capacity:int,  # maximum number of transitions; the oldest are overwritten first
@@ -280,34 +311,6 @@ class ReplayBuffer:
         slots = self._uniform_slots(batch_size)
         return self._gather(slots, np.ones(batch_size, np.float32), sharding)
 
-    def _notify(self):
-        "Wake coroutines in `wait_ready` (from this loop, another loop, or a plain thread)."
-        if not self._waiters: return
-        try: running = asyncio.get_running_loop()
-        except RuntimeError: running = None
-        for loop, fut, n in list(self._waiters):
-            if self._size < n or fut.done(): continue
-            if loop is running: fut.set_result(None)
-            elif not loop.is_closed(): loop.call_soon_threadsafe(lambda f=fut: f.done() or f.set_result(None))
-
-    @property
-    def waiting(self) -> int:
-        "Coroutines parked in `wait_ready` right now."
-        return len(self._waiters)
-
-    async def wait_ready(self,
-                         n:int,  # number of stored transitions to wait for (coax's `buffer_warmup`)
-                        ):
-        "Wait, without polling, until the buffer holds at least `n` transitions."
-        if n > self.capacity:
-            raise ConfigError(f"{type(self).__name__}.wait_ready: n={n} exceeds the capacity {self.capacity}; it would wait forever.")
-        loop = asyncio.get_running_loop()
-        while self._size < n:
-            entry = (loop, loop.create_future(), n)
-            self._waiters.append(entry)
-            try: await entry[1]
-            finally: self._waiters.remove(entry)
-
     def state_dict(self) -> dict:
         "Contents, write pointer, counters and RNG state as a plain dict of numpy arrays, ints and strings."
         size = self._size
@@ -435,6 +438,24 @@ class SumTree:
         run[-1] = np.inf  # rounding can leave u past the block's sum: stay in the block
         return (b << self._shift) + (run <= u.astype(np.float32)).sum(axis=0)
 
+    def stratified(self,
+                   rng:np.random.Generator,  # draws the uniforms
+                   batch_size:int,  # leaves to draw
+                   n:int,  # leaves in use (the first n)
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        "`(slots, values)` of `batch_size` leaves drawn in proportion to their values, one uniform draw in each of `batch_size` equal segments of the total."
+        u = rng.random(batch_size)
+        u += np.arange(batch_size)
+        u *= self.total / batch_size
+        slots = self.find(u.copy(), overwrite=True)
+        p = self.leaves.take(slots)
+        if not p.min() > 0:  # a draw rounded onto an empty leaf: redo those few exactly
+            bad = ~(p > 0)
+            cum = np.cumsum(self.leaves[:n], dtype=np.float64)
+            slots[bad] = np.minimum(np.searchsorted(cum, np.minimum(u[bad], cum[-1] * (1 - 1e-12)), side='right'), n - 1)
+            p = self.leaves.take(slots)
+        return slots, p
+
     def check(self):
         "Raise `AssertionError` where a stored sum disagrees with the priorities under it (a debugging aid; O(capacity))."
         nb, lo = self._nb, 1 << self._top
@@ -519,20 +540,8 @@ class PrioritizedReplayBuffer(ReplayBuffer):
               ) -> TransitionBatch:
         "A batch drawn in proportion to priority, with importance weights `W` (max 1) and `idx` for `update`."
         self._check_sample(batch_size)
-        tree = self._tree
-        u = self._rng.random(batch_size)
-        u += np.arange(batch_size)  # one uniform draw in each of batch_size equal segments
-        u *= tree.total / batch_size
-        slots = tree.find(u.copy(), overwrite=True)
-        p = tree.leaves.take(slots)
-        p_min = p.min()
-        if not p_min > 0:  # u rounded onto an empty leaf: redo those few exactly
-            bad = ~(p > 0)
-            cum = np.cumsum(tree.leaves[:self._size], dtype=np.float64)
-            slots[bad] = np.minimum(np.searchsorted(cum, np.minimum(u[bad], cum[-1] * (1 - 1e-12)), side='right'), self._size - 1)
-            p = tree.leaves.take(slots)
-            p_min = p.min()
-        W = np.power(p * np.float32(1 / p_min), np.float32(-self.beta), dtype=np.float32)  # (N P(i))^-beta / max over the batch
+        slots, p = self._tree.stratified(self._rng, batch_size, self._size)
+        W = np.power(p * np.float32(1 / p.min()), np.float32(-self.beta), dtype=np.float32)  # (N P(i))^-beta / max over the batch
         return self._gather(slots, W, sharding)
 
     def update(self,

@@ -214,13 +214,9 @@ class ReplayRatio(Pacing):
 
     async def collect(self):
         while self._queue:
-            # the queued batches go in together, up to the priority program's 128 rows: one TD computation instead of one per tick
-            k, n = 1, len(self._queue[0])
-            while k < len(self._queue) and n + len(self._queue[k]) <= 128: n += len(self._queue[k]); k += 1
-            taken = [self._queue[i] for i in range(k)]
-            await self.insert(taken[0] if k == 1 else TransitionBatch.concatenate(taken))
-            for b in taken:  # (a reset while inserting has emptied the queue already)
-                if self._queue and self._queue[0] is b: self._queue.popleft(); self._queued -= len(b)
+            batch = self._queue[0]
+            await self.insert(batch)
+            self._queue.popleft(); self._queued -= len(batch)
 
     def actors_may_run(self) -> bool:
         return len(self._queue) < self.rt.config.queue_size and self.behind() + self.ratio * self._queued <= self.slack
@@ -266,7 +262,7 @@ class ReplayRatio(Pacing):
         return TransitionBatch(S=S(), A=preallocate(self.rt.action_space, n), logP=f32, Rn=f32, In=f32, S_next=S(), W=f32 + 1)
 
     def programs(self) -> dict:
-        "The TD-priority program for every bucket a tick's insertion can need (8 rows up to 128, or up to the envs' count when larger): a CNN's priorities cost what the new rows need, not 128 rows each time."
+        "The TD-priority program for every bucket a tick's insertion can need (8 rows up to 128, or up to the envs' count when larger): an insertion costs what its rows need."
         if self._td is None: return {}
         top = max(128, 1 << (self.rt.config.num_envs - 1).bit_length())
         batches = [self.zero_data(1 << k) for k in range(3, top.bit_length())]
