@@ -5,8 +5,11 @@
 Prints one JSON object:
 - `raw_steps_per_s`: one preprocessed env (`rlnb.pixels.make_atari`, training options) stepped with random actions in
   this process: the ceiling of one core;
-- `apex_steps_per_s[k]`: env steps/s of Ape-X with k process actors (4 envs each), learner nearly idle (one update
-  per 100 transitions, so the actors' own rate shows), and its ratio to k x raw;
+- `apex_steps_per_s[replay][k]`: env steps/s of Ape-X with k process actors (4 envs each), learner nearly idle (one
+  update per 100 transitions, so the actors' own rate shows), and its ratio to k x raw; `replay` is `frames` (the
+  default for ALE ids: a FrameTracer and PrioritizedFrameReplayBuffer, new rows at the largest priority) or `stacked`
+  (`frame_replay=False`: n-step transitions of whole stacked observations, TD priorities computed at insertion);
+- `replay_bytes_per_transition[replay]`: the live agent's replay storage (`buffer.nbytes / capacity`);
 - `updates_per_s[B]`: learner updates/s of Ape-X's fused update (8 per dispatch) with the NatureCNN at batch B on
   the first device (a GPU when one is visible, else the CPU);
 - `bytes_per_transition`: rlnb's PrioritizedReplayBuffer (S and S_next stacked) against FrameReplayBuffer.
@@ -41,9 +44,11 @@ def raw_rate(game, seconds):
     return rate
 
 
-def apex_rate(game, actors, seconds):
+def apex_rate(game, actors, seconds, frame_replay, nbytes):
     agent = ApeXDQN(game, num_actors=actors, envs_per_actor=4, actor_mode='process', buffer_capacity=20_000, buffer_warmup=500,
-                    batch_size=32, replay_ratio=0.01, updates_per_dispatch=1, actor_slack=50, devices=jax.local_devices()[:1])
+                    batch_size=32, replay_ratio=0.01, updates_per_dispatch=1, actor_slack=50, devices=jax.local_devices()[:1],
+                    frame_replay=None if frame_replay else False)
+    nbytes[frame_replay] = agent.buffer.nbytes / agent.buffer.capacity
     try:
         agent.compile()
         agent.train(600, eval_interval=None, final_eval=False)  # actors up, replay warm
@@ -91,16 +96,22 @@ def main():
     ap.add_argument('--game', default='ALE/Pong-v5')
     ap.add_argument('--no-learner', action='store_true', help='skip the learner updates/s (minutes per repetition on a CPU)')
     args = ap.parse_args()
-    raw, apex, upd = [], {1: [], 2: []}, {32: [], 128: []}
+    raw, upd, nbytes = [], {32: [], 128: []}, {}
+    apex = {(fr, k): [] for fr in (True, False) for k in (1, 2)}
+    name = lambda fr: 'frames' if fr else 'stacked'
     for rep in range(args.reps):
         raw.append(raw_rate(args.game, args.seconds))
-        for k in apex: apex[k].append(apex_rate(args.game, k, args.seconds))
+        for fr, k in apex: apex[fr, k].append(apex_rate(args.game, k, args.seconds, fr, nbytes))
         for b in ([] if args.no_learner else upd): upd[b].append(learner_rate(args.game, b))
-        print(json.dumps(dict(rep=rep, raw=raw[-1], apex={k: v[-1] for k, v in apex.items()}, updates={b: v[-1] for b, v in upd.items() if v})), file=sys.stderr, flush=True)
+        print(json.dumps(dict(rep=rep, raw=raw[-1], apex={f"{name(fr)}-{k}": v[-1] for (fr, k), v in apex.items()},
+                              updates={b: v[-1] for b, v in upd.items() if v})), file=sys.stderr, flush=True)
     med = statistics.median
     out = dict(game=args.game, device=str(jax.local_devices()[0]), cores=os.cpu_count(), reps=args.reps,
                raw_steps_per_s=med(raw),
-               apex_steps_per_s={k: dict(median=med(v), vs_raw_x_actors=med([a / (k * r) for a, r in zip(v, raw)])) for k, v in apex.items()},
+               apex_steps_per_s={name(fr): {k: dict(median=med(v), vs_raw_x_actors=med([a / (k * r) for a, r in zip(v, raw)]))
+                                            for (f, k), v in apex.items() if f == fr} for fr in (True, False)},
+               frames_over_stacked={k: med([a / b for a, b in zip(apex[True, k], apex[False, k])]) for k in (1, 2)},
+               replay_bytes_per_transition={name(fr): v for fr, v in nbytes.items()},
                updates_per_s={b: med(v) for b, v in upd.items() if v},
                bytes_per_transition=bytes_per_transition())
     print(json.dumps(out, indent=1))

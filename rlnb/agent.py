@@ -29,6 +29,7 @@ from .core import ConfigError, RLNBError, TrainingError, in_thread, run_sync
 from .runtime import ALGOS, Policy, config_from_state, env_spaces, get_algo
 from .presets import Preset, resolve_preset
 from .monitor import _fmt, _logger
+from .frames import load_state, save_state
 
 # %% auto #0
 __all__ = ['CKPT_DIR', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'process_dir', 'find_checkpoint',
@@ -42,15 +43,44 @@ CKPT_DIR = 'checkpoints'
 
 def _ckpt_name(env_steps:int) -> str: return f"ckpt-{int(env_steps):012d}.msgpack"
 
+_STREAMED = ('FrameReplayBuffer', 'PrioritizedFrameReplayBuffer')  # states written beside the checkpoint file as .npy files, never copied into its payload
+
+def _split_streamed(tree:dict, path:Path) -> tuple:
+    "`tree` with each frame-replay state replaced by a reference to the directory it goes to, and the (state, directory) pairs."
+    out = []
+    def walk(v):
+        if not isinstance(v, dict): return v
+        if v.get('kind') in _STREAMED:
+            out.append((v, path.with_name(f"{path.stem}.replay-{len(out)}")))
+            return {'__streamed__': out[-1][1].name}
+        return {k: walk(x) for k, x in v.items()}
+    return walk(tree), out
+
+def _join_streamed(tree:dict, path:Path) -> dict:
+    "Replace the references `_split_streamed` left with the states in their directories, as read-only memory maps."
+    def walk(v):
+        if not isinstance(v, dict): return v
+        if set(v) == {'__streamed__'}:
+            d = path.parent / v['__streamed__']
+            if not (d / 'state.json').is_file():
+                raise RLNBError(f"{path} keeps its replay in {d}, which is missing; copy a checkpoint together with its {path.stem}.replay-* "
+                                "directory, or load an earlier checkpoint of the run.")
+            return load_state(d)
+        return {k: walk(x) for k, x in v.items()}
+    return walk(tree)
+
 def write_checkpoint(path,  # final file name
                      tree:dict,  # str-keyed nested dict of numpy arrays, numbers, strings
                     ) -> Path:
-    "Serialize `tree` with msgpack and write it to `path` atomically (temp file in the same dir, fsync, `os.replace`)."
+    "Serialize `tree` with msgpack and write it to `path` atomically (temp file in the same dir, fsync, `os.replace`); frame replay goes beside it, streamed."
     path = Path(path)
+    tree, streamed = _split_streamed(tree, path)
     payload = serialization.msgpack_serialize(tree)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}"
+    existed = path.exists()
     try:
+        for state, d in streamed: save_state(state, d)  # before the file: a checkpoint file only names replay directories that are complete
         with open(tmp, 'wb') as f:
             f.write(_HEADER.pack(_MAGIC, len(payload), zlib.crc32(payload)))
             view, step = memoryview(payload), 1 << 24
@@ -60,6 +90,8 @@ def write_checkpoint(path,  # final file name
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
+        if not existed:
+            for _, d in streamed: shutil.rmtree(d, ignore_errors=True)
         raise
     if hasattr(os, 'O_DIRECTORY'):  # make the rename itself durable
         fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
@@ -78,8 +110,9 @@ def read_checkpoint(path) -> dict:
     if len(payload) != n or zlib.crc32(payload) != crc:
         raise RLNBError(f"{path} is damaged: expected {n} payload bytes with CRC {crc:#x}, found {len(payload)} bytes"
                         f"{'' if len(payload) != n else ' with another CRC'}. Load an earlier checkpoint of the run.")
-    try: return serialization.msgpack_restore(bytes(payload))
+    try: tree = serialization.msgpack_restore(bytes(payload))
     except Exception as e: raise RLNBError(f"{path} has a valid header but its payload is not msgpack ({type(e).__name__}: {e}); it was not written by rlnb.") from None
+    return _join_streamed(tree, path)
 
 # %% ../nbs/11_agent.ipynb #9e2292f2
 def list_checkpoints(run_dir) -> list[Path]:
@@ -103,12 +136,14 @@ def find_checkpoint(path) -> Path:
     return found[-1]
 
 def prune_checkpoints(run_dir, keep:int):
-    "Delete all but the `keep` newest checkpoints, and temporary files that a killed save left behind."
+    "Delete all but the `keep` newest checkpoints (with their replay directories), and what a killed save left behind."
     files = list_checkpoints(run_dir)
     for f in files[:max(len(files) - keep, 0)]: f.unlink(missing_ok=True)
     d = files[0].parent if files else Path(run_dir) / CKPT_DIR
     for t in d.glob('.ckpt-*.tmp-*'):
         if not t.name.endswith(f"-{os.getpid()}-{threading.get_ident()}"): t.unlink(missing_ok=True)
+    for r in [*d.glob('ckpt-*.replay-*'), *d.glob('.ckpt-*.replay-*')]:  # replay of a deleted checkpoint, of a save killed before its file, or half-written
+        if r.name.startswith('.') or not (d / f"{r.name.rsplit('.replay-', 1)[0]}.msgpack").exists(): shutil.rmtree(r, ignore_errors=True)
 
 def _fix_mmap_threshold(nbytes:int=4 << 20):
     "Have glibc serve blocks of `nbytes` and more with their own mmap, returned to the OS when freed (glibc's `mallopt(M_MMAP_THRESHOLD)`; nothing elsewhere). By default glibc raises this threshold each time such a block is freed, and a run that makes checkpoint-sized copies again and again then keeps them in its heap."
@@ -153,7 +188,7 @@ def check_run_dir(path,  # run directory (created when missing)
                           "(a checkpoint is written beside the previous one). Free some space or pass a directory on another disk.")
     return p
 
-# %% ../nbs/11_agent.ipynb #2f18b6dd
+# %% ../nbs/11_agent.ipynb #2443c5d2
 def _read_run(path, env, caller:str):
     "`(checkpoint file, its tree, env)` for a run directory or checkpoint file; `env` defaults to the env id the checkpoint stores."
     path = find_checkpoint(path)
@@ -179,7 +214,7 @@ def _resolve_devices(devices, num_learners) -> list:
                           f"pass 1..{len(devs)} (the devices available), or None for all of them.")
     return devs[:num_learners]
 
-# %% ../nbs/11_agent.ipynb #2443c5d2
+# %% ../nbs/11_agent.ipynb #c728ef4e
 class _StopRequested(Exception):
     "Raised from the progress callback to end the current chunk when `stop()` was asked for."
 
@@ -638,7 +673,7 @@ class DistributedAgent:
         try: self.algo.close()
         finally: self._close_wandb()
 
-# %% ../nbs/11_agent.ipynb #8d914b6a
+# %% ../nbs/11_agent.ipynb #57f1194f
 def load_policy(path,  # run directory (its latest checkpoint) or checkpoint file
                 env=None,  # env id or zero-argument factory for the spaces; None: the env id stored in the checkpoint
                 func=None,  # the forward pass the run was trained with, if it was not the algorithm's default
@@ -647,14 +682,14 @@ def load_policy(path,  # run directory (its latest checkpoint) or checkpoint fil
     path, tree, env = _read_run(path, env, 'load_policy')
     return Policy(tree['state'], *env_spaces(env), func=func)
 
-# %% ../nbs/11_agent.ipynb #ddb0b1d5
+# %% ../nbs/11_agent.ipynb #ebbbed07
 def _progress_bar(**kwargs):
     "A tqdm.auto bar (a widget in notebooks, text in terminals) without tqdm's monitor thread, which would outlive the run."
     from tqdm.auto import tqdm
     class Bar(tqdm): monitor_interval = 0
     return Bar(**kwargs)
 
-# %% ../nbs/11_agent.ipynb #7f69c6c5
+# %% ../nbs/11_agent.ipynb #236762cd
 def read_wandb_offline(path) -> dict:
     "Config, history rows and summary of an offline W&B run: `path` is the run's folder, or a run directory whose `wandb/` holds one offline run."
     from wandb.proto import wandb_internal_pb2 as pb

@@ -20,6 +20,7 @@ from .core import ConfigError
 from .functions import Q
 from .parallel import pmean
 from .pixels import image_encoder, is_image_space
+from .frames import FrameTracer, PrioritizedFrameReplayBuffer
 from .replay import PrioritizedReplayBuffer
 from .runtime import ReplayRatio, Runtime, RuntimeConfig, adam_clipped, need, numpy_init
 from .td_learning import DoubleQLearning
@@ -49,6 +50,7 @@ class ApeXConfig(RuntimeConfig):
     priority_alpha: float = 0.6  # prioritization exponent
     priority_beta: float = 0.4  # importance-sampling exponent
     target_update_interval: int = 100  # updates between hard target-network syncs
+    frame_replay: bool|None = None  # replay stores each env step's frame once (rlnb.frames) instead of whole stacked observations; None: when the env's observations are StackedFrames (Atari ids)
 
     def check(self):
         super().check()
@@ -59,6 +61,7 @@ class ApeXConfig(RuntimeConfig):
         need(self, self.learning_rate > 0, 'learning_rate', 'must be > 0')
         need(self, self.replay_ratio > 0, 'replay_ratio', 'must be > 0 (updates per inserted transition)')
         need(self, 0 <= self.buffer_warmup <= self.buffer_capacity, 'buffer_warmup', 'must be in [0, buffer_capacity]')
+        need(self, self.frame_replay in (None, True, False), 'frame_replay', 'must be None (decide from the observation space), True or False')
         need(self, self.batch_size <= self.buffer_capacity, 'batch_size', 'must not exceed buffer_capacity')
         need(self, self.actor_slack >= self.updates_per_dispatch, 'actor_slack', f'must be >= updates_per_dispatch={self.updates_per_dispatch}: '
              'the learner waits for a whole dispatch of owed updates, so a smaller slack would stop the actors and the learner at once')
@@ -95,7 +98,7 @@ class DQNState(NamedTuple):
 class ApeXDQN(Runtime):
     "Ape-X DQN: epsilon-ladder actors, prioritized n-step double-Q replay, data-parallel learner."
     Config, algo_name, rollout_field = ApeXConfig, 'apex-dqn', 'n_step'
-    shape_fields = ('hidden', 'dueling', 'buffer_capacity')
+    shape_fields = ('hidden', 'dueling', 'buffer_capacity', 'frame_replay')
 
     def check_spaces(self, observation_space, action_space):
         if not isinstance(action_space, gym.spaces.Discrete): raise ConfigError(f"Ape-X DQN needs a Discrete action space, got {action_space}.")
@@ -112,10 +115,27 @@ class ApeXDQN(Runtime):
         self.eps = epsilon_ladder(cfg.num_envs, cfg.epsilon, cfg.eps_alpha)
         return DQNState(self.q.params, self.q.params, self.optimizer.init(self.q.params))
 
-    def make_tracer(self, num_envs): return BatchedNStep(self.config.n_step, self.config.gamma, num_envs)
+    @property
+    def frame_axis(self) -> int|None:
+        "The stack axis of the observations when replay stores each frame once (`frame_replay`), else None."
+        cfg, space = self.config, self.observation_space
+        if cfg.frame_replay is False: return None
+        if getattr(space, 'stack_axis', None) in (0, -1): return space.stack_axis  # a StackedFrames space (read by its attribute: a reloaded module's class is another class)
+        if cfg.frame_replay is None: return None
+        if is_image_space(space): return -1
+        raise ConfigError(f"frame_replay=True needs observations of stacked frames, (height, width, stack) or a StackedFrames space; got {space}.")
+
+    def make_tracer(self, num_envs):
+        if self.frame_axis is not None: return FrameTracer(num_envs, self.frame_axis)
+        return BatchedNStep(self.config.n_step, self.config.gamma, num_envs)
 
     def make_pacing(self):
         cfg = self.config
+        if self.frame_axis is not None:  # new rows enter at the largest priority: their transitions are complete only n steps later
+            buffer = PrioritizedFrameReplayBuffer.from_spaces(self.observation_space, self.action_space, cfg.buffer_capacity, cfg.num_envs,
+                                                              self.frame_axis, n_step=cfg.n_step, gamma=cfg.gamma, alpha=cfg.priority_alpha,
+                                                              beta=cfg.priority_beta, seed=cfg.seed)
+            return ReplayRatio(buffer, cfg.replay_ratio, cfg.actor_slack, cfg.buffer_warmup)
         buffer = PrioritizedReplayBuffer(cfg.buffer_capacity, alpha=cfg.priority_alpha, beta=cfg.priority_beta, seed=cfg.seed,
                                          observation_space=self.observation_space, action_space=self.action_space)
         td = lambda params, batch: self.updater.td_error_fn(params, params, batch)[0]

@@ -213,6 +213,12 @@ def _or_none(cast):
     parse.__name__ = cast.__name__  # argparse names the type in its error messages
     return parse
 
+def _switch(v:str):
+    "An argparse type for a `bool|None` field: true, false or none."
+    words = {'true': True, 'yes': True, '1': True, 'false': False, 'no': False, '0': False, 'none': None}
+    if v.lower() not in words: raise argparse.ArgumentTypeError(f"expected true, false or none, got {v!r}")
+    return words[v.lower()]
+
 def config_flag(name:str) -> str:
     "The command-line flag of config field `name`: `learning_rate` -> `--learning-rate`, `lambda_` -> `--lambda`."
     return '--' + name.rstrip('_').replace('_', '-')
@@ -226,6 +232,7 @@ def add_config_arguments(parser:argparse.ArgumentParser, cfg_cls:type):
         kw = dict(dest=f'cfg_{f.name}', default=argparse.SUPPRESS, help=f"{helps.get(f.name, '')} (default: {d!r})".replace('%', '%%'))
         if isinstance(d, bool): kw['action'] = argparse.BooleanOptionalAction
         elif isinstance(d, tuple): kw.update(type=int, nargs='+', metavar='N')
+        elif 'bool' in str(f.type): kw.update(type=_switch, metavar='true|false|none')  # a switch that may be left to the algorithm (None)
         elif d is None or 'None' in str(f.type):  # an optional field ('none' sets None): its annotation says int or float
             cast = float if 'float' in str(f.type) else int
             kw.update(type=_or_none(cast), metavar=f"{cast.__name__.upper()}|none")

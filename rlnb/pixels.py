@@ -18,13 +18,20 @@ import flax.linen as nn
 from .core import ConfigError
 
 # %% auto #0
-__all__ = ['is_image_space', 'NatureCNN', 'SmallCNN', 'image_encoder', 'area_weights', 'AtariPreprocessing', 'make_atari',
-           'pixel_env']
+__all__ = ['is_image_space', 'StackedFrames', 'NatureCNN', 'SmallCNN', 'image_encoder', 'area_weights', 'AtariPreprocessing',
+           'make_atari', 'FrameStack', 'pixel_env']
 
 # %% ../nbs/19_pixels.ipynb #905e900b
 def is_image_space(space:gym.Space) -> bool:
     "Whether `space` holds images: a `Box` of shape (height, width, channels)."
     return isinstance(space, gym.spaces.Box) and len(space.shape) == 3
+
+class StackedFrames(gym.spaces.Box):
+    "A `Box` of frames stacked along `stack_axis` (the last axis, channels-last, by default): what replay needs to know to store each frame once (`rlnb.frames`)."
+    def __init__(self, low, high, shape, dtype=np.uint8, stack_axis:int=-1, seed=None):
+        super().__init__(low, high, shape, dtype, seed)
+        if stack_axis not in (0, -1): raise ConfigError(f"StackedFrames: stack_axis must be -1 (last) or 0 (first), got {stack_axis!r}.")
+        self.stack_axis = stack_axis
 
 class NatureCNN(nn.Module):
     "The DQN encoder (Mnih et al. 2015): conv 32×8×8/4, 64×4×4/2, 64×3×3/1, then dense `features`; inputs are multiplied by `scale` first."
@@ -84,8 +91,9 @@ class AtariPreprocessing(gym.Wrapper):
         self.noop_max, self.frame_skip, self.frame_stack = int(noop_max), int(frame_skip), int(frame_stack)
         self.terminal_on_life_loss, self.clip_rewards = bool(terminal_on_life_loss), bool(clip_rewards)
         self._wh, self._ww = area_weights(shape[0], screen_size), area_weights(shape[1], screen_size).T
-        self.observation_space = gym.spaces.Box(0, 255, (screen_size, screen_size, frame_stack), np.uint8)
+        self.observation_space = StackedFrames(0, 255, (screen_size, screen_size, frame_stack), np.uint8)
         self._frames, self._lives, self._game_over = deque(maxlen=frame_stack), 0, True
+        self.metadata = {**env.metadata, 'render_fps': 60 / self.frame_skip}  # the console's 60 frames per second, one rendered frame per agent step
 
     def _resize(self, frame) -> np.ndarray:
         return np.rint(self._wh @ frame.astype(np.float32) @ self._ww).astype(np.uint8)
@@ -138,6 +146,28 @@ def make_atari(env_id:str,  # an ALE id, e.g. 'ALE/Pong-v5'
                               train if terminal_on_life_loss is None else terminal_on_life_loss, train if clip_rewards is None else clip_rewards)
 
 # %% ../nbs/19_pixels.ipynb #ea762300
+class FrameStack(gym.ObservationWrapper):
+    "Stack the last `k` frames (2-D observations) of `env` channels-last, `(height, width, k)`, the first frame repeated after a reset; the space is `StackedFrames`."
+    def __init__(self, env:gym.Env, k:int=4):
+        super().__init__(env)
+        space = env.observation_space
+        if not isinstance(space, gym.spaces.Box) or len(space.shape) != 2:
+            raise ConfigError(f"FrameStack needs 2-D frames (a Box of shape (height, width)), got {space}; make them grayscale first.")
+        if not isinstance(k, (int, np.integer)) or k < 1: raise ConfigError(f"FrameStack: k must be an int >= 1, got {k!r}.")
+        self.k, self._frames = int(k), deque(maxlen=int(k))
+        low, high = (np.repeat(np.asarray(b)[..., None], k, -1) for b in (space.low, space.high))
+        self.observation_space = StackedFrames(low, high, (*space.shape, k), space.dtype)
+
+    def reset(self, *, seed=None, options=None):
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._frames.extend([obs] * self.k)
+        return np.stack(self._frames, -1), info
+
+    def observation(self, obs):
+        self._frames.append(obs)
+        return np.stack(self._frames, -1)
+
+# %% ../nbs/19_pixels.ipynb #21bf5cd6
 def pixel_env(env, train:bool=True):
     "An `ALE/...` id as a factory of preprocessed Atari envs (`make_atari`); `MinAtar/...` ids registered; anything else as given."
     if not isinstance(env, str): return env

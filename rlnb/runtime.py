@@ -13,6 +13,7 @@ import collections
 import concurrent.futures
 import dataclasses
 import importlib
+import inspect
 import logging
 import time
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from .pixels import pixel_env
 from .parallel import data_parallel, host_local, local_devices, make_mesh, ready, replicate, spans_processes
 from .tracing import Trajectory
 from .replay import ReplayBuffer, PrioritizedReplayBuffer, _rng_state, _set_rng_state
+from .frames import FrameSteps
 from .workers import Worker
 
 # %% auto #0
@@ -188,7 +190,7 @@ class Pacing(abc.ABC):
 class ReplayRatio(Pacing):
     "Off-policy pacing: traced transitions go into replay; the learner runs `ratio` updates per inserted transition, the actors wait when it falls `slack` updates behind."
     def __init__(self,
-                 buffer:ReplayBuffer,  # the replay buffer (prioritized or uniform)
+                 buffer,  # the replay buffer: a ReplayBuffer or FrameReplayBuffer, prioritized or uniform
                  ratio:float,  # learner updates per inserted transition
                  slack:int,  # updates the learner may fall behind before the actors wait
                  warmup:int,  # transitions in replay before the first update
@@ -196,6 +198,7 @@ class ReplayRatio(Pacing):
                 ):
         self.buffer, self.ratio, self.slack, self.warmup, self.priority_fn = buffer, float(ratio), int(slack), int(warmup), priority_fn
         self.inserted_after_warmup, self._queue, self._queued = 0, collections.deque(), 0
+        self.prioritized = callable(getattr(buffer, 'update', None))  # takes the dispatches' TD errors as priorities
 
     def bind(self, rt):
         super().bind(rt)
@@ -234,10 +237,11 @@ class ReplayRatio(Pacing):
         padded = batch if n == size else TransitionBatch.concatenate([batch, batch[np.zeros(size - n, np.int64)]])
         return self._td(self.rt.acting_params, self.rt.prepare(padded))
 
-    async def insert(self, batch:TransitionBatch):
+    async def insert(self, batch:TransitionBatch|FrameSteps):
         "Add `batch` to replay, with priorities from the actors' params when prioritized (awaited without blocking the loop)."
         n = len(batch)
-        if self._td is not None:
+        if isinstance(batch, FrameSteps): batch.add_to(self.buffer)
+        elif self._td is not None:
             await self.rt.compiled('td')
             td = np.asarray(await ready(self._priorities(batch)))[:n]
             self.buffer.add(batch, priorities=td)
@@ -248,12 +252,12 @@ class ReplayRatio(Pacing):
     def take(self):
         K, B = self.rt.config.updates_per_dispatch, self.rt.config.batch_size
         batch = self.buffer.sample(K * B)
-        if K > 1 and isinstance(self.buffer, PrioritizedReplayBuffer):  # stratified samples come in priority order: mix them across the K updates
+        if K > 1 and self.prioritized:  # stratified samples come in priority order: mix them across the K updates
             batch = batch[self.rt.rng.permutation(len(batch))]
         return batch
 
     def after_dispatch(self, data, metrics):
-        if isinstance(self.buffer, PrioritizedReplayBuffer) and 'td_error' in metrics:
+        if self.prioritized and 'td_error' in metrics:
             self.buffer.update(data.idx, host_local(metrics['td_error']))
 
     def zero_data(self, n:int) -> TransitionBatch:
@@ -982,8 +986,13 @@ def evaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
     return run_sync(self.aevaluate(num_episodes, seed))
 
 def _render_env(env):
-    "One env that renders RGB frames: `gym.make(id, render_mode='rgb_array')`, or a factory's env that does."
-    e = gym.make(env, render_mode='rgb_array') if isinstance(env, str) else env()
+    "One env that renders RGB frames: `gym.make(id, render_mode='rgb_array')`, or a factory's env (made with `render_mode='rgb_array'` when the factory takes it, as Atari's does)."
+    if isinstance(env, str): e = gym.make(env, render_mode='rgb_array')
+    else:
+        try: params = inspect.signature(env).parameters.values()
+        except (TypeError, ValueError): params = ()
+        takes = any(p.name == 'render_mode' or p.kind is p.VAR_KEYWORD for p in params)
+        e = env(render_mode='rgb_array') if takes else env()
     if getattr(e, 'render_mode', None) != 'rgb_array':
         e.close()
         raise ConfigError(f"recording needs an env that renders RGB frames; the factory's env has render_mode={getattr(e, 'render_mode', None)!r}: "

@@ -90,6 +90,8 @@ CASES = [
     ('cli-nonfinite-choice', lambda t: cli('train', 'apex-dqn', '--nonfinite', 'skip', '--out', str(t / 'r')), 2, r"nonfinite='skip': must be 'raise' or 'drop'"),
     ('cli-max-restarts', lambda t: cli('train', 'apex-dqn', '--max-restarts', '-1', '--out', str(t / 'r')), 2, r"max_restarts=-1: must be an int >= 0"),
     ('cli-unknown-algo', lambda t: cli('train', 'dreamer'), 2, r"invalid choice: 'dreamer'"),
+    ('cli-frame-replay-word', lambda t: cli('train', 'apex-dqn', '--frame-replay', 'maybe'), 2, r"--frame-replay: expected true, false or none, got 'maybe'"),
+    ('cli-frame-replay-vector', lambda t: cli('train', 'apex-dqn', '--frame-replay', 'true', '--out', str(t / 'r')), 2, r"frame_replay=True needs observations of stacked frames"),
     # agent
     ('agent-unknown-option', lambda t: DistributedAgent('CartPole-v1', hiden=(32,)), ConfigError, r"unknown option\(s\) hiden for apex-dqn; ApeXConfig has .*hidden"),
     ('agent-too-many-learners', lambda t: DistributedAgent('CartPole-v1', num_learners=99), ConfigError, r"num_learners=99.*pass 1\.\.8"),
