@@ -6,7 +6,7 @@ Prints one JSON object:
 - `raw_steps_per_s`: one preprocessed env (`rlnb.pixels.make_atari`, training options) stepped with random actions in
   this process: the ceiling of one core;
 - `apex_steps_per_s[replay][k]`: env steps/s of Ape-X with k process actors (4 envs each), learner nearly idle (one
-  update per 100 transitions, so the actors' own rate shows), and its ratio to k x raw; `replay` is `frames` (the
+  update per 1,000 transitions, so the actors' own rate shows), and its ratio to k x raw; `replay` is `frames` (the
   default for ALE ids: a FrameTracer and PrioritizedFrameReplayBuffer, new rows at the largest priority) or `stacked`
   (`frame_replay=False`: n-step transitions of whole stacked observations, TD priorities computed at insertion);
 - `replay_bytes_per_transition[replay]`: the live agent's replay storage (`buffer.nbytes / capacity`);
@@ -46,7 +46,7 @@ def raw_rate(game, seconds):
 
 def apex_rate(game, actors, seconds, frame_replay, nbytes):
     agent = ApeXDQN(game, num_actors=actors, envs_per_actor=4, actor_mode='process', buffer_capacity=20_000, buffer_warmup=500,
-                    batch_size=32, replay_ratio=0.01, updates_per_dispatch=1, actor_slack=50, devices=jax.local_devices()[:1],
+                    batch_size=32, replay_ratio=0.001, updates_per_dispatch=1, actor_slack=50, devices=jax.local_devices()[:1],
                     frame_replay=None if frame_replay else False)
     nbytes[frame_replay] = agent.buffer.nbytes / agent.buffer.capacity
     try:

@@ -702,6 +702,18 @@ def _release_process(proc, conn, shm_box):
         try: shm.unlink()
         except Exception: pass
 
+_CHILD_THREADS = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS')  # BLAS / OpenMP pools of an env process: one thread each
+_environ_lock = threading.Lock()
+
+def _start_child(proc):
+    "Start `proc` with `_CHILD_THREADS` set to 1 in the environment it inherits (those the user set are kept)."
+    with _environ_lock:
+        added = [k for k in _CHILD_THREADS if k not in os.environ]
+        for k in added: os.environ[k] = '1'
+        try: proc.start()
+        finally:
+            for k in added: os.environ.pop(k, None)
+
 class _ProcessRunner:
     "Runs an `EnvCore` in a spawned child; pipe for one-byte commands, shared memory for the data."
     def __init__(self, worker, factory, seed, episode_start, daemon, start_method):
@@ -712,7 +724,7 @@ class _ProcessRunner:
         self.conn, child_conn = ctx.Pipe(duplex=True)
         payload = _dumps_by_value((factory, seed, episode_start))
         self.proc = ctx.Process(target=_ByValue(child_main), args=(child_conn, payload), name=f"rlnb-{worker.name}", daemon=daemon)
-        self.proc.start()
+        _start_child(self.proc)
         child_conn.close()
         self._finalizer = weakref.finalize(self, _release_process, self.proc, self.conn, self._shm)
 
