@@ -26,14 +26,17 @@ import gymnasium as gym
 from .core import EnvWorkerError, RLNBError, TrainingError, TransitionBatch, check_batch
 from .runtime import ALGOS, get_algo
 from .presets import PRESET_DIR, Preset, presets, resolve_preset
+from .pixels import pixel_env
 
 # %% auto #0
 __all__ = ['make_env', 'smoke', 'train', 'evaluate', 'config_flag', 'add_config_arguments', 'config_overrides', 'main']
 
 # %% ../nbs/20_cli.ipynb #405f6836
 def make_env(env_id:str, **kwargs) -> gym.Env:
-    "`gymnasium.make(env_id)`, with an `RLNBError` that suggests close ids when the id is unknown."
-    try: return gym.make(env_id, **kwargs)
+    "`gymnasium.make(env_id)` (Atari and MinAtar ids through `rlnb.pixels.pixel_env`), with an `RLNBError` that suggests close ids when the id is unknown."
+    try:
+        env = pixel_env(env_id)
+        return env(**kwargs) if callable(env) else gym.make(env, **kwargs)
     except gym.error.Error as e:
         import difflib
         close = difflib.get_close_matches(env_id, list(gym.registry), n=3, cutoff=0.6)

@@ -566,6 +566,14 @@ def _write_npy(path:Path, x:np.ndarray):
                 for i in range(len(a)): blocks(a[i])
         blocks(x if x.ndim else x.reshape(1))
 
+def _umask() -> int:
+    "The process's umask, read without changing it (Linux's /proc; else the usual 0o022)."
+    try:
+        for line in Path('/proc/self/status').read_text().splitlines():
+            if line.startswith('Umask:'): return int(line.split()[1], 8)
+    except OSError: pass
+    return 0o022
+
 def save_state(state:dict,  # a `state_dict()`: nested dicts of numpy arrays, numbers and strings
                path,  # directory to write (replaced atomically if it exists)
               ) -> Path:
@@ -573,6 +581,7 @@ def save_state(state:dict,  # a `state_dict()`: nested dicts of numpy arrays, nu
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f'.{path.name}.', dir=path.parent))
+    os.chmod(tmp, 0o777 & ~_umask())  # a directory like any other (mkdtemp makes it private to its owner)
     arrays = []
     def enc(v):
         if isinstance(v, dict): return {str(k): enc(x) for k, x in v.items()}

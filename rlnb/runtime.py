@@ -1075,6 +1075,7 @@ async def atrain(self,
     finally:
         await self.stop()
         await self._finish_dispatch()  # every atrain call ends with its dispatch finished (the same point for a checkpoint and for a run that goes on)
+        await self.pacing.collect()  # and with the actors' queued steps in replay, where a checkpoint keeps them
     if final_eval and (last is None or self.eval_history[-1][0] != self.env_steps):
         last = await self.aevaluate(num_eval_episodes)
         self.eval_history.append((self.env_steps, last['mean']))

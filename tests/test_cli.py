@@ -219,3 +219,33 @@ def test_output_cut_short_by_its_reader_is_no_traceback():
     err = proc.stderr.read()
     proc.wait(timeout=60)
     assert first.startswith("name") and "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+@pytest.mark.slow
+def test_train_resume_and_record_atari(tmp_path):
+    "`rlnb train apex-dqn --env ALE/Pong-v5` trains on the DQN preprocessing with frame replay, written beside its checkpoint; --resume continues the replay; `rlnb eval --video` records the game in colour."
+    pytest.importorskip("ale_py", reason="the atari extra is not installed")
+    from rlnb.agent import read_checkpoint
+    common = ("--num-actors", "2", "--envs-per-actor", "2", "--actor-mode", "process", "--replay-ratio", "0.02", "--updates-per-dispatch", "1",
+              "--buffer-warmup", "400", "--buffer-capacity", "8000", "--eval-episodes", "1", "--eval-interval", "100000", "--no-progress")
+    proc = run("train", "apex-dqn", "--env", "ALE/Pong-v5", "--steps", "1200", "--out", str(tmp_path), *common, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["updates"] > 0 and -21 <= out["eval_return"] <= 21, out
+    ckpt = pathlib.Path(out["checkpoint"])
+    replay = ckpt.with_name(ckpt.stem + ".replay-0")
+    frames = max(replay.glob("*.npy"), key=lambda f: f.stat().st_size)
+    assert frames.stat().st_size >= out["env_steps"] * 84 * 84  # a frame per env step, in its own file
+    buf = read_checkpoint(ckpt)["state"]["pacing"]["buffer"]
+    assert buf["kind"] == "PrioritizedFrameReplayBuffer" and int(buf["count"].sum()) >= out["env_steps"]
+    proc = run("train", "apex-dqn", "--env", "ALE/Pong-v5", "--resume", str(tmp_path), "--steps", "1600", *common, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    again = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert again["env_steps"] >= 1600
+    assert int(read_checkpoint(again["checkpoint"])["state"]["pacing"]["buffer"]["count"].sum()) >= again["env_steps"]  # the replay went on
+    proc = run("eval", str(tmp_path), "--episodes", "1", "--video", str(tmp_path / "pong.mp4"), timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    ev = json.loads(proc.stdout.strip().splitlines()[-1])
+    import imageio.v3 as iio
+    video = iio.imread(tmp_path / "pong.mp4")
+    assert video.shape == (ev["video_frames"], 210, 160, 3)
