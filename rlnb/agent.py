@@ -14,6 +14,7 @@ import functools
 import json
 import math
 import os
+import secrets
 import shutil
 import struct
 import threading
@@ -46,26 +47,29 @@ def _ckpt_name(env_steps:int) -> str: return f"ckpt-{int(env_steps):012d}.msgpac
 _STREAMED = ('FrameReplayBuffer', 'PrioritizedFrameReplayBuffer')  # states written beside the checkpoint file as .npy files, never copied into its payload
 
 def _split_streamed(tree:dict, path:Path) -> tuple:
-    "`tree` with each frame-replay state replaced by a reference to the directory it goes to, and the (state, directory) pairs."
-    out = []
+    "`tree` with each frame-replay state replaced by a reference to the directory it goes to (a name of its own per write), and the (state, directory) pairs."
+    out, token = [], secrets.token_hex(4)
     def walk(v):
         if not isinstance(v, dict): return v
         if v.get('kind') in _STREAMED:
-            out.append((v, path.with_name(f"{path.stem}.replay-{len(out)}")))
+            out.append((v, path.with_name(f"{path.stem}.replay-{len(out)}-{token}")))
             return {'__streamed__': out[-1][1].name}
         return {k: walk(x) for k, x in v.items()}
     return walk(tree), out
 
-def _join_streamed(tree:dict, path:Path) -> dict:
-    "Replace the references `_split_streamed` left with the states in their directories, as read-only memory maps."
+def _join_streamed(tree:dict, path:Path, replay:bool=True) -> dict:
+    "Replace the references `_split_streamed` left with the states in their directories, as read-only memory maps (`replay=False`: with None, reading nothing)."
     def walk(v):
         if not isinstance(v, dict): return v
         if set(v) == {'__streamed__'}:
+            if not replay: return None
             d = path.parent / v['__streamed__']
             if not (d / 'state.json').is_file():
-                raise RLNBError(f"{path} keeps its replay in {d}, which is missing; copy a checkpoint together with its {path.stem}.replay-* "
+                raise RLNBError(f"{path} keeps its replay in {d.name}/ beside it, which is missing; copy a checkpoint together with that "
                                 "directory, or load an earlier checkpoint of the run.")
-            return load_state(d)
+            try: return load_state(d)
+            except (OSError, ValueError) as e:
+                raise RLNBError(f"{path}'s replay in {d.name}/ is damaged ({e}); load an earlier checkpoint of the run.") from None
         return {k: walk(x) for k, x in v.items()}
     return walk(tree)
 
@@ -78,9 +82,8 @@ def write_checkpoint(path,  # final file name
     payload = serialization.msgpack_serialize(tree)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}"
-    existed = path.exists()
     try:
-        for state, d in streamed: save_state(state, d)  # before the file: a checkpoint file only names replay directories that are complete
+        for state, d in streamed: save_state(state, d)  # before the file, under new names: the file's rename is the one commit point
         with open(tmp, 'wb') as f:
             f.write(_HEADER.pack(_MAGIC, len(payload), zlib.crc32(payload)))
             view, step = memoryview(payload), 1 << 24
@@ -89,17 +92,22 @@ def write_checkpoint(path,  # final file name
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
-        if not existed:
-            for _, d in streamed: shutil.rmtree(d, ignore_errors=True)
+        for _, d in streamed: shutil.rmtree(d, ignore_errors=True)  # never named by a checkpoint file
+        try: tmp.unlink(missing_ok=True)
+        except OSError: pass
         raise
     if hasattr(os, 'O_DIRECTORY'):  # make the rename itself durable
         fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
         try: os.fsync(fd)
         finally: os.close(fd)
+    mine = {d.name for _, d in streamed}
+    for d in path.parent.glob(f"{path.stem}.replay-*"):  # the replay of the file this one replaced
+        if d.name not in mine: shutil.rmtree(d, ignore_errors=True)
     return path
 
-def read_checkpoint(path) -> dict:
+def read_checkpoint(path,
+                    replay:bool=True,  # also open the frame replay beside the file (False: None in its place, e.g. to load a policy)
+                   ) -> dict:
     "Read a checkpoint written by `write_checkpoint`; checks magic, length and CRC; nothing is unpickled."
     path = Path(path)
     data = path.read_bytes()
@@ -112,7 +120,7 @@ def read_checkpoint(path) -> dict:
                         f"{'' if len(payload) != n else ' with another CRC'}. Load an earlier checkpoint of the run.")
     try: tree = serialization.msgpack_restore(bytes(payload))
     except Exception as e: raise RLNBError(f"{path} has a valid header but its payload is not msgpack ({type(e).__name__}: {e}); it was not written by rlnb.") from None
-    return _join_streamed(tree, path)
+    return _join_streamed(tree, path, replay)
 
 # %% ../nbs/11_agent.ipynb #9e2292f2
 def list_checkpoints(run_dir) -> list[Path]:
@@ -143,7 +151,7 @@ def prune_checkpoints(run_dir, keep:int):
     for t in d.glob('.ckpt-*.tmp-*'):
         if not t.name.endswith(f"-{os.getpid()}-{threading.get_ident()}"): t.unlink(missing_ok=True)
     for r in [*d.glob('ckpt-*.replay-*'), *d.glob('.ckpt-*.replay-*')]:  # replay of a deleted checkpoint, of a save killed before its file, or half-written
-        if r.name.startswith('.') or not (d / f"{r.name.rsplit('.replay-', 1)[0]}.msgpack").exists(): shutil.rmtree(r, ignore_errors=True)
+        if r.name.startswith('.') or not (d / f"{r.name.split('.replay-', 1)[0]}.msgpack").exists(): shutil.rmtree(r, ignore_errors=True)
 
 def _fix_mmap_threshold(nbytes:int=4 << 20):
     "Have glibc serve blocks of `nbytes` and more with their own mmap, returned to the OS when freed (glibc's `mallopt(M_MMAP_THRESHOLD)`; nothing elsewhere). By default glibc raises this threshold each time such a block is freed, and a run that makes checkpoint-sized copies again and again then keeps them in its heap."
@@ -189,10 +197,10 @@ def check_run_dir(path,  # run directory (created when missing)
     return p
 
 # %% ../nbs/11_agent.ipynb #2443c5d2
-def _read_run(path, env, caller:str):
+def _read_run(path, env, caller:str, replay:bool=True):
     "`(checkpoint file, its tree, env)` for a run directory or checkpoint file; `env` defaults to the env id the checkpoint stores."
     path = find_checkpoint(path)
-    tree = read_checkpoint(path)
+    tree = read_checkpoint(path, replay)
     if not isinstance(tree, dict) or tree.get('format') != 'rlnb.DistributedAgent': raise ConfigError(f"{path} is not a DistributedAgent checkpoint.")
     env = env if env is not None else (tree.get('env') or None)
     if env is None: raise ConfigError(f"{path} was trained on an env factory, not an env id; pass env=... to {caller}.")
@@ -601,7 +609,7 @@ class DistributedAgent:
         finally:
             del tree  # the state's copies go first, then the heap is trimmed (see `_trim_heap`)
             await in_thread(_trim_heap)
-        if path.parent == self.work_dir / CKPT_DIR: prune_checkpoints(self.work_dir, self.keep_checkpoints)
+        if path.parent == self.work_dir / CKPT_DIR: await in_thread(prune_checkpoints, self.work_dir, self.keep_checkpoints)  # may delete gigabytes of replay
         self.last_checkpoint = path
         return path
 
@@ -679,7 +687,7 @@ def load_policy(path,  # run directory (its latest checkpoint) or checkpoint fil
                 func=None,  # the forward pass the run was trained with, if it was not the algorithm's default
                ) -> Policy:
     "The trained policy of a run, without actors or replay: `load_policy(run_dir).act(obs)`."
-    path, tree, env = _read_run(path, env, 'load_policy')
+    path, tree, env = _read_run(path, env, 'load_policy', replay=False)  # a policy needs no replay
     return Policy(tree['state'], *env_spaces(env), func=func)
 
 # %% ../nbs/11_agent.ipynb #ebbbed07

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -438,6 +439,9 @@ class FrameReplayBuffer(WaitReady):
     def load_state_dict(self, state:dict):
         "Restore a `state_dict()` (arrays may be read-only memory maps: they are copied into the storage a chunk at a time)."
         name = type(self).__name__
+        if not str(state.get('kind', '')).endswith('FrameReplayBuffer'):
+            raise ConfigError(f"{name}.load_state_dict: the state is a {state.get('kind', type(state).__name__)}'s, which keeps whole observations, not frames; "
+                              "load it into that kind of buffer (Ape-X: resume with frame_replay=False, `--frame-replay false`).")
         if state.get('kind') != name or int(state['num_streams']) != self.num_streams or int(state['stream_capacity']) != self.stream_capacity \
                 or tuple(np.asarray(state['frame_shape']).tolist()) != self.frame_shape:
             raise ConfigError(f"{name}.load_state_dict: state is from a {state.get('kind')} with {state.get('num_streams')} streams of "
@@ -566,13 +570,13 @@ def _write_npy(path:Path, x:np.ndarray):
                 for i in range(len(a)): blocks(a[i])
         blocks(x if x.ndim else x.reshape(1))
 
-def _umask() -> int:
-    "The process's umask, read without changing it (Linux's /proc; else the usual 0o022)."
-    try:
-        for line in Path('/proc/self/status').read_text().splitlines():
-            if line.startswith('Umask:'): return int(line.split()[1], 8)
-    except OSError: pass
-    return 0o022
+def _fsync(path:Path):
+    "Flush a file's or a directory's data to the disk (a directory: its entries)."
+    if path.is_dir() and not hasattr(os, 'O_DIRECTORY'): return  # Windows opens no directories
+    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if path.is_dir() else 0))
+    try: os.fsync(fd)
+    except OSError: pass  # some file systems cannot sync a directory
+    finally: os.close(fd)
 
 def save_state(state:dict,  # a `state_dict()`: nested dicts of numpy arrays, numbers and strings
                path,  # directory to write (replaced atomically if it exists)
@@ -580,8 +584,8 @@ def save_state(state:dict,  # a `state_dict()`: nested dicts of numpy arrays, nu
     "Write a state dict to a directory: one `.npy` per array streamed from memory, the rest as `state.json`."
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f'.{path.name}.', dir=path.parent))
-    os.chmod(tmp, 0o777 & ~_umask())  # a directory like any other (mkdtemp makes it private to its owner)
+    tmp = path.parent / f'.{path.name}.{os.getpid()}-{secrets.token_hex(4)}'
+    tmp.mkdir(0o777)  # the umask applies, as to any new directory (mkdtemp would make it private to its owner)
     arrays = []
     def enc(v):
         if isinstance(v, dict): return {str(k): enc(x) for k, x in v.items()}
@@ -594,10 +598,12 @@ def save_state(state:dict,  # a `state_dict()`: nested dicts of numpy arrays, nu
         raise TypeError(f"save_state: cannot store a {type(v).__name__}; a state dict holds dicts, numpy arrays, numbers and strings.")
     try:
         (tmp / 'state.json').write_text(json.dumps(enc(state)))
+        for f in (*tmp.iterdir(), tmp): _fsync(f)  # on the disk before the rename makes them the state at `path`
         if path.exists():
             old = Path(tempfile.mkdtemp(prefix=f'.{path.name}.old.', dir=path.parent)); os.replace(path, old / 'x')
             os.replace(tmp, path); shutil.rmtree(old)
         else: os.replace(tmp, path)
+        _fsync(path.parent)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True); raise
     return path

@@ -160,11 +160,11 @@ class FrameStack(gym.ObservationWrapper):
 
     def reset(self, *, seed=None, options=None):
         obs, info = self.env.reset(seed=seed, options=options)
-        self._frames.extend([obs] * self.k)
+        self._frames.extend([np.array(obs)] * self.k)  # copies: an env may reuse its observation's array
         return np.stack(self._frames, -1), info
 
     def observation(self, obs):
-        self._frames.append(obs)
+        self._frames.append(np.array(obs))
         return np.stack(self._frames, -1)
 
 # %% ../nbs/19_pixels.ipynb #21bf5cd6

@@ -992,7 +992,8 @@ def _render_env(env):
         try: params = inspect.signature(env).parameters.values()
         except (TypeError, ValueError): params = ()
         takes = any(p.name == 'render_mode' or p.kind is p.VAR_KEYWORD for p in params)
-        e = env(render_mode='rgb_array') if takes else env()
+        try: e = env(render_mode='rgb_array') if takes else env()
+        except TypeError: e = env()  # a factory that sets render_mode itself
     if getattr(e, 'render_mode', None) != 'rgb_array':
         e.close()
         raise ConfigError(f"recording needs an env that renders RGB frames; the factory's env has render_mode={getattr(e, 'render_mode', None)!r}: "

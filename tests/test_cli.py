@@ -233,7 +233,7 @@ def test_train_resume_and_record_atari(tmp_path):
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["updates"] > 0 and -21 <= out["eval_return"] <= 21, out
     ckpt = pathlib.Path(out["checkpoint"])
-    replay = ckpt.with_name(ckpt.stem + ".replay-0")
+    (replay,) = ckpt.parent.glob(ckpt.stem + ".replay-0-*")
     frames = max(replay.glob("*.npy"), key=lambda f: f.stat().st_size)
     assert frames.stat().st_size >= out["env_steps"] * 84 * 84  # a frame per env step, in its own file
     buf = read_checkpoint(ckpt)["state"]["pacing"]["buffer"]
