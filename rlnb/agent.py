@@ -566,14 +566,26 @@ class DistributedAgent:
                     agent=dict(history=json.dumps(self.history), evals=json.dumps(self.evals), wall_s=self.wall_s),
                     state=self.algo.state_dict())
 
-    def load_state_dict(self, tree:dict):
-        "Restore `state_dict()` output (same algorithm and config); counters, replay and learning continue from it."
+    def _check_tree(self, tree:dict):
         if not isinstance(tree, dict) or tree.get('format') != 'rlnb.DistributedAgent':
             raise ConfigError(f"not a DistributedAgent checkpoint (format {tree.get('format') if isinstance(tree, dict) else type(tree).__name__!r}).")
         if tree['algo'] != self.algo_name: raise ConfigError(f"the checkpoint is a {tree['algo']} run; this agent runs {self.algo_name}.")
-        self.algo.load_state_dict(tree['state'])
+
+    def _restore_history(self, tree:dict):
         self.history, self.evals = json.loads(tree['agent']['history']), json.loads(tree['agent']['evals'])
         self.wall_s = float(tree['agent']['wall_s'])
+
+    def load_state_dict(self, tree:dict):
+        "Restore `state_dict()` output (same algorithm and config); counters, replay and learning continue from it."
+        self._check_tree(tree)
+        self.algo.load_state_dict(tree['state'])
+        self._restore_history(tree)
+
+    async def aload_state_dict(self, tree:dict):
+        "`load_state_dict` for a coroutine: the replay is copied in by a worker thread (`Runtime.aload_state_dict`)."
+        self._check_tree(tree)
+        await self.algo.aload_state_dict(tree['state'])
+        self._restore_history(tree)
 
     @classmethod
     def from_checkpoint(cls,
@@ -622,7 +634,7 @@ class DistributedAgent:
         "Resume from a checkpoint file or a run directory's latest checkpoint."
         if self.running: raise ConfigError(f"[{self.tag}] is training in the background; `await agent.stop()` first.")
         path = find_checkpoint(path)
-        self.load_state_dict(await in_thread(read_checkpoint, path))
+        await self.aload_state_dict(await in_thread(read_checkpoint, path))
         self.last_checkpoint = path
         return path
 

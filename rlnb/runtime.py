@@ -923,8 +923,8 @@ def state_dict(self) -> dict:
         rng=dict(host=_rng_state(self.rng)))
 
 @patch_to(Runtime)
-def load_state_dict(self, state:dict):
-    "Restore a `state_dict()` into this (stopped) runtime; the actors' envs restart with fresh episodes seeded from (seed, env_steps)."
+def _checked_learner(self, state:dict):
+    "Check that `state` fits this runtime (algorithm, format, shape fields, spaces, network); returns its learner state as numpy arrays."
     if self.running: raise ConfigError(f"[{self.name}] load_state_dict needs a stopped agent; await stop() first.")
     if not isinstance(state, dict) or state.get('algo') != self.algo_name:
         raise ConfigError(f"load_state_dict: not a {self.algo_name} state (algo={state.get('algo') if isinstance(state, dict) else type(state).__name__!r}).")
@@ -945,8 +945,26 @@ def load_state_dict(self, state:dict):
     for (path, a), b in zip(jax.tree_util.tree_flatten_with_path(restored)[0], jax.tree.leaves(live), strict=True):
         if np.shape(a) != np.shape(b):
             raise ConfigError(f"load_state_dict: {jax.tree_util.keystr(path)} has shape {np.shape(a)} in the checkpoint, {np.shape(b)} here.")
-    self._learner_state = replicate(jax.tree.map(lambda a, b: np.asarray(a, b.dtype), restored, live), self.mesh)
+    return jax.tree.map(lambda a, b: np.asarray(a, b.dtype), restored, live)
+
+@patch_to(Runtime)
+def load_state_dict(self, state:dict):
+    "Restore a `state_dict()` into this (stopped) runtime; the actors' envs restart with fresh episodes seeded from (seed, env_steps)."
+    learner = self._checked_learner(state)
     self.pacing.load_state_dict(state['pacing'])
+    self._restore(state, learner)
+
+@patch_to(Runtime)
+async def aload_state_dict(self, state:dict):
+    "`load_state_dict` for a coroutine: the replay, which may be gigabytes read from memory maps, is copied in by a worker thread."
+    learner = self._checked_learner(state)
+    await in_thread(self.pacing.load_state_dict, state['pacing'])  # the runtime is stopped: nothing else touches the replay meanwhile
+    self._restore(state, learner)
+
+@patch_to(Runtime)
+def _restore(self, state:dict, learner):
+    "The rest of a load, once the state is checked and the replay restored: learner state, counters, RNG, published params, fresh actors."
+    self._learner_state = replicate(learner, self.mesh)
     c = state['counters']
     self.updates, self.env_steps, self.episodes = int(c['updates']), int(c['env_steps']), int(c['episodes'])
     self.eval_seconds = float(c['eval_seconds'])
