@@ -30,7 +30,7 @@ from .core import ConfigError, RLNBError, TrainingError, in_thread, run_sync
 from .runtime import ALGOS, Policy, config_from_state, env_spaces, get_algo
 from .presets import Preset, resolve_preset
 from .monitor import _fmt, _logger
-from .frames import load_state, save_state
+from .frames import FRAME_KINDS, load_state, save_state
 
 # %% auto #0
 __all__ = ['CKPT_DIR', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'process_dir', 'find_checkpoint',
@@ -44,14 +44,12 @@ CKPT_DIR = 'checkpoints'
 
 def _ckpt_name(env_steps:int) -> str: return f"ckpt-{int(env_steps):012d}.msgpack"
 
-_STREAMED = ('FrameReplayBuffer', 'PrioritizedFrameReplayBuffer')  # states written beside the checkpoint file as .npy files, never copied into its payload
-
 def _split_streamed(tree:dict, path:Path) -> tuple:
     "`tree` with each frame-replay state replaced by a reference to the directory it goes to (a name of its own per write), and the (state, directory) pairs."
     out, token = [], secrets.token_hex(4)
     def walk(v):
         if not isinstance(v, dict): return v
-        if v.get('kind') in _STREAMED:
+        if v.get('kind') in FRAME_KINDS:  # written beside the checkpoint file as .npy files, never copied into its payload
             out.append((v, path.with_name(f"{path.stem}.replay-{len(out)}-{token}")))
             return {'__streamed__': out[-1][1].name}
         return {k: walk(x) for k, x in v.items()}
@@ -693,7 +691,7 @@ class DistributedAgent:
         try: self.algo.close()
         finally: self._close_wandb()
 
-# %% ../nbs/11_agent.ipynb #57f1194f
+# %% ../nbs/11_agent.ipynb #ddb0b1d5
 def load_policy(path,  # run directory (its latest checkpoint) or checkpoint file
                 env=None,  # env id or zero-argument factory for the spaces; None: the env id stored in the checkpoint
                 func=None,  # the forward pass the run was trained with, if it was not the algorithm's default
@@ -702,14 +700,14 @@ def load_policy(path,  # run directory (its latest checkpoint) or checkpoint fil
     path, tree, env = _read_run(path, env, 'load_policy', replay=False)  # a policy needs no replay
     return Policy(tree['state'], *env_spaces(env), func=func)
 
-# %% ../nbs/11_agent.ipynb #ebbbed07
+# %% ../nbs/11_agent.ipynb #57f1194f
 def _progress_bar(**kwargs):
     "A tqdm.auto bar (a widget in notebooks, text in terminals) without tqdm's monitor thread, which would outlive the run."
     from tqdm.auto import tqdm
     class Bar(tqdm): monitor_interval = 0
     return Bar(**kwargs)
 
-# %% ../nbs/11_agent.ipynb #236762cd
+# %% ../nbs/11_agent.ipynb #1036fd4e
 def read_wandb_offline(path) -> dict:
     "Config, history rows and summary of an offline W&B run: `path` is the run's folder, or a run directory whose `wandb/` holds one offline run."
     from wandb.proto import wandb_internal_pb2 as pb

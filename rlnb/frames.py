@@ -24,7 +24,7 @@ from .replay import SumTree, WaitReady, _rng_state, _set_rng_state
 from .tracing import InsufficientCacheError
 
 # %% auto #0
-__all__ = ['FIRST', 'TERM', 'TRUNC', 'FINAL', 'nstep_window', 'stack_offsets', 'FrameReplayBuffer',
+__all__ = ['FIRST', 'TERM', 'TRUNC', 'FINAL', 'FRAME_KINDS', 'nstep_window', 'stack_offsets', 'FrameReplayBuffer',
            'PrioritizedFrameReplayBuffer', 'save_state', 'load_state', 'FrameSteps', 'FrameTracer']
 
 # %% ../nbs/18_frames.ipynb #fe79eac5
@@ -68,6 +68,7 @@ def stack_offsets(flags:np.ndarray,  # (B, stack) uint8 flags of rows t-stack+1 
     return pos
 
 # %% ../nbs/18_frames.ipynb #b67d8631
+FRAME_KINDS = ('FrameReplayBuffer', 'PrioritizedFrameReplayBuffer')  # the `kind` of a frame buffer's state dict
 _MID, _DONE, _ENDED = 0, 1, 2  # a stream's last row: inside an episode; ended one (the next row is its final observation); was a final observation
 _CHUNK_BYTES = 64 << 20  # checkpoint copies move at most this many bytes at a time
 
@@ -439,7 +440,7 @@ class FrameReplayBuffer(WaitReady):
     def load_state_dict(self, state:dict):
         "Restore a `state_dict()` (arrays may be read-only memory maps: they are copied into the storage a chunk at a time)."
         name = type(self).__name__
-        if not str(state.get('kind', '')).endswith('FrameReplayBuffer'):
+        if state.get('kind') not in FRAME_KINDS:
             raise ConfigError(f"{name}.load_state_dict: the state is a {state.get('kind', type(state).__name__)}'s, which keeps whole observations, not frames; "
                               "load it into that kind of buffer (Ape-X: resume with frame_replay=False, `--frame-replay false`).")
         if state.get('kind') != name or int(state['num_streams']) != self.num_streams or int(state['stream_capacity']) != self.stream_capacity \

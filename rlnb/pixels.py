@@ -19,7 +19,7 @@ from .core import ConfigError
 
 # %% auto #0
 __all__ = ['is_image_space', 'StackedFrames', 'NatureCNN', 'SmallCNN', 'image_encoder', 'area_weights', 'AtariPreprocessing',
-           'make_atari', 'FrameStack', 'pixel_env']
+           'FrameStack', 'make_atari', 'pixel_env']
 
 # %% ../nbs/19_pixels.ipynb #905e900b
 def is_image_space(space:gym.Space) -> bool:
@@ -72,33 +72,30 @@ def area_weights(src:int, dst:int) -> np.ndarray:
     return (np.clip(np.minimum(hi, j + 1) - np.maximum(lo, j), 0, None) / s).astype(np.float32)
 
 class AtariPreprocessing(gym.Wrapper):
-    "No-op resets, frame skip with a max over the last two frames, area resize, frame stack; life loss as terminal and reward clipping (for training)."
+    "No-op resets, frame skip with a max over the last two frames, area resize to square grayscale frames; life loss as terminal and reward clipping (for training)."
     def __init__(self, env:gym.Env,  # an ALE env made with frameskip=1 and obs_type='grayscale'
                  noop_max:int=30,  # at most this many NOOPs after a reset (0: none)
                  frame_skip:int=4,  # emulator frames per action
                  screen_size:int=84,  # side of the square output frames
-                 frame_stack:int=4,  # frames stacked as channels
                  terminal_on_life_loss:bool=False,  # end the learner's episode at each lost life
                  clip_rewards:bool=False,  # keep the sign of each reward only
                 ):
         super().__init__(env)
         shape = env.observation_space.shape
         if len(shape) != 2: raise ConfigError(f"AtariPreprocessing needs grayscale frames (obs_type='grayscale'), got observations of shape {shape}.")
-        for name, v, least in (('noop_max', noop_max, 0), ('frame_skip', frame_skip, 1), ('screen_size', screen_size, 1), ('frame_stack', frame_stack, 1)):
+        for name, v, least in (('noop_max', noop_max, 0), ('frame_skip', frame_skip, 1), ('screen_size', screen_size, 1)):
             if not isinstance(v, (int, np.integer)) or v < least: raise ConfigError(f"AtariPreprocessing: {name} must be an int >= {least}, got {v!r}.")
         meanings = env.unwrapped.get_action_meanings()
         if noop_max and meanings[0] != 'NOOP': raise ConfigError(f"AtariPreprocessing: action 0 is {meanings[0]}, not NOOP; pass noop_max=0.")
-        self.noop_max, self.frame_skip, self.frame_stack = int(noop_max), int(frame_skip), int(frame_stack)
+        self.noop_max, self.frame_skip = int(noop_max), int(frame_skip)
         self.terminal_on_life_loss, self.clip_rewards = bool(terminal_on_life_loss), bool(clip_rewards)
         self._wh, self._ww = area_weights(shape[0], screen_size), area_weights(shape[1], screen_size).T
-        self.observation_space = StackedFrames(0, 255, (screen_size, screen_size, frame_stack), np.uint8)
-        self._frames, self._lives, self._game_over = deque(maxlen=frame_stack), 0, True
+        self.observation_space = gym.spaces.Box(0, 255, (screen_size, screen_size), np.uint8)
+        self._lives, self._game_over = 0, True
         self.metadata = {**env.metadata, 'render_fps': 60 / self.frame_skip}  # the console's 60 frames per second, one rendered frame per agent step
 
     def _resize(self, frame) -> np.ndarray:
         return np.rint(self._wh @ frame.astype(np.float32) @ self._ww).astype(np.uint8)
-
-    def _obs(self) -> np.ndarray: return np.stack(self._frames, axis=-1)
 
     def reset(self, *, seed=None, options=None):
         ale = self.env.unwrapped.ale
@@ -111,9 +108,7 @@ class AtariPreprocessing(gym.Wrapper):
                 frame, _, term, trunc, info = self.env.step(0)
                 if term or trunc: frame, info = self.env.reset(options=options)
         self._lives, self._game_over = ale.lives(), False
-        first = self._resize(frame)
-        self._frames.extend([first] * self.frame_stack)
-        return self._obs(), info
+        return self._resize(frame), info
 
     def step(self, action):
         total, last, prev = 0.0, None, None
@@ -124,28 +119,11 @@ class AtariPreprocessing(gym.Wrapper):
             if term or trunc: break
         self._game_over = term or trunc
         frame = last if prev is None else np.maximum(prev, last)
-        self._frames.append(self._resize(frame))
         lives = self.env.unwrapped.ale.lives()
         if self.terminal_on_life_loss and 0 < lives < self._lives: term = True
         self._lives = lives
-        return self._obs(), (float(np.sign(total)) if self.clip_rewards else total), term, trunc, info
+        return self._resize(frame), (float(np.sign(total)) if self.clip_rewards else total), term, trunc, info
 
-def make_atari(env_id:str,  # an ALE id, e.g. 'ALE/Pong-v5'
-               train:bool=True,  # training env: life loss is terminal and rewards are clipped (unless set below)
-               noop_max:int=30, frame_skip:int=4, screen_size:int=84, frame_stack:int=4,
-               terminal_on_life_loss:bool|None=None,  # None: `train`
-               clip_rewards:bool|None=None,  # None: `train`
-               **ale_kwargs,  # more `gym.make` arguments for the ALE env (repeat_action_probability, full_action_space, ...)
-              ) -> gym.Env:
-    "An Atari env with the DQN preprocessing: (84, 84, 4) uint8 stacked grayscale frames."
-    try: import ale_py
-    except ImportError: raise ConfigError(f"{env_id} needs ale-py: pip install \"rlnb[atari]\" (its wheels include the Atari ROMs).") from None
-    gym.register_envs(ale_py)
-    env = gym.make(env_id, frameskip=1, obs_type='grayscale', **ale_kwargs)
-    return AtariPreprocessing(env, noop_max, frame_skip, screen_size, frame_stack,
-                              train if terminal_on_life_loss is None else terminal_on_life_loss, train if clip_rewards is None else clip_rewards)
-
-# %% ../nbs/19_pixels.ipynb #ea762300
 class FrameStack(gym.ObservationWrapper):
     "Stack the last `k` frames (2-D observations) of `env` channels-last, `(height, width, k)`, the first frame repeated after a reset; the space is `StackedFrames`."
     def __init__(self, env:gym.Env, k:int=4):
@@ -167,7 +145,23 @@ class FrameStack(gym.ObservationWrapper):
         self._frames.append(np.array(obs))
         return np.stack(self._frames, -1)
 
-# %% ../nbs/19_pixels.ipynb #21bf5cd6
+def make_atari(env_id:str,  # an ALE id, e.g. 'ALE/Pong-v5'
+               train:bool=True,  # training env: life loss is terminal and rewards are clipped (unless set below)
+               noop_max:int=30, frame_skip:int=4, screen_size:int=84, frame_stack:int=4,
+               terminal_on_life_loss:bool|None=None,  # None: `train`
+               clip_rewards:bool|None=None,  # None: `train`
+               **ale_kwargs,  # more `gym.make` arguments for the ALE env (repeat_action_probability, full_action_space, ...)
+              ) -> gym.Env:
+    "An Atari env with the DQN preprocessing: `AtariPreprocessing` then `FrameStack`, (84, 84, 4) uint8 stacked grayscale frames."
+    try: import ale_py
+    except ImportError: raise ConfigError(f"{env_id} needs ale-py: pip install \"rlnb[atari]\" (its wheels include the Atari ROMs).") from None
+    gym.register_envs(ale_py)
+    env = gym.make(env_id, frameskip=1, obs_type='grayscale', **ale_kwargs)
+    env = AtariPreprocessing(env, noop_max, frame_skip, screen_size, train if terminal_on_life_loss is None else terminal_on_life_loss,
+                             train if clip_rewards is None else clip_rewards)
+    return FrameStack(env, frame_stack)
+
+# %% ../nbs/19_pixels.ipynb #cf79d20c
 def pixel_env(env, train:bool=True):
     "An `ALE/...` id as a factory of preprocessed Atari envs (`make_atari`); `MinAtar/...` ids registered; anything else as given."
     if not isinstance(env, str): return env

@@ -32,7 +32,7 @@ from .functions import preprocessed_shape
 from .pixels import pixel_env
 from .parallel import data_parallel, host_local, local_devices, make_mesh, ready, replicate, spans_processes
 from .tracing import Trajectory
-from .replay import ReplayBuffer, PrioritizedReplayBuffer, _rng_state, _set_rng_state
+from .replay import ReplayBuffer, _rng_state, _set_rng_state
 from .frames import FrameSteps
 from .workers import Worker
 
@@ -977,7 +977,7 @@ def _restore(self, state:dict, learner):
     self.pull_state()
     self._fresh_actors().cleanup()
 
-# %% ../nbs/09_runtime.ipynb #26258679
+# %% ../nbs/09_runtime.ipynb #6847aa87
 @patch_to(Runtime)
 async def aevaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
     "Returns of `num_episodes` episodes of the evaluation policy (one env each, stepped together); yields to the loop every step."
@@ -1047,7 +1047,7 @@ async def arecord(self,
     finally: env.close()
     return dict(path=str(path), episode_return=G, frames=len(frames))
 
-# %% ../nbs/09_runtime.ipynb #ba332501
+# %% ../nbs/09_runtime.ipynb #fd811986
 @patch_to(Runtime)
 def _run(self, until:int):
     "Start the training tasks: the deterministic schedule up to `until` env steps, or the concurrent roles."
@@ -1138,7 +1138,7 @@ async def aclose(self):
         if self._compiles is not None: await asyncio.wait([asyncio.wrap_future(f) for f in self._compiles.values()])
         await self.env.aclose()
 
-# %% ../nbs/09_runtime.ipynb #8fc3387b
+# %% ../nbs/09_runtime.ipynb #1f157c31
 def _batched(space, obs):
     "`(batch, single)`: `obs` with a leading batch axis, and whether it came as one observation."
     leaf, ref = np.asarray(jax.tree.leaves(obs)[0]), jax.tree.leaves(preallocate(space, 1))[0]
@@ -1194,7 +1194,7 @@ class Policy:
         "Evaluation actions for one observation or a batch (numpy)."
         return _act(self.spec, self._eval_act, self.params, obs)
 
-# %% ../nbs/09_runtime.ipynb #d7a8948d
+# %% ../nbs/09_runtime.ipynb #286cef4f
 ALGOS: dict[str, str] = {'apex-dqn': 'rlnb.apex_dqn:ApeXDQN', 'impala': 'rlnb.impala:IMPALA', 'ppo': 'rlnb.ppo:PPO', 'sac': 'rlnb.sac:SAC', 'td3': 'rlnb.td3:TD3'}
 
 def register(name:str, target:str|type):
