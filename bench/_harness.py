@@ -2,13 +2,54 @@
 
 A bench script calls `run_matrix` from its parent process and `report` from its child (`--child NAME:SEED`); the child
 prints one `RESULT {json}` line that the parent collects. `summarize` gives per-algorithm medians, with unsolved runs
-counted as infinitely slow.
+counted as infinitely slow. `provenance` is what every bench script puts at the top of the JSON it prints: the
+command, the commit, the machine and the date (results go to bench/results/, see bench/README.md).
 """
+import datetime
 import json
 import os
+import platform
+import shlex
 import statistics
 import subprocess
 import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "bench", "results")
+_ENV_KEYS = ("CUDA_VISIBLE_DEVICES", "XLA_FLAGS", "JAX_PLATFORMS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+_ENV = {k: os.environ[k] for k in _ENV_KEYS if os.environ.get(k)}  # as the user set them, before a script sets its own
+
+
+def _out(cmd: list) -> str:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=20, cwd=ROOT).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def machine() -> str:
+    "CPU model and cores, GPUs (nvidia-smi), Python; $RLNB_BENCH_MACHINE (e.g. nvidia-h100-x1) names the machine first."
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), cpu)
+    except OSError:
+        pass
+    gpus = _out(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"]).splitlines()
+    parts = [os.environ.get("RLNB_BENCH_MACHINE", ""), f"{os.cpu_count()} CPU cores ({cpu})",
+             f"GPU: {len(gpus)} x {gpus[0]}" if gpus else "no GPU", f"Python {platform.python_version()}"]
+    return ", ".join(p for p in parts if p)
+
+
+def provenance(argv: list | None = None) -> dict:
+    "Where a result comes from: command (with the environment variables that change it), commit, machine, UTC date."
+    argv = sys.argv if argv is None else argv
+    env = [f"{k}={shlex.quote(v)}" for k, v in _ENV.items()]
+    script = os.path.relpath(os.path.abspath(argv[0]), ROOT)
+    return dict(command=" ".join([*env, "python", script, *map(shlex.quote, map(str, argv[1:]))]),
+                commit=_out(["git", "rev-parse", "HEAD"]) or None,
+                dirty=bool(_out(["git", "status", "--porcelain", "--untracked-files=no", "--", "rlnb", "bench"])),
+                machine=machine(), date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
 
 
 def report(result: dict):

@@ -15,7 +15,7 @@ Every (algorithm, seed) runs in a fresh subprocess. Each evaluates every 5,000 e
 wall-clock to that point minus the time spent evaluating; `env_steps` is the step count at that
 evaluation. Peers use rl-zoo3's tuned CartPole-v1 hyperparameters. Children see no GPU unless CUDA_VISIBLE_DEVICES is
 set (e.g. CUDA_VISIBLE_DEVICES=0): a 4-input MLP gains nothing from an accelerator, and on an H100 machine (16 cores) every
-library solved faster with it hidden (bench/apex_cartpole_results_h100.json: rlnb median 2.9 s hidden / 7.5 s visible, sb3
+library solved faster with it hidden (bench/results/apex_cartpole_h100.json: rlnb median 2.9 s hidden / 7.5 s visible, sb3
 PPO 10.8 s / 22.1 s). JAX compile time counts (nothing is
 cached between runs); library imports do not (every algorithm imports its library before its clock starts). XLA_FLAGS splits the CPU into host devices only with --devices > 1. Prints one JSON object with the
 per-seed figures, medians over seeds, and `rlnb_vs_best_peer` = rlnb's median train_s / best peer's (likewise
@@ -28,6 +28,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+from _harness import provenance
 
 EVAL_EVERY, EVAL_EPISODES, TARGET = 5_000, 10, 475.0
 
@@ -140,7 +142,7 @@ def main():
                              median_train_s=statistics.median([r["train_s"] if r.get("solved") else float("inf") for r in runs]),
                              median_env_steps=statistics.median([r["env_steps"] if r.get("solved") else float("inf") for r in runs]))
     peers = [v["median_train_s"] for k, v in summary.items() if not k.startswith("rlnb")]
-    out = dict(target=TARGET, eval_every=EVAL_EVERY, eval_episodes=EVAL_EPISODES, max_steps=args.max_steps,
+    out = dict(provenance=provenance(), target=TARGET, eval_every=EVAL_EVERY, eval_episodes=EVAL_EPISODES, max_steps=args.max_steps,
                rlnb_devices=args.devices, xla_flags=flags, summary=summary, runs=results)
     for mine in ("rlnb", "rlnb_ppo"):
         if mine in summary and peers: out[f"{mine}_vs_best_peer"] = summary[mine]["median_train_s"] / min(peers)

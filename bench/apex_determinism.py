@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 
+from _harness import provenance
+
 
 def child(mode, steps, devices, seed):
     import jax
@@ -51,7 +53,7 @@ def main():
             runs.setdefault(mode, []).append(r)
             print(json.dumps(dict(mode=mode, rep=rep, **r)), file=sys.stderr, flush=True)
     med = {m: {k: statistics.median(r[k] for r in rs) for k in ("env_steps_per_s", "updates_per_s")} for m, rs in runs.items()}
-    print(json.dumps(dict(steps=args.steps, devices=args.devices, xla_flags=flags, medians=med, runs=runs,
+    print(json.dumps(dict(provenance=provenance(), steps=args.steps, devices=args.devices, xla_flags=flags, medians=med, runs=runs,
                           det_vs_default=med["deterministic"]["env_steps_per_s"] / med["default"]["env_steps_per_s"])))
 
 

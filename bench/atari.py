@@ -22,6 +22,8 @@ import statistics
 import sys
 import time
 
+from _harness import provenance
+
 import numpy as np
 import jax
 
@@ -106,7 +108,7 @@ def main():
         print(json.dumps(dict(rep=rep, raw=raw[-1], apex={f"{name(fr)}-{k}": v[-1] for (fr, k), v in apex.items()},
                               updates={b: v[-1] for b, v in upd.items() if v})), file=sys.stderr, flush=True)
     med = statistics.median
-    out = dict(game=args.game, device=str(jax.local_devices()[0]), cores=os.cpu_count(), reps=args.reps,
+    out = dict(provenance=provenance(), game=args.game, device=str(jax.local_devices()[0]), cores=os.cpu_count(), reps=args.reps,
                raw_steps_per_s=med(raw),
                apex_steps_per_s={name(fr): {k: dict(median=med(v), vs_raw_x_actors=med([a / (k * r) for a, r in zip(v, raw)]))
                                             for (f, k), v in apex.items() if f == fr} for fr in (True, False)},

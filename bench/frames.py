@@ -19,11 +19,13 @@ per second, the median over the blocks, and the ratio is rlnb / cpprb. Cases:
   * `prioritized`: PrioritizedFrameReplayBuffer (n_step=1) against cpprb's PrioritizedReplayBuffer, sample only.
 Checkpoint: a ~1 GB buffer goes through state_dict -> save_state (files) -> load_state (memory maps) -> load_state_dict in
 a fresh process; tracemalloc's peak and the process's peak RSS are reported against the storage size.
-Prints one JSON document (and writes it to bench/frames_results.json unless --no-write).
+Prints one JSON document (and writes it to bench/results/frames.json unless --no-write or --quick).
 """
 import argparse, json, os, platform, statistics, subprocess, sys, tempfile, time
 
 import numpy as np
+
+from _harness import RESULTS, provenance
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STACK, SHAPE = 4, (84, 84)
@@ -199,13 +201,13 @@ def main():
                            'the filled buffer; load: a fresh process whose buffer is allocated but untouched (rss_before), so VmHWM - '
                            'rss_before is the storage being written plus what the copy holds besides (one 64 MB block map at most)')
     from importlib.metadata import version
-    out = dict(benchmark='frames', quick=a.quick, cpprb_version=version('cpprb'), numpy=np.__version__, python=platform.python_version(),
+    out = dict(provenance=provenance(), benchmark='frames', quick=a.quick, cpprb_version=version('cpprb'), numpy=np.__version__, python=platform.python_version(),
                cpus=os.cpu_count(), machine=platform.machine(),
                capacity=capacity, reps=reps, calls_per_block=calls, memory=memory, sampling=sampling, checkpoint=checkpoint)
     text = json.dumps(out, indent=1)
     print(text)
     if not a.no_write and not a.quick:
-        with open(os.path.join(HERE, 'frames_results.json'), 'w') as f: f.write(text + '\n')
+        with open(os.path.join(RESULTS, 'frames.json'), 'w') as f: f.write(text + '\n')
 
 
 if __name__ == '__main__':

@@ -2,7 +2,7 @@
 
     python bench/impala_learning.py [--envs CartPole-v1,Acrobot-v1,Pendulum-v1] [--seeds CartPole-v1=0,1,2,3,4]
         [--steps Acrobot-v1=300000] [--set learning_rate=3e-3 --set hidden=(128,128)]
-        [--env-set Pendulum-v1:gamma=0.95] [--devices 1] [--jobs 1] [--out bench/impala_learning_results.json]
+        [--env-set Pendulum-v1:gamma=0.95] [--devices 1] [--jobs 1] [--out bench/results/impala_learning.json]
 
 Every (env, seed) runs in a fresh subprocess. Each builds `IMPALA(env, seed=seed, devices=jax.local_devices()[:devices],
 **overrides)` with `IMPALAConfig`'s defaults unless `--set` (all envs) or `--env-set ENV:field=value` (one env) overrides a
@@ -33,7 +33,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from _harness import RESULTS, provenance
+
 ENVS = {  # env: (seeds, budget, eval_every, target, stop at target)
     "CartPole-v1": ([0, 1, 2, 3, 4], 200_000, 10_000, 475.0, True),
     "Acrobot-v1": ([0, 1, 2], 300_000, 10_000, -100.0, False),
@@ -102,7 +103,7 @@ def main():
     ap.add_argument("--stop-at-target", action="store_true", help="every env with a target stops at it (tuning sweeps)")
     ap.add_argument("--devices", type=int, default=1, help="learner devices (host devices on a CPU)")
     ap.add_argument("--jobs", type=int, default=1, help="children at once (2 at most on a 2-core machine)")
-    ap.add_argument("--out", default=os.path.join(HERE, "impala_learning_results.json"), help="'' to write nothing")
+    ap.add_argument("--out", default=os.path.join(RESULTS, "impala_learning.json"), help="'' to write nothing")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--overrides", default="{}", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -176,7 +177,7 @@ def main():
             if row["error"] is None:
                 del row["error"]
         summary[env_id] = s
-    out = dict(devices=args.devices, xla_flags=flags, eval_episodes=EVAL_EPISODES, jobs=args.jobs,
+    out = dict(provenance=provenance(), devices=args.devices, xla_flags=flags, eval_episodes=EVAL_EPISODES, jobs=args.jobs,
                cpu_count=os.cpu_count(), summary=summary, runs=results)
     text = json.dumps(out, default=str)
     print(text)

@@ -1,7 +1,7 @@
 """IMPALA's training throughput (env steps/s, learning included) by actor count and actor mode, against raw gymnasium stepping, same run.
 
     python bench/impala_throughput.py [--actors 1,2,4] [--modes sync,thread,process] [--envs-per-actor 8]
-        [--steps 20000] [--reps 5] [--env CartPole-v1] [--set unroll_length=10] [--out bench/impala_throughput_results.json]
+        [--steps 20000] [--reps 5] [--env CartPole-v1] [--set unroll_length=10] [--out bench/results/impala_throughput.json]
 
 For each (num_actors N, actor_mode) one IMPALA agent (`envs_per_actor` E fixed, learner on one device, every other
 field `IMPALAConfig`'s default unless `--set` changes it) is built and compiled (`agent.compile()`), then warmed up by
@@ -33,7 +33,7 @@ import numpy as np
 import gymnasium as gym
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-HERE = os.path.dirname(os.path.abspath(__file__))
+from _harness import RESULTS, provenance  # noqa: E402
 
 
 def vec_mode(env_id):
@@ -62,7 +62,7 @@ def main():
     ap.add_argument("--env", default="CartPole-v1")
     ap.add_argument("--set", action="append", default=[], help="IMPALAConfig field=value (Python literal)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=os.path.join(HERE, "impala_throughput_results.json"), help="'' to write nothing")
+    ap.add_argument("--out", default=os.path.join(RESULTS, "impala_throughput.json"), help="'' to write nothing")
     args = ap.parse_args()
 
     import jax
@@ -143,7 +143,7 @@ def main():
                 best = row
         fastest[n] = best["actor_mode"]
     cfg = next(iter(agents.values())).config
-    out = dict(env=args.env, steps_per_run=K, reps=args.reps, cpu_count=os.cpu_count(), machine=platform.processor() or platform.machine(),
+    out = dict(provenance=provenance(), env=args.env, steps_per_run=K, reps=args.reps, cpu_count=os.cpu_count(), machine=platform.processor() or platform.machine(),
                jax_backend=jax.default_backend(), overrides=overrides,
                config={k: getattr(cfg, k) for k in cfg.__dataclass_fields__ if k not in ("num_actors", "actor_mode")},
                table=table, fastest_mode=fastest, rates={k: [round(x) for x in v] for k, v in sorted(rates.items())})

@@ -15,6 +15,8 @@ import sys
 import tempfile
 import time
 
+from _harness import provenance
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HEAVY = ("rlax", "distrax", "tensorflow_probability", "flax.nnx")
 
@@ -53,7 +55,7 @@ def main():
                        before_loads=loads(code, wt), after_loads=loads(code, ROOT), modules=a.modules, before=a.before, reps=a.reps)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(wt)], cwd=ROOT, check=False)
-    print(json.dumps(out))
+    print(json.dumps(dict(provenance=provenance(), **out)))
 
 
 if __name__ == "__main__":

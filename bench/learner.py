@@ -14,6 +14,8 @@ import os
 import statistics
 import time
 
+from _harness import provenance  # before XLA_FLAGS is set below: the command records the user's
+
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
 import jax
@@ -98,7 +100,7 @@ def main():
     params = net.init(jax.random.key(0), jnp.zeros((1, 4)))
     state0 = (params, params, opt.init(params))
     all_devices = jax.local_devices()
-    res = {"platform": all_devices[0].platform, "device_kind": all_devices[0].device_kind,
+    res = {"provenance": provenance(), "platform": all_devices[0].platform, "device_kind": all_devices[0].device_kind,
            "n_local_devices": len(all_devices), "reps": args.reps, "updates_per_rep": args.updates, "results": []}
     bare_step = jax.jit(make_step(net, opt, reduce=lambda g: g))
     fused_k = 16

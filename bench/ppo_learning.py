@@ -21,6 +21,8 @@ import subprocess
 import sys
 import time
 
+from _harness import provenance
+
 TASKS = {
     "cartpole": dict(env="CartPole-v1", budget=100_000, target=475.0, eval_every=5_000,
                      rlnb=dict(schedule_steps=100_000)),
@@ -92,7 +94,7 @@ def main():
                             median_env_steps=statistics.median([r.get("env_steps", float("inf")) if r.get("solved") else float("inf") for r in rs]),
                             median_eval=statistics.median([r.get("eval", float("-inf")) for r in rs]),
                             median_train_s=statistics.median([r.get("train_s", float("inf")) for r in rs]))
-    print(json.dumps(dict(task=args.task, **{k: v for k, v in TASKS[args.task].items() if k != "sb3"}, overrides=json.loads(args.set),
+    print(json.dumps(dict(provenance=provenance(), task=args.task, **{k: v for k, v in TASKS[args.task].items() if k != "sb3"}, overrides=json.loads(args.set),
                           summary=summary, runs=runs), default=str))
 
 

@@ -27,6 +27,8 @@ import time
 
 import numpy as np
 
+from _harness import provenance
+
 
 async def drive(pool, actions, seconds):
     "Step `pool` for `seconds`; returns (env steps, worker calls, elapsed s)."
@@ -113,9 +115,8 @@ def main():
     finally:
         ray.shutdown()
     import gymnasium
-    out = dict(bench="ray_actors", ray=ray.__version__, gymnasium=gymnasium.__version__, python=platform.python_version(),
-               machine=f"{platform.machine()}, {os.cpu_count()} CPU cores", reps=args.reps, seconds=args.seconds,
-               ray_init_s=round(init_s, 1), command="python bench/ray_actors.py " + " ".join(sys.argv[1:]), results=results)
+    out = dict(provenance=provenance(), bench="ray_actors", ray=ray.__version__, gymnasium=gymnasium.__version__,
+               python=platform.python_version(), reps=args.reps, seconds=args.seconds, ray_init_s=round(init_s, 1), results=results)
     text = json.dumps(out, indent=1)
     print(text)
     if args.out:

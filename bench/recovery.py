@@ -16,6 +16,8 @@ import sys
 import tempfile
 import time
 
+from _harness import provenance
+
 
 async def run(args) -> dict:
     from rlnb.agent import DistributedAgent
@@ -60,7 +62,7 @@ def main():
     args = p.parse_args()
     kills = asyncio.run(run(args))
     keys = ("worker_recovery_s", "kill_to_restart_s", "kill_to_training_s")
-    out = dict(kills=kills, median={k: round(statistics.median(x[k] for x in kills), 3) for k in keys},
+    out = dict(provenance=provenance(), kills=kills, median={k: round(statistics.median(x[k] for x in kills), 3) for k in keys},
                max={k: round(max(x[k] for x in kills), 3) for k in keys}, cpu_count=os.cpu_count())
     out["target_le_5s"] = out["max"]["kill_to_training_s"] <= 5.0
     print(json.dumps(out))

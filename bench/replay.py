@@ -18,6 +18,8 @@ import argparse, json, os, platform, statistics, subprocess, sys, time
 
 import numpy as np
 
+from _harness import provenance
+
 BATCH = 256
 ALPHA, BETA = 0.6, 0.4
 
@@ -142,7 +144,7 @@ def main(quick=False):
                 step_name.removesuffix('_tps'): round(cell['rlnb'][step_name] / cell['cpprb'][step_name], 2)}
             results[f'{obs}/{kind}'] = cell
             print(f"{obs}/{kind}: {json.dumps(cell['ratio_rlnb_over_cpprb'])} mem {cell['rlnb']['mem_vs_raw']}", file=sys.stderr)
-    print(json.dumps(dict(benchmark='replay', quick=quick, cpprb_version=version('cpprb'), numpy=np.__version__,
+    print(json.dumps(dict(provenance=provenance(), benchmark='replay', quick=quick, cpprb_version=version('cpprb'), numpy=np.__version__,
                           python=platform.python_version(), cpus=os.cpu_count(), reps=reps, cases={k: {'capacity': c, 'calls_per_block': n} for k, (c, n) in cases.items()},
                           note='frames at capacity 50k (not 1e6): 1e6 frames with S_next would need ~56 GB; this host has 23 GB',
                           results=results), indent=1))

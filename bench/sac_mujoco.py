@@ -1,7 +1,7 @@
 """HalfCheetah-v5 for 50k env steps: rlnb SAC against sbx SAC, same run. A figure (return curve PNG) and env steps/s, not a test.
 
     pip install -e ".[bench,mujoco]"
-    python bench/sac_mujoco.py [--steps 50000] [--seed 0] [--png bench/sac_mujoco.png]
+    python bench/sac_mujoco.py [--steps 50000] [--seed 0] [--png bench/results/sac_mujoco.png]
 
 Both use rl-zoo3's HalfCheetah SAC entry (SB3's SAC defaults: 256x256 networks, batch 256, learning rate 3e-4,
 one update per env step, 10,000 uniform random steps first) on one env. Each evaluates every 5,000 env steps on 5
@@ -15,7 +15,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _harness import report, run_matrix  # noqa: E402
+from _harness import RESULTS, provenance, report, run_matrix  # noqa: E402
 
 ENV, EVAL_EVERY, EVAL_EPISODES, WARMUP = "HalfCheetah-v5", 5_000, 5, 10_000
 
@@ -61,7 +61,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=50_000)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--png", default=os.path.join(os.path.dirname(__file__), "sac_mujoco.png"))
+    ap.add_argument("--png", default=os.path.join(RESULTS, "sac_mujoco.png"))
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -79,7 +79,7 @@ def main():
             ax.plot(x, y, marker="o", label=f"{name} ({r['env_steps_per_s']:.0f} env steps/s)")
     ax.set(xlabel="env steps", ylabel=f"evaluation return ({EVAL_EPISODES} episodes)", title=f"{ENV}, seed {args.seed}")
     ax.legend(); fig.tight_layout(); fig.savefig(args.png, dpi=100)
-    print(json.dumps(dict(env=ENV, steps=args.steps, seed=args.seed, png=args.png, runs=runs)))
+    print(json.dumps(dict(provenance=provenance(), env=ENV, steps=args.steps, seed=args.seed, png=args.png, runs=runs)))
 
 
 if __name__ == "__main__":

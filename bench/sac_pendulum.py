@@ -19,7 +19,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _harness import report, run_matrix, summarize  # noqa: E402
+from _harness import provenance, report, run_matrix, summarize  # noqa: E402
 
 ENV, EVAL_EVERY, EVAL_EPISODES, TARGET = "Pendulum-v1", 2_000, 10, -200.0
 ZOO = {  # rl-zoo3 2.9 hyperparams/{sac,td3}.yml, Pendulum-v1
@@ -94,7 +94,7 @@ def main():
     results = run_matrix(__file__, args.algos.split(","), [int(s) for s in args.seeds.split(",")], ["--max-steps", args.max_steps], env)
     summary = summarize(results)
     best = lambda pred: min([v["median_train_s"] for k, v in summary.items() if pred(k)], default=float("nan"))
-    out = dict(env=ENV, target=TARGET, eval_every=EVAL_EVERY, eval_episodes=EVAL_EPISODES, max_steps=args.max_steps, summary=summary,
+    out = dict(provenance=provenance(), env=ENV, target=TARGET, eval_every=EVAL_EVERY, eval_episodes=EVAL_EPISODES, max_steps=args.max_steps, summary=summary,
                rlnb_best_vs_best_peer=best(lambda k: k.startswith("rlnb")) / best(lambda k: not k.startswith("rlnb")), runs=results)
     print(json.dumps(out, default=str))
 

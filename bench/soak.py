@@ -21,6 +21,8 @@ import time
 import numpy as np
 import psutil
 
+from _harness import provenance
+
 
 def uss_mb(p) -> float:
     "Unique resident memory of process `p` in MB (RSS where the OS does not report USS)."
@@ -108,7 +110,7 @@ def main():
     run = asyncio.run(soak(args))
     if args.samples:
         with open(args.samples, "w") as f: json.dump(run, f)
-    print(json.dumps(summarize(run, args.window)))
+    print(json.dumps(dict(provenance=provenance(), **summarize(run, args.window))))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ import numpy as np
 
 from rlnb.tracing import BatchedNStep, NStep
 
+from _harness import provenance
+
 
 def stream(num_envs, steps, seed=0):
     rng = np.random.default_rng(seed)
@@ -57,7 +59,7 @@ def main(reps=5):
                                                per_env_loop_steps_per_s=round(statistics.median(s)),
                                                ratio=round(statistics.median(b) / statistics.median(s), 1))
         print(num_envs, results[f'num_envs={num_envs}'], file=sys.stderr)
-    print(json.dumps(dict(benchmark='tracing', n=3, reps=reps, results=results), indent=1))
+    print(json.dumps(dict(provenance=provenance(), benchmark='tracing', n=3, reps=reps, results=results), indent=1))
 
 
 if __name__ == '__main__':
