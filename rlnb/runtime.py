@@ -37,9 +37,9 @@ from .frames import FrameSteps
 from .workers import Worker
 
 # %% auto #0
-__all__ = ['ALGOS', 'need', 'RuntimeConfig', 'make_vector_env', 'make_actors', 'env_spaces', 'numpy_init', 'zero_init',
-           'adam_clipped', 'Pacing', 'ReplayRatio', 'OnPolicyQueue', 'patch_to', 'Runtime', 'write_video',
-           'config_from_state', 'Policy', 'register', 'get_algo']
+__all__ = ['AUTO_HOST_MAX_PARAMS', 'ALGOS', 'need', 'RuntimeConfig', 'make_vector_env', 'make_actors', 'env_spaces', 'numpy_init',
+           'zero_init', 'adam_clipped', 'Pacing', 'ReplayRatio', 'OnPolicyQueue', 'choose_actor_device', 'patch_to',
+           'Runtime', 'write_video', 'config_from_state', 'Policy', 'register', 'get_algo']
 
 # %% ../nbs/09_runtime.ipynb #6ba23e96
 def need(cfg, ok:bool, name:str, what:str):
@@ -63,6 +63,7 @@ class RuntimeConfig:
     max_restarts: int = 3  # per actor: envs that fail (an exception, a dead process, a step past step_timeout) are replaced this many times, their episode dropped; 0: the first failure stops the run
     step_timeout: float|None = 60.0  # seconds an env step may take before the env counts as hung (killed and replaced; process mode kills it, thread mode abandons it); None: wait forever
     nonfinite: str = 'raise'  # a NaN or inf reward or observation from an env: 'raise' (stop, naming the actor and the step) or 'drop' (drop that episode, with a warning)
+    actor_device: str = 'auto'  # where the actors run their policy: 'auto' (see `choose_actor_device`), 'host' (the CPU; params copied once per publish) or 'learner' (the learner's first device: no copy)
 
     def __post_init__(self): self.check()
 
@@ -79,6 +80,7 @@ class RuntimeConfig:
         need(self, isinstance(self.max_restarts, int) and not isinstance(self.max_restarts, bool) and self.max_restarts >= 0, 'max_restarts', 'must be an int >= 0')
         need(self, self.step_timeout is None or (isinstance(self.step_timeout, (int, float)) and self.step_timeout > 0), 'step_timeout', 'must be a number of seconds > 0, or None')
         need(self, self.nonfinite in ('raise', 'drop'), 'nonfinite', "must be 'raise' or 'drop'")
+        need(self, self.actor_device in ('auto', 'host', 'learner'), 'actor_device', "must be 'auto', 'host' (the CPU) or 'learner' (the learner's first device)")
 
     @property
     def num_envs(self) -> int:
@@ -343,7 +345,34 @@ class OnPolicyQueue(Pacing):
 
     def counters(self) -> dict: return dict(queued=self._cols)
 
-# %% ../nbs/09_runtime.ipynb #126eccde
+# %% ../nbs/09_runtime.ipynb #52bd115c
+AUTO_HOST_MAX_PARAMS = 1_000_000  # 'auto' acts on the host CPU with networks up to this many params (and no image input)
+
+def _host_cpu() -> jax.Device|None:
+    "The host's first CPU device, or None where this JAX has no CPU backend (JAX_PLATFORMS without 'cpu')."
+    try: return jax.local_devices(backend='cpu')[0]
+    except RuntimeError: return None
+
+def choose_actor_device(setting:str,  # the config's `actor_device`: 'auto', 'host' or 'learner'
+                        learner_device:jax.Device,  # the learner's first local device
+                        params,  # the params the actors act with (to size the network)
+                        observation_space:gym.Space,  # the actors' observations (images go to the accelerator)
+                       ) -> tuple[jax.Device, str]:
+    "The device the actors run their policy on, and why."
+    if setting == 'learner': return learner_device, "actor_device='learner'"
+    cpu = _host_cpu()
+    if setting == 'host':
+        if cpu is None: raise ConfigError("actor_device='host': this JAX has no CPU backend (JAX_PLATFORMS leaves 'cpu' out); add it, or use actor_device='learner'.")
+        return cpu, "actor_device='host'"
+    if learner_device.platform == 'cpu': return learner_device, 'the learner is on the CPU: the actors share its device, no copy'
+    n = sum(int(np.size(x)) for x in jax.tree.leaves(params))
+    images = any(len(sp.shape) >= 3 for sp in jax.tree.leaves(observation_space, is_leaf=lambda x: isinstance(x, gym.spaces.Box)) if isinstance(sp, gym.spaces.Box))
+    if images or n > AUTO_HOST_MAX_PARAMS or cpu is None:
+        why = 'image observations' if images else f'{n:,} params' if cpu is not None else 'no CPU backend'
+        return learner_device, f'{why}: the actors act on the learner\'s {learner_device.platform} device'
+    return cpu, f'a {n:,}-param network on vector observations: the host CPU acts without a device round trip per tick'
+
+# %% ../nbs/09_runtime.ipynb #b90ee3d1
 _STATE_FORMAT = 3  # version of the layout of `Runtime.state_dict()`
 _SHAPE_FIELDS = ('num_actors', 'envs_per_actor')  # config fields every checkpoint must share with the runtime loading it
 
@@ -466,8 +495,11 @@ class Runtime(Worker):
             self.pacing = self.make_pacing()
             self.pacing.bind(self)
             self.buffer = getattr(self.pacing, 'buffer', None)  # the replay buffer, where the pacing has one (Maze's buffer side of a Worker)
+            self.actor_device, self.actor_device_reason = choose_actor_device(cfg.actor_device, local_devices(self.mesh)[0], self.actor_params(state), obs_space)
         except BaseException:
             pool.cleanup(); raise
+        self._placement_logged = False
+        self.publish_copies = 0  # params copied to the actors' device (one per publish they take; none where they act on the learner's device)
         self._update = data_parallel(self.learner_step, self.mesh, num_fused=cfg.updates_per_dispatch, batch_axis=self._batch_axis())
         self._act = jax.jit(self.act)
         self._eval_act = jax.jit(self.eval_act)
@@ -502,7 +534,7 @@ class Runtime(Worker):
         "The online params, as the actors receive them (a view of the first learner device's buffers)."
         return _first_device(self.actor_params(self._learner_state))
 
-# %% ../nbs/09_runtime.ipynb #7fc0ec21
+# %% ../nbs/09_runtime.ipynb #7a631c50
 @patch_to(Runtime)
 def _dispatch_input(self, data):
     "The learner's input for one dispatch: `prepare`d, reshaped to (K, ...) when K updates are fused."
@@ -555,7 +587,7 @@ async def compiled(self, name:str):
         if not fut.done(): await asyncio.wrap_future(fut)
         fut.result()
 
-# %% ../nbs/09_runtime.ipynb #8cf24ae0
+# %% ../nbs/09_runtime.ipynb #75d60084
 @patch_to(Runtime)
 def get_state(self):
     "The online params (replicated over the learner mesh)."
@@ -563,8 +595,16 @@ def get_state(self):
 
 @patch_to(Runtime)
 def set_state(self, state):
-    "Take published params for acting: a view of the first device's buffers, not a copy."
-    self.acting_params = _first_device(state)
+    "Take published params for acting: a view of the first device's buffers, or, where the actors act on another device, one asynchronous copy there."
+    params = _first_device(state)
+    self.acting_params = self._on_actor_device(params)
+    if self.acting_params is not params: self.publish_copies += 1
+
+@patch_to(Runtime)
+def _on_actor_device(self, params):
+    "`params` (on the learner's first device) where the actors act: the same arrays, or a copy that `device_put` starts without waiting for it."
+    if self.actor_device == local_devices(self.mesh)[0]: return params
+    return jax.device_put(params, self.actor_device)
 
 @patch_to(Runtime)
 def learn(self, data) -> dict:
@@ -598,7 +638,7 @@ def pull_state(self) -> int:
         self.actor_version = version
     return self.actor_version
 
-# %% ../nbs/09_runtime.ipynb #1ed48cbf
+# %% ../nbs/09_runtime.ipynb #82eeeb66
 @patch_to(Runtime)
 async def _first_states(self):
     "The actors' current env states: the reset states on a first start, else where the envs were left."
@@ -772,7 +812,7 @@ def _record(self, data, metrics, state, updates):
         self._published_at = updates
         self.version = self.store.publish(self.actor_params(state))
 
-# %% ../nbs/09_runtime.ipynb #710ed035
+# %% ../nbs/09_runtime.ipynb #46b46c35
 @patch_to(Runtime)
 async def _wait(self, event:asyncio.Event, stop:asyncio.Event):
     "Wait for `event` (set by the other role), at most 0.1 s."
@@ -810,7 +850,7 @@ async def learner(self, stop:asyncio.Event):
         self._learned.set()
         await asyncio.sleep(0)
 
-# %% ../nbs/09_runtime.ipynb #7bfba689
+# %% ../nbs/09_runtime.ipynb #bbea9534
 async def _all_processes(*flags) -> np.ndarray:
     "Every process's `flags`, as a (processes, len(flags)) bool array. A collective: every process calls it at the same point of its schedule."
     from jax.experimental import multihost_utils
@@ -851,7 +891,7 @@ def _rebind(self):
     Worker._rebind(self)
     self._learned, self._rolled = asyncio.Event(), asyncio.Event()
 
-# %% ../nbs/09_runtime.ipynb #449f6dab
+# %% ../nbs/09_runtime.ipynb #c7361b4f
 @patch_to(Runtime)
 async def ainit_replay_buffer(self,
                               initial_sampling_policy='random',  # 'random' (uniform over the action space) or a function obs batch -> actions
@@ -897,7 +937,7 @@ def broadcast_updated_policy(self, state=None) -> int:
     self.version = self.store.publish(state)
     return self.version
 
-# %% ../nbs/09_runtime.ipynb #8217e586
+# %% ../nbs/09_runtime.ipynb #6847aa87
 @patch_to(Runtime)
 def state_dict(self) -> dict:
     "The whole run as pure data (numpy arrays, ints, floats, bools, strs in str-keyed dicts): learner state, pacing (replay), counters, RNGs, config."
@@ -977,7 +1017,7 @@ def _restore(self, state:dict, learner):
     self.pull_state()
     self._fresh_actors().cleanup()
 
-# %% ../nbs/09_runtime.ipynb #6847aa87
+# %% ../nbs/09_runtime.ipynb #ba332501
 @patch_to(Runtime)
 async def aevaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
     "Returns of `num_episodes` episodes of the evaluation policy (one env each, stepped together); yields to the loop every step."
@@ -986,7 +1026,7 @@ async def aevaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
     try:
         obs, _ = venv.reset(seed=self.config.seed + 10_000 if seed is None else seed)
         G, done = np.zeros(num_episodes), np.zeros(num_episodes, bool)
-        params = self.params
+        params = self._on_actor_device(self.params)  # the evaluation policy acts where the actors act
         while not done.all():
             a = np.asarray(await ready(self._eval_act(params, obs)))
             obs, r, term, trunc, _ = venv.step(self.env_action(a))
@@ -1036,7 +1076,7 @@ async def arecord(self,
     env = _render_env(self.eval_env)
     try:
         obs, _ = env.reset(seed=self.config.seed + 10_000 if seed is None else seed)
-        frames, G, params = [env.render()], 0.0, self.params
+        frames, G, params = [env.render()], 0.0, self._on_actor_device(self.params)
         for _ in range(max_steps):
             a = np.asarray(await ready(self._eval_act(params, jax.tree.map(lambda x: np.asarray(x)[None], obs))))[0]
             obs, r, term, trunc, _ = env.step(self.env_action(a))
@@ -1047,7 +1087,7 @@ async def arecord(self,
     finally: env.close()
     return dict(path=str(path), episode_return=G, frames=len(frames))
 
-# %% ../nbs/09_runtime.ipynb #fd811986
+# %% ../nbs/09_runtime.ipynb #8fc3387b
 @patch_to(Runtime)
 def _run(self, until:int):
     "Start the training tasks: the deterministic schedule up to `until` env steps, or the concurrent roles."
@@ -1068,6 +1108,9 @@ async def atrain(self,
     if eval_interval is not None and eval_interval <= 0: raise ConfigError(f"eval_interval must be > 0 or None, got {eval_interval}.")
     goal = int(num_train_steps)
     next_eval = float('inf') if eval_interval is None else self.env_steps + eval_interval
+    if not self._placement_logged and (self.actor_device.platform != 'cpu' or self.actor_device != local_devices(self.mesh)[0]):
+        logging.getLogger(f'rlnb.{self.name}').info(f"actors act on {self.actor_device} ({self.actor_device_reason})")  # once per runtime; silent where all is one CPU device
+    self._placement_logged = True
     if self.config.deterministic:  # a chunk starts from (seed, env_steps) alone: fresh seeded episodes, current params
         await self._fresh_actors().aclose()
         self.push_state()
@@ -1138,7 +1181,7 @@ async def aclose(self):
         if self._compiles is not None: await asyncio.wait([asyncio.wrap_future(f) for f in self._compiles.values()])
         await self.env.aclose()
 
-# %% ../nbs/09_runtime.ipynb #1f157c31
+# %% ../nbs/09_runtime.ipynb #286cef4f
 def _batched(space, obs):
     "`(batch, single)`: `obs` with a leading batch axis, and whether it came as one observation."
     leaf, ref = np.asarray(jax.tree.leaves(obs)[0]), jax.tree.leaves(preallocate(space, 1))[0]
@@ -1194,7 +1237,7 @@ class Policy:
         "Evaluation actions for one observation or a batch (numpy)."
         return _act(self.spec, self._eval_act, self.params, obs)
 
-# %% ../nbs/09_runtime.ipynb #286cef4f
+# %% ../nbs/09_runtime.ipynb #3c8b0082
 ALGOS: dict[str, str] = {'apex-dqn': 'rlnb.apex_dqn:ApeXDQN', 'impala': 'rlnb.impala:IMPALA', 'ppo': 'rlnb.ppo:PPO', 'sac': 'rlnb.sac:SAC', 'td3': 'rlnb.td3:TD3'}
 
 def register(name:str, target:str|type):
