@@ -8,201 +8,47 @@ Docs: https://rlnb.github.io/rlnb/agent.html.md"""
 from __future__ import annotations
 
 import asyncio
-import csv
 import dataclasses
-import functools
 import json
 import math
-import os
-import secrets
-import shutil
-import struct
-import threading
 import time
-import zlib
 from pathlib import Path
 
 import numpy as np
 import jax
-from flax import serialization
 
-from .core import ConfigError, RLNBError, TrainingError, in_thread, run_sync
-from .runtime import ALGOS, Policy, config_from_state, env_spaces, get_algo
+from .core import ConfigError, TrainingError, fix_mmap_threshold, in_thread, run_sync, trim_heap
+from .runtime import ALGOS, Policy, config_from_state, env_spaces, get_algo, patch_to
 from .presets import Preset, resolve_preset
-from .monitor import _fmt, _logger
-from .frames import FRAME_KINDS, load_state, save_state
+from .monitor import CSVSink, TensorBoardSink, WandbSink, _fmt, _logger, read_wandb_offline
+from .checkpoint import CKPT_DIR, _ckpt_name, check_run_dir, find_checkpoint, list_checkpoints, process_dir
+from .checkpoint import prune_checkpoints, read_checkpoint, write_checkpoint
+
+_all_ = ['CKPT_DIR', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'process_dir', 'find_checkpoint', 'prune_checkpoints',
+         'check_run_dir', 'read_wandb_offline']  # re-exported: `from rlnb.agent import read_checkpoint` (README, CLI, scripts) works too
 
 # %% auto #0
-__all__ = ['CKPT_DIR', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'process_dir', 'find_checkpoint',
-           'prune_checkpoints', 'check_run_dir', 'MetricsTable', 'DistributedAgent', 'load_policy',
+__all__ = ['DistributedAgent', 'MetricsTable', 'load_policy', 'CKPT_DIR', 'write_checkpoint', 'read_checkpoint',
+           'list_checkpoints', 'process_dir', 'find_checkpoint', 'prune_checkpoints', 'check_run_dir',
            'read_wandb_offline']
 
 # %% ../nbs/11_agent.ipynb #ac36129c
-_MAGIC = b'RLNBCKPT'
-_HEADER = struct.Struct('<8sQI')  # magic, payload length, crc32
-CKPT_DIR = 'checkpoints'
-
-def _ckpt_name(env_steps:int) -> str: return f"ckpt-{int(env_steps):012d}.msgpack"
-
-def _split_streamed(tree:dict, path:Path) -> tuple:
-    "`tree` with each frame-replay state replaced by a reference to the directory it goes to (a name of its own per write), and the (state, directory) pairs."
-    out, token = [], secrets.token_hex(4)
-    def walk(v):
-        if not isinstance(v, dict): return v
-        if v.get('kind') in FRAME_KINDS:  # written beside the checkpoint file as .npy files, never copied into its payload
-            out.append((v, path.with_name(f"{path.stem}.replay-{len(out)}-{token}")))
-            return {'__streamed__': out[-1][1].name}
-        return {k: walk(x) for k, x in v.items()}
-    return walk(tree), out
-
-def _join_streamed(tree:dict, path:Path, replay:bool=True) -> dict:
-    "Replace the references `_split_streamed` left with the states in their directories, as read-only memory maps (`replay=False`: with None, reading nothing)."
-    def walk(v):
-        if not isinstance(v, dict): return v
-        if set(v) == {'__streamed__'}:
-            if not replay: return None
-            d = path.parent / v['__streamed__']
-            if not (d / 'state.json').is_file():
-                raise RLNBError(f"{path} keeps its replay in {d.name}/ beside it, which is missing; copy a checkpoint together with that "
-                                "directory, or load an earlier checkpoint of the run.")
-            try: return load_state(d)
-            except (OSError, ValueError) as e:
-                raise RLNBError(f"{path}'s replay in {d.name}/ is damaged ({e}); load an earlier checkpoint of the run.") from None
-        return {k: walk(x) for k, x in v.items()}
-    return walk(tree)
-
-def write_checkpoint(path,  # final file name
-                     tree:dict,  # str-keyed nested dict of numpy arrays, numbers, strings
-                    ) -> Path:
-    "Serialize `tree` with msgpack and write it to `path` atomically (temp file in the same dir, fsync, `os.replace`); frame replay goes beside it, streamed."
-    path = Path(path)
-    tree, streamed = _split_streamed(tree, path)
-    payload = serialization.msgpack_serialize(tree)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}"
-    try:
-        for state, d in streamed: save_state(state, d)  # before the file, under new names: the file's rename is the one commit point
-        with open(tmp, 'wb') as f:
-            f.write(_HEADER.pack(_MAGIC, len(payload), zlib.crc32(payload)))
-            view, step = memoryview(payload), 1 << 24
-            for i in range(0, len(payload), step): f.write(view[i:i + step])
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        for _, d in streamed: shutil.rmtree(d, ignore_errors=True)  # never named by a checkpoint file
-        try: tmp.unlink(missing_ok=True)
-        except OSError: pass
-        raise
-    if hasattr(os, 'O_DIRECTORY'):  # make the rename itself durable
-        fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try: os.fsync(fd)
-        finally: os.close(fd)
-    mine = {d.name for _, d in streamed}
-    for d in path.parent.glob(f"{path.stem}.replay-*"):  # the replay of the file this one replaced
-        if d.name not in mine: shutil.rmtree(d, ignore_errors=True)
-    return path
-
-def read_checkpoint(path,
-                    replay:bool=True,  # also open the frame replay beside the file (False: None in its place, e.g. to load a policy)
-                   ) -> dict:
-    "Read a checkpoint written by `write_checkpoint`; checks magic, length and CRC; nothing is unpickled."
-    path = Path(path)
-    data = path.read_bytes()
-    if len(data) < _HEADER.size or data[:8] != _MAGIC:
-        raise RLNBError(f"{path} is not an rlnb checkpoint (no {_MAGIC!r} header).")
-    _, n, crc = _HEADER.unpack_from(data)
-    payload = memoryview(data)[_HEADER.size:]
-    if len(payload) != n or zlib.crc32(payload) != crc:
-        raise RLNBError(f"{path} is damaged: expected {n} payload bytes with CRC {crc:#x}, found {len(payload)} bytes"
-                        f"{'' if len(payload) != n else ' with another CRC'}. Load an earlier checkpoint of the run.")
-    try: tree = serialization.msgpack_restore(bytes(payload))
-    except Exception as e: raise RLNBError(f"{path} has a valid header but its payload is not msgpack ({type(e).__name__}: {e}); it was not written by rlnb.") from None
-    return _join_streamed(tree, path, replay)
-
-# %% ../nbs/11_agent.ipynb #9e2292f2
-def list_checkpoints(run_dir) -> list[Path]:
-    "Complete checkpoint files of a run directory (or of its `checkpoints/` folder), oldest first."
-    d = Path(run_dir)
-    if (d / CKPT_DIR).is_dir(): d = d / CKPT_DIR
-    return sorted(d.glob('ckpt-*.msgpack'))
-
-def process_dir(path) -> Path:
-    "The part of a run directory this process owns: `path/process-<i>` in a multi-process run (`jax.distributed`), else `path` itself."
-    return Path(path) / f'process-{jax.process_index()}' if jax.process_count() > 1 else Path(path)
-
-def find_checkpoint(path) -> Path:
-    "A checkpoint file as is, or the latest checkpoint of a run directory (of this process's part, in a multi-process run)."
-    p = Path(path)
-    if p.is_file(): return p
-    if not p.exists(): raise ConfigError(f"no checkpoint or run directory at {str(p)!r}.")
-    if process_dir(p).is_dir(): p = process_dir(p)
-    found = list_checkpoints(p)
-    if not found: raise ConfigError(f"{str(p)!r} holds no checkpoint (expected {CKPT_DIR}/ckpt-*.msgpack); train with save_interval set first.")
-    return found[-1]
-
-def prune_checkpoints(run_dir, keep:int):
-    "Delete all but the `keep` newest checkpoints (with their replay directories), and what a killed save left behind."
-    files = list_checkpoints(run_dir)
-    for f in files[:max(len(files) - keep, 0)]: f.unlink(missing_ok=True)
-    d = files[0].parent if files else Path(run_dir) / CKPT_DIR
-    for t in d.glob('.ckpt-*.tmp-*'):
-        if not t.name.endswith(f"-{os.getpid()}-{threading.get_ident()}"): t.unlink(missing_ok=True)
-    for r in [*d.glob('ckpt-*.replay-*'), *d.glob('.ckpt-*.replay-*')]:  # replay of a deleted checkpoint, of a save killed before its file, or half-written
-        if r.name.startswith('.') or not (d / f"{r.name.split('.replay-', 1)[0]}.msgpack").exists(): shutil.rmtree(r, ignore_errors=True)
-
-def _fix_mmap_threshold(nbytes:int=4 << 20):
-    "Have glibc serve blocks of `nbytes` and more with their own mmap, returned to the OS when freed (glibc's `mallopt(M_MMAP_THRESHOLD)`; nothing elsewhere). By default glibc raises this threshold each time such a block is freed, and a run that makes checkpoint-sized copies again and again then keeps them in its heap."
-    global _mmap_fixed
-    if _mmap_fixed: return
-    _mmap_fixed = True
-    try:
-        import ctypes
-        ctypes.CDLL(None).mallopt(-3, int(nbytes))  # M_MMAP_THRESHOLD
-    except (OSError, AttributeError): pass
-_mmap_fixed = False
-
-def _trim_heap():
-    "Hand freed heap memory back to the OS (glibc's `malloc_trim`; nothing elsewhere). A checkpoint's copies are large and short-lived; glibc raises its mmap threshold after freeing such blocks, so later ones land in the heap arenas and stay there once freed, and a long run's resident memory would creep up by about a checkpoint per save."
-    global _malloc_trim
-    if _malloc_trim is None:
-        try:
-            import ctypes
-            _malloc_trim = ctypes.CDLL(None).malloc_trim
-        except (OSError, AttributeError): _malloc_trim = False
-    if _malloc_trim: _malloc_trim(0)
-_malloc_trim = None
-
-def check_run_dir(path,  # run directory (created when missing)
-                  need_bytes:int=0,  # free disk space the run needs (its checkpoints)
-                 ) -> Path:
-    "Make sure `path` can hold a run — a directory that accepts files, on a disk with `need_bytes` free — or raise a `ConfigError` that says what to change."
-    p = Path(path)
-    for q in (p, p / CKPT_DIR):
-        if q.exists() and not q.is_dir():
-            raise ConfigError(f"the run directory {str(q)!r} is an existing file; pass a directory (work_dir=... / --out DIR) or move the file away.")
-    try: p.mkdir(parents=True, exist_ok=True)
-    except OSError as e: raise ConfigError(f"cannot create the run directory {str(p)!r} ({e.strerror or e}); pass a writable place (work_dir=... / --out DIR).") from None
-    probe = p / f".rlnb-probe-{os.getpid()}-{threading.get_ident()}"
-    try:
-        probe.write_bytes(b'')
-        probe.unlink()
-    except OSError as e: raise ConfigError(f"the run directory {str(p)!r} does not accept files ({e.strerror or e}); fix its permissions or pass another (work_dir=... / --out DIR).") from None
-    free = shutil.disk_usage(p).free
-    if free < need_bytes:
-        raise ConfigError(f"the disk of {str(p)!r} has {free / 2**20:,.0f} MiB free; this run's checkpoints need about {need_bytes / 2**20:,.0f} MiB "
-                          "(a checkpoint is written beside the previous one). Free some space or pass a directory on another disk.")
-    return p
-
-# %% ../nbs/11_agent.ipynb #2443c5d2
-def _read_run(path, env, caller:str, replay:bool=True):
-    "`(checkpoint file, its tree, env)` for a run directory or checkpoint file; `env` defaults to the env id the checkpoint stores."
-    path = find_checkpoint(path)
-    tree = read_checkpoint(path, replay)
-    if not isinstance(tree, dict) or tree.get('format') != 'rlnb.DistributedAgent': raise ConfigError(f"{path} is not a DistributedAgent checkpoint.")
-    env = env if env is not None else (tree.get('env') or None)
-    if env is None: raise ConfigError(f"{path} was trained on an env factory, not an env id; pass env=... to {caller}.")
-    return path, tree, env
+def _config_overrides(cls, algo:str, kwargs:dict, seed:int, deterministic:bool, keep_checkpoints, num_actors, num_storages, num_steps) -> dict:
+    "The algorithm's config fields the constructor's arguments set (RLLTE's names translated), after checking them."
+    cfg_cls = cls.Config
+    fields = {f.name for f in dataclasses.fields(cfg_cls)}
+    unknown = sorted(set(kwargs) - fields)
+    if unknown: raise ConfigError(f"unknown option(s) {', '.join(unknown)} for {algo}; {cfg_cls.__name__} has {', '.join(sorted(fields))}.")
+    if not isinstance(keep_checkpoints, int) or keep_checkpoints < 1: raise ConfigError(f"keep_checkpoints must be an int >= 1, got {keep_checkpoints!r}.")
+    if num_storages is not None and (not isinstance(num_storages, int) or num_storages < 1):
+        raise ConfigError(f"num_storages={num_storages!r}: the rollout queue needs at least one slot (an int >= 1).")
+    over = dict(kwargs, seed=seed, deterministic=bool(deterministic))
+    if num_actors is not None: over['num_actors'] = num_actors
+    if num_storages is not None: over['queue_size'] = num_storages
+    if num_steps is not None:
+        if cls.rollout_field is None: raise ConfigError(f"num_steps: {algo} has no rollout length to set.")
+        over[cls.rollout_field] = num_steps
+    return over
 
 def _resolve_devices(devices, num_learners) -> list:
     local = jax.local_devices()
@@ -220,16 +66,12 @@ def _resolve_devices(devices, num_learners) -> list:
                           f"pass 1..{len(devs)} (the devices available), or None for all of them.")
     return devs[:num_learners]
 
-# %% ../nbs/11_agent.ipynb #c728ef4e
+# %% ../nbs/11_agent.ipynb #9e2292f2
 class _StopRequested(Exception):
     "Raised from the progress callback to end the current chunk when `stop()` was asked for."
 
 _HEAD = ('wall_s', 'env_steps', 'updates', 'episodes', 'env_steps_per_s', 'updates_per_s', 'avg_G')  # columns before the algorithm's metrics
 _TAIL = ('lag_mean', 'lag_max', 'eval_return', 'eval_std')
-
-class MetricsTable(str):
-    "Metrics rows as a markdown table: a notebook renders it, `print` shows the markdown."
-    def _repr_markdown_(self): return str(self)
 
 class DistributedAgent:
     "Trainer facade (RLLTE's `DistributedAgent`): foreground or background training, evaluation, checkpoints, resume."
@@ -254,19 +96,7 @@ class DistributedAgent:
         cls = get_algo(algo)
         self.preset: Preset|None = resolve_preset(preset, algo, env)
         if self.preset is not None: kwargs = {**self.preset.config, **kwargs}
-        cfg_cls = cls.Config
-        fields = {f.name for f in dataclasses.fields(cfg_cls)}
-        unknown = sorted(set(kwargs) - fields)
-        if unknown: raise ConfigError(f"unknown option(s) {', '.join(unknown)} for {algo}; {cfg_cls.__name__} has {', '.join(sorted(fields))}.")
-        if not isinstance(keep_checkpoints, int) or keep_checkpoints < 1: raise ConfigError(f"keep_checkpoints must be an int >= 1, got {keep_checkpoints!r}.")
-        if num_storages is not None and (not isinstance(num_storages, int) or num_storages < 1):
-            raise ConfigError(f"num_storages={num_storages!r}: the rollout queue needs at least one slot (an int >= 1).")
-        over = dict(kwargs, seed=seed, deterministic=bool(deterministic))
-        if num_actors is not None: over['num_actors'] = num_actors
-        if num_storages is not None: over['queue_size'] = num_storages
-        if num_steps is not None:
-            if cls.rollout_field is None: raise ConfigError(f"num_steps: {algo} has no rollout length to set.")
-            over[cls.rollout_field] = num_steps
+        over = _config_overrides(cls, algo, kwargs, seed, deterministic, keep_checkpoints, num_actors, num_storages, num_steps)
         self.devices = _resolve_devices(devices, num_learners)
         self.tag, self.seed, self.algo_name, self.deterministic = tag, seed, algo, bool(deterministic)
         self.env_id = env if isinstance(env, str) else None  # kept in checkpoints, so `from_checkpoint` can rebuild the agent
@@ -282,8 +112,8 @@ class DistributedAgent:
         self.wall_s = 0.0  # training wall-clock over all sessions (continues across resume)
         self.logger = _logger(tag)
         self._task: asyncio.Task|None = None
-        self._tb = None  # TensorBoard writer while training
-        self._wandb = None  # Weights & Biases run, from the first `atrain(wandb=...)` until `close()`
+        self._tb: TensorBoardSink|None = None  # while training
+        self._wandb: WandbSink|None = None  # from the first `atrain(wandb=...)` until `close()`
         self._stop_requested = False
         self._closed = False
         self._compiled = False
@@ -302,394 +132,436 @@ class DistributedAgent:
         "True while a background run (`start`) is in progress."
         return self._task is not None and not self._task.done()
 
-    def request_stop(self):
-        "Ask the training run in progress (foreground or background) to end at its next tick with a checkpoint; returns at once. Safe to call from a signal handler."
-        self._stop_requested = True
-
-    async def _open_wandb(self, opts):
-        "A Weights & Biases run for this agent (opened off the loop: `wandb.init` starts a service process and may reach the network)."
-        try: import wandb
-        except ImportError: raise ConfigError("wandb=True needs the wandb package: pip install 'rlnb[wandb]'.") from None
-        if not isinstance(opts, (bool, dict)): raise ConfigError(f"wandb must be True, False or a dict of wandb.init arguments, got {opts!r}.")
-        cfg = {**dataclasses.asdict(self.config), 'algo': self.algo_name, 'env': self.env_id, 'seed': self.seed,
-               'devices': len(self.devices), 'preset': self.preset.name if self.preset else None}
-        kw = dict(project='rlnb', name=self.tag, dir=str(self.work_dir), config=cfg)
-        if isinstance(opts, dict): kw.update(opts)
-        self.work_dir.mkdir(parents=True, exist_ok=True)
-        return await in_thread(functools.partial(wandb.init, **kw))
-
-    def _close_wandb(self):
-        "Finish the W&B run, if one is open (its service flushes the rows it queued)."
-        run, self._wandb = self._wandb, None
-        if run is not None: run.finish()
-
-    def _checkpoint_bytes(self) -> int:
-        "About how much disk a save needs: the learner state and the replay storage, twice (the new file is written beside the old one), plus a margin."
-        a = self.algo
-        learner = sum(x.nbytes for x in jax.tree.leaves(a.learner_state))
-        return 2 * (learner + getattr(a.buffer, 'nbytes', 0)) + 16 * 2**20
-
-    # --- live metrics
-    @property
-    def metrics(self) -> dict:
-        "Live snapshot: counters, rates of the running session, recent means (return, loss, q, policy lag), last evaluation."
-        a, now = self.algo, time.perf_counter()
-        out = dict(env_steps=a.env_steps, updates=a.updates, episodes=a.episodes, running=self.running,
-                   wall_s=self.wall_s + (now - self._session[0] if self._session else 0.0))
-        if self._session:
-            dt = max(now - self._session[0], 1e-9)
-            out.update(env_steps_per_s=(a.env_steps - self._session[1]) / dt, updates_per_s=(a.updates - self._session[2]) / dt)
-        else: out.update(env_steps_per_s=float('nan'), updates_per_s=float('nan'))
-        out.update(actor_restarts=a.actor_restarts, dropped_episodes=a.dropped_episodes)
-        out['avg_G'] = a.stats.mean('G')
-        for k in a.metric_names() + ('lag_mean',): out[k] = a.stats.mean(k)
-        out['lag_max'] = a.stats.max('lag_max')
-        out['eval_return'] = self.evals[-1]['mean'] if self.evals else float('nan')
-        out['checkpoint'] = str(self.last_checkpoint) if self.last_checkpoint else None
-        return out
-
-    def _row(self, eval_row:dict|None=None) -> dict:
-        "A history row: counters, rates since the previous row, recent means; evaluation fields when given."
-        m, now = self.metrics, time.perf_counter()
-        if self._last_row is not None and now > self._last_row[0] and eval_row is None:
-            dt = now - self._last_row[0]
-            m['env_steps_per_s'] = (m['env_steps'] - self._last_row[1]) / dt
-            m['updates_per_s'] = (m['updates'] - self._last_row[2]) / dt
-        row = {k: m.get(k, float('nan')) for k in self.columns}
-        row['eval_return'], row['eval_std'] = (eval_row['mean'], eval_row['std']) if eval_row else (float('nan'), float('nan'))
-        if eval_row is None: self._last_row = (now, m['env_steps'], m['updates'])
-        return row
-
-    def _emit(self, row:dict, verbose:bool):
-        "Append a row to the history, metrics.csv and TensorBoard; log it."
-        self.history.append(row)
-        self.work_dir.mkdir(parents=True, exist_ok=True)
-        path = self.work_dir / 'metrics.csv'
-        new = not path.exists() or path.stat().st_size == 0
-        with open(path, 'a', newline='') as f:
-            w = csv.DictWriter(f, fieldnames=self.columns)
-            if new: w.writeheader()
-            w.writerow({k: ('' if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()})
-        if self._tb is not None:
-            step = int(row['env_steps'])
-            for k, v in row.items():
-                if k not in ('env_steps', 'wall_s') and isinstance(v, (int, float)) and math.isfinite(v):
-                    self._tb.add_scalar(f"{'eval' if k.startswith('eval') else 'train'}/{k}", v, step)
-        if self._wandb is not None:  # wandb.log queues the row for its own process: it does not wait on disk or network
-            self._wandb.log({f"{'eval' if k.startswith('eval') else 'train'}/{k}": v for k, v in row.items()
-                             if k != 'env_steps' and isinstance(v, (int, float)) and math.isfinite(v)}, step=int(row['env_steps']))
-        if verbose:
-            keys = ('env_steps', 'episodes', 'updates', 'avg_G', 'loss', 'lag_mean', 'env_steps_per_s') if math.isnan(row['eval_return']) \
-                   else ('env_steps', 'updates', 'eval_return', 'eval_std')
-            self.logger.info(',\t'.join(f"{k}: {_fmt(row[k])}" for k in keys if k in row and not (isinstance(row[k], float) and math.isnan(row[k]))))
-
-    # --- training
-    async def _precompile(self):
-        "Compile the programs training runs — the fused data-parallel update, the actors' policy, the insertion TD errors — so the clock starts on training and a Ctrl-C is not held up by a compile (they compile in worker threads: the loop stays responsive)."
-        await self.algo.acompile()
-        self._compiled = True
-
-    async def _evaluate(self, num_eval_episodes:int, verbose:bool=False, record:bool=True) -> dict:
-        res = await self.algo.aevaluate(num_eval_episodes)
-        if not record: return res
-        a = self.algo
-        a.eval_history.append((a.env_steps, res['mean']))
-        self.evals.append(dict(env_steps=a.env_steps, updates=a.updates, mean=res['mean'], std=res['std'], returns=res['returns']))
-        self._emit(self._row(res), verbose)
-        return res
-
-    async def atrain(self,
-                     num_train_steps:int|None=None,  # train until the run has this many env steps (a resumed run counts what it had); None: the preset's `steps`, else the algorithm's `train_steps`
-                     init_model_path=None,  # checkpoint file or run directory to resume from first
-                     log_interval:float=1.0,  # seconds between metrics rows (history, CSV, TensorBoard, log line); 0: none
-                     eval_interval:int|None=5_000,  # env steps between evaluations (multiples of it); None: only at the end
-                     save_interval:int|None=5_000,  # env steps between checkpoints (multiples of it); None: only at the end
-                     num_eval_episodes:int=10,  # episodes per evaluation
-                     compile:bool=True,  # compile the learner update before the clock starts (else on first use)
-                     target_return:float|None=None,  # stop at the first evaluation reaching this mean return
-                     progress:bool=True,  # tqdm progress bar (a widget in notebooks, text in terminals)
-                     verbose:bool=True,  # log lines to the `rlnb.<tag>` logger (stdout)
-                     tensorboard:bool=True,  # TensorBoard event files in work_dir/tb
-                     wandb=False,  # also log the rows to Weights & Biases: True, or a dict of `wandb.init` arguments (project, mode, ...); the `wandb` extra
-                    ) -> dict:
-        "Train in chunks between evaluation/checkpoint boundaries; returns the last evaluation, counters, rates and the checkpoint written."
-        for name, v in (('eval_interval', eval_interval), ('save_interval', save_interval)):
-            if v is not None and (not isinstance(v, int) or v <= 0): raise ConfigError(f"{name} must be a positive int (env steps) or None, got {v!r}.")
-        if num_train_steps is None: num_train_steps = self.default_steps
-        if not isinstance(num_train_steps, int) or num_train_steps <= 0: raise ConfigError(f"num_train_steps must be a positive int (env steps), got {num_train_steps!r}.")
-        if not isinstance(num_eval_episodes, int) or num_eval_episodes < 1: raise ConfigError(f"num_eval_episodes must be an int >= 1, got {num_eval_episodes!r}.")
-        if log_interval is None or log_interval < 0: raise ConfigError(f"log_interval must be >= 0 seconds, got {log_interval!r}.")
-        self._check_open()
-        if self.running and self._task is not asyncio.current_task():
-            raise ConfigError(f"[{self.tag}] a background run is in progress; `await agent.stop()` first.")
-        if init_model_path is not None: await self.aload(init_model_path)
-        a, goal = self.algo, num_train_steps
-        check_run_dir(self.work_dir, self._checkpoint_bytes())  # before anything compiles: a bad run directory fails at once
-        if wandb and self._wandb is None: self._wandb = await self._open_wandb(wandb)
-        _fix_mmap_threshold()  # checkpoint-sized copies go back to the OS when freed (a long run's memory stays flat)
-        if compile and not self._compiled: await self._precompile()
-        bar = _progress_bar(total=goal, initial=min(a.env_steps, goal), unit='step', desc=self.tag, disable=not progress, dynamic_ncols=True)
-        self._tb = None
-        if tensorboard:
-            from tensorboardX import SummaryWriter
-            self._tb = SummaryWriter(str(self.work_dir / 'tb'), flush_secs=10)
-        self._session = (time.perf_counter(), a.env_steps, a.updates)
-        self._last_row = self._session
-        next_log = [time.perf_counter() + log_interval]
-
-        def tick(_):
-            bar.update(min(a.env_steps, goal) - bar.n)
-            bar.set_postfix(G=f"{a.stats.mean('G', 0):.0f}", eval=f"{self.evals[-1]['mean']:.0f}" if self.evals else '-', upd=a.updates, refresh=False)
-            if log_interval and time.perf_counter() >= next_log[0]:
-                next_log[0] = time.perf_counter() + log_interval
-                self._emit(self._row(), verbose)
-            if self._stop_requested: raise _StopRequested()
-
-        crossed = lambda before, interval: interval is not None and a.env_steps // interval > before // interval
-        nxt = lambda interval: goal if interval is None else (a.env_steps // interval + 1) * interval
-        last_eval, stopped, reached, saved_at = None, False, False, None
-        try:
-            while a.env_steps < goal and not self._stop_requested:
-                before = a.env_steps
-                try:
-                    await a.atrain(min(goal, nxt(eval_interval), nxt(save_interval)), eval_interval=None, final_eval=False, callback=tick)
-                    tick(a)  # a stop requested just as the chunk ended is seen here
-                except _StopRequested: break
-                if crossed(before, eval_interval) or a.env_steps >= goal:
-                    last_eval = await self._evaluate(num_eval_episodes, verbose)
-                    reached = target_return is not None and last_eval['mean'] >= target_return
-                if crossed(before, save_interval) or a.env_steps >= goal or reached:
-                    await self.asave(); saved_at = a.env_steps
-                if reached: break
-            stopped = self._stop_requested
-            if saved_at != a.env_steps: await self.asave()
-        except (asyncio.CancelledError, KeyboardInterrupt):  # cell interrupt, Ctrl-C: the roles are stopped already; keep the run
-            if not a.running: await self.asave()
-            raise
-        except Exception as e:  # a fault (an actor out of restarts, an env's NaN): keep the run up to it, unless the state itself is bad
-            if not a.running and not isinstance(e, TrainingError):
-                try: e.add_note(f"rlnb: the run stopped at {a.env_steps:,} env steps; checkpoint {await self.asave()} holds it "
-                                f"(resume with init_model_path={str(self.work_dir)!r}).")
-                except Exception as e2: e.add_note(f"rlnb: no checkpoint was written at this stop ({e2}); the latest is {self.last_checkpoint}.")
-            raise
-        finally:
-            self._stop_requested = False
-            self.wall_s += time.perf_counter() - self._session[0]
-            bar.update(min(a.env_steps, goal) - bar.n); bar.close()
-            if self._tb is not None:
-                try: self._tb.close()
-                except OSError as e: self.logger.warning(f"TensorBoard events could not be flushed ({e}); the run's other files are unaffected.")
-                self._tb = None
-            self._session = None
-        dt = max(self.wall_s, 1e-9)
-        if self.history: self.plot(self.work_dir / 'curve.png')
-        return dict(eval=last_eval, env_steps=a.env_steps, updates=a.updates, episodes=a.episodes, stopped=stopped, reached_target=reached,
-                    env_steps_per_s=a.env_steps / dt, updates_per_s=a.updates / dt, wall_s=self.wall_s,
-                    checkpoint=str(self.last_checkpoint), work_dir=str(self.work_dir))
-
     @property
     def default_steps(self) -> int:
         "The env steps `train()` runs without a number: the preset's budget, else the algorithm's `train_steps`."
         return int(self.preset.train.get('steps', self.algo.train_steps)) if self.preset is not None else self.algo.train_steps
 
-    def train(self, num_train_steps:int|None=None, **kwargs) -> dict:
-        "Plain form of `atrain`: in a script, or in a notebook cell (then on a private loop in a helper thread)."
-        if self.running: raise ConfigError(f"[{self.tag}] a background run is in progress; `await agent.stop()` first.")
-        return run_sync(self.atrain(num_train_steps, **kwargs))
+# %% ../nbs/11_agent.ipynb #d15b65c0
+def _metrics(self) -> dict:
+    "Live snapshot: counters, rates of the running session, recent means (return, loss, q, policy lag), last evaluation."
+    a, now = self.algo, time.perf_counter()
+    out = dict(env_steps=a.env_steps, updates=a.updates, episodes=a.episodes, running=self.running,
+               wall_s=self.wall_s + (now - self._session[0] if self._session else 0.0))
+    if self._session:
+        dt = max(now - self._session[0], 1e-9)
+        out.update(env_steps_per_s=(a.env_steps - self._session[1]) / dt, updates_per_s=(a.updates - self._session[2]) / dt)
+    else: out.update(env_steps_per_s=float('nan'), updates_per_s=float('nan'))
+    out.update(actor_restarts=a.actor_restarts, dropped_episodes=a.dropped_episodes)
+    out['avg_G'] = a.stats.mean('G')
+    for k in a.metric_names() + ('lag_mean',): out[k] = a.stats.mean(k)
+    out['lag_max'] = a.stats.max('lag_max')
+    out['eval_return'] = self.evals[-1]['mean'] if self.evals else float('nan')
+    out['checkpoint'] = str(self.last_checkpoint) if self.last_checkpoint else None
+    return out
+DistributedAgent.metrics = property(_metrics)  # a property, which `patch_to` does not make
 
-    async def aeval(self,
-                    num_eval_episodes:int=10,  # episodes, one env each, stepped together
-                    record:bool=True,  # add the result to `evals`, the history and metrics.csv
-                    video=None,  # also play one episode in a rendering env and write it here (.mp4 or .gif; the `video` extra)
-                   ) -> dict:
-        "Greedy evaluation of the current params: mean, std, min, max and the returns of `num_eval_episodes` episodes (and `video`: the recording)."
-        if not isinstance(num_eval_episodes, int) or num_eval_episodes < 1: raise ConfigError(f"num_eval_episodes must be an int >= 1, got {num_eval_episodes!r}.")
-        res = await self._evaluate(num_eval_episodes, record=record)
-        if video is not None: res = dict(res, video=await self.algo.arecord(video))
-        return res
+@patch_to(DistributedAgent)
+def _row(self, eval_row:dict|None=None) -> dict:
+    "A history row: counters, rates since the previous row, recent means; evaluation fields when given."
+    m, now = self.metrics, time.perf_counter()
+    if self._last_row is not None and now > self._last_row[0] and eval_row is None:
+        dt = now - self._last_row[0]
+        m['env_steps_per_s'] = (m['env_steps'] - self._last_row[1]) / dt
+        m['updates_per_s'] = (m['updates'] - self._last_row[2]) / dt
+    row = {k: m.get(k, float('nan')) for k in self.columns}
+    row['eval_return'], row['eval_std'] = (eval_row['mean'], eval_row['std']) if eval_row else (float('nan'), float('nan'))
+    if eval_row is None: self._last_row = (now, m['env_steps'], m['updates'])
+    return row
 
-    def act(self, obs):
-        "Evaluation actions (greedy, or a Gaussian's mean) for one observation or a batch, with the current params; numpy."
-        return self.algo.eval_actions(obs)
+@patch_to(DistributedAgent)
+def _emit(self, row:dict, verbose:bool):
+    "Append a row to the history, metrics.csv, TensorBoard and W&B; log it."
+    self.history.append(row)
+    CSVSink(self.work_dir / 'metrics.csv', self.columns).write(row)
+    for sink in (self._tb, self._wandb):
+        if sink is not None: sink.write(row)
+    if verbose:
+        keys = ('env_steps', 'episodes', 'updates', 'avg_G', 'loss', 'lag_mean', 'env_steps_per_s') if math.isnan(row['eval_return']) \
+               else ('env_steps', 'updates', 'eval_return', 'eval_std')
+        self.logger.info(',\t'.join(f"{k}: {_fmt(row[k])}" for k in keys if k in row and not (isinstance(row[k], float) and math.isnan(row[k]))))
 
-    def eval(self, num_eval_episodes:int=10, record:bool=True, video=None) -> dict:
-        "Plain form of `aeval`."
-        if self.running: raise ConfigError(f"[{self.tag}] training runs in the background on this loop; use `await agent.aeval(...)`.")
-        return run_sync(self.aeval(num_eval_episodes, record, video))
+@patch_to(DistributedAgent)
+async def _open_wandb(self, opts) -> WandbSink:
+    "A W&B run for this agent: its config, algorithm, env, seed, devices and preset as the run's config."
+    cfg = {**dataclasses.asdict(self.config), 'algo': self.algo_name, 'env': self.env_id, 'seed': self.seed,
+           'devices': len(self.devices), 'preset': self.preset.name if self.preset else None}
+    return await WandbSink.aopen(opts, name=self.tag, dir=self.work_dir, config=cfg)
 
-    # --- background training
-    def start(self,
-              num_train_steps:int|None=None,  # train until the run has this many env steps (None: `default_steps`)
-              **kwargs,  # `atrain`'s options; progress and verbose default to False here (a notebook's other cells stay quiet)
-             ) -> asyncio.Task:
-        "Run `atrain` as a task on the running loop and return at once; `await agent.stop()` ends it with a checkpoint."
-        try: loop = asyncio.get_running_loop()
-        except RuntimeError: raise ConfigError("start() runs training as a task on the running event loop (a notebook cell or a coroutine); "
-                                               "in a plain script call agent.train(...) instead.") from None
-        self._check_open()
-        if self.running: raise ConfigError(f"[{self.tag}] is already training in the background; `await agent.stop()` first.")
-        kwargs.setdefault('progress', False); kwargs.setdefault('verbose', False)
-        self._stop_requested = False
-        self._task = loop.create_task(self.atrain(num_train_steps, **kwargs), name=f"rlnb-agent:{self.tag}")
-        self._task.add_done_callback(self._report)
-        return self._task
+@patch_to(DistributedAgent)
+def _close_wandb(self):
+    "Finish the W&B run, if one is open (its service flushes the rows it queued)."
+    sink, self._wandb = self._wandb, None
+    if sink is not None: sink.close()
 
-    def _report(self, task:asyncio.Task):
-        "A background run that failed says so at once (the error is raised again by `stop()`)."
-        if not task.cancelled() and task.exception() is not None and not isinstance(task.exception(), KeyboardInterrupt):
-            self.logger.error(f"background training stopped with {type(task.exception()).__name__}: {task.exception()} (await agent.stop() to raise it)")
+# %% ../nbs/11_agent.ipynb #41745bff
+@patch_to(DistributedAgent)
+async def _precompile(self):
+    "Compile the programs training runs — the fused data-parallel update, the actors' policy, the insertion TD errors — so the clock starts on training and a Ctrl-C is not held up by a compile (they compile in worker threads: the loop stays responsive)."
+    await self.algo.acompile()
+    self._compiled = True
 
-    async def stop(self,
-                   timeout:float=60.0,  # seconds to wait for the current chunk to wind down before cancelling it
-                  ) -> dict|None:
-        "Stop a background run: the actors and learner finish their step, a checkpoint is written; returns `atrain`'s result (raises its error)."
-        t = self._task
-        if t is None: return None
+@patch_to(DistributedAgent)
+def _check_train_args(self, num_train_steps, log_interval, eval_interval, save_interval, num_eval_episodes) -> int:
+    "The env steps to train to, after checking `atrain`'s arguments and that no other run is in progress."
+    for name, v in (('eval_interval', eval_interval), ('save_interval', save_interval)):
+        if v is not None and (not isinstance(v, int) or v <= 0): raise ConfigError(f"{name} must be a positive int (env steps) or None, got {v!r}.")
+    if num_train_steps is None: num_train_steps = self.default_steps
+    if not isinstance(num_train_steps, int) or num_train_steps <= 0: raise ConfigError(f"num_train_steps must be a positive int (env steps), got {num_train_steps!r}.")
+    if not isinstance(num_eval_episodes, int) or num_eval_episodes < 1: raise ConfigError(f"num_eval_episodes must be an int >= 1, got {num_eval_episodes!r}.")
+    if log_interval is None or log_interval < 0: raise ConfigError(f"log_interval must be >= 0 seconds, got {log_interval!r}.")
+    self._check_open()
+    if self.running and self._task is not asyncio.current_task():
+        raise ConfigError(f"[{self.tag}] a background run is in progress; `await agent.stop()` first.")
+    return num_train_steps
+
+@patch_to(DistributedAgent)
+def _end_session(self, bar, goal:int):
+    "Count the session's wall-clock, close the progress bar and the TensorBoard sink."
+    self._stop_requested = False
+    self.wall_s += time.perf_counter() - self._session[0]
+    bar.update(min(self.algo.env_steps, goal) - bar.n); bar.close()
+    if self._tb is not None:
+        try: self._tb.close()
+        except OSError as e: self.logger.warning(f"TensorBoard events could not be flushed ({e}); the run's other files are unaffected.")
+        self._tb = None
+    self._session = None
+
+def _progress_bar(**kwargs):
+    "A tqdm.auto bar (a widget in notebooks, text in terminals) without tqdm's monitor thread, which would outlive the run."
+    from tqdm.auto import tqdm
+    class Bar(tqdm): monitor_interval = 0
+    return Bar(**kwargs)
+
+# %% ../nbs/11_agent.ipynb #2443c5d2
+@patch_to(DistributedAgent)
+async def atrain(self,
+                 num_train_steps:int|None=None,  # train until the run has this many env steps (a resumed run counts what it had); None: the preset's `steps`, else the algorithm's `train_steps`
+                 init_model_path=None,  # checkpoint file or run directory to resume from first
+                 log_interval:float=1.0,  # seconds between metrics rows (history, CSV, TensorBoard, log line); 0: none
+                 eval_interval:int|None=5_000,  # env steps between evaluations (multiples of it); None: only at the end
+                 save_interval:int|None=5_000,  # env steps between checkpoints (multiples of it); None: only at the end
+                 num_eval_episodes:int=10,  # episodes per evaluation
+                 compile:bool=True,  # compile the learner update before the clock starts (else on first use)
+                 target_return:float|None=None,  # stop at the first evaluation reaching this mean return
+                 progress:bool=True,  # tqdm progress bar (a widget in notebooks, text in terminals)
+                 verbose:bool=True,  # log lines to the `rlnb.<tag>` logger (stdout)
+                 tensorboard:bool=True,  # TensorBoard event files in work_dir/tb
+                 wandb=False,  # also log the rows to Weights & Biases: True, or a dict of `wandb.init` arguments (project, mode, ...); the `wandb` extra
+                ) -> dict:
+    "Train in chunks between evaluation/checkpoint boundaries; returns the last evaluation, counters, rates and the checkpoint written."
+    goal = self._check_train_args(num_train_steps, log_interval, eval_interval, save_interval, num_eval_episodes)
+    if init_model_path is not None: await self.aload(init_model_path)
+    a = self.algo
+    check_run_dir(self.work_dir, self._checkpoint_bytes())  # before anything compiles: a bad run directory fails at once
+    if wandb and self._wandb is None: self._wandb = await self._open_wandb(wandb)
+    fix_mmap_threshold()  # checkpoint-sized copies go back to the OS when freed (a long run's memory stays flat)
+    if compile and not self._compiled: await self._precompile()
+    bar = _progress_bar(total=goal, initial=min(a.env_steps, goal), unit='step', desc=self.tag, disable=not progress, dynamic_ncols=True)
+    self._tb = TensorBoardSink(self.work_dir / 'tb') if tensorboard else None
+    self._session = (time.perf_counter(), a.env_steps, a.updates)
+    self._last_row = self._session
+    next_log = [time.perf_counter() + log_interval]
+
+    def tick(_):
+        bar.update(min(a.env_steps, goal) - bar.n)
+        bar.set_postfix(G=f"{a.stats.mean('G', 0):.0f}", eval=f"{self.evals[-1]['mean']:.0f}" if self.evals else '-', upd=a.updates, refresh=False)
+        if log_interval and time.perf_counter() >= next_log[0]:
+            next_log[0] = time.perf_counter() + log_interval
+            self._emit(self._row(), verbose)
+        if self._stop_requested: raise _StopRequested()
+
+    crossed = lambda before, interval: interval is not None and a.env_steps // interval > before // interval
+    nxt = lambda interval: goal if interval is None else (a.env_steps // interval + 1) * interval
+    last_eval, stopped, reached, saved_at = None, False, False, None
+    try:
+        while a.env_steps < goal and not self._stop_requested:
+            before = a.env_steps
+            try:
+                await a.atrain(min(goal, nxt(eval_interval), nxt(save_interval)), eval_interval=None, final_eval=False, callback=tick)
+                tick(a)  # a stop requested just as the chunk ended is seen here
+            except _StopRequested: break
+            if crossed(before, eval_interval) or a.env_steps >= goal:
+                last_eval = await self._evaluate(num_eval_episodes, verbose)
+                reached = target_return is not None and last_eval['mean'] >= target_return
+            if crossed(before, save_interval) or a.env_steps >= goal or reached:
+                await self.asave(); saved_at = a.env_steps
+            if reached: break
+        stopped = self._stop_requested
+        if saved_at != a.env_steps: await self.asave()
+    except (asyncio.CancelledError, KeyboardInterrupt):  # cell interrupt, Ctrl-C: the roles are stopped already; keep the run
+        if not a.running: await self.asave()
+        raise
+    except Exception as e:  # a fault (an actor out of restarts, an env's NaN): keep the run up to it, unless the state itself is bad
+        if not a.running and not isinstance(e, TrainingError):
+            try: e.add_note(f"rlnb: the run stopped at {a.env_steps:,} env steps; checkpoint {await self.asave()} holds it "
+                            f"(resume with init_model_path={str(self.work_dir)!r}).")
+            except Exception as e2: e.add_note(f"rlnb: no checkpoint was written at this stop ({e2}); the latest is {self.last_checkpoint}.")
+        raise
+    finally: self._end_session(bar, goal)
+    dt = max(self.wall_s, 1e-9)
+    if self.history: self.plot(self.work_dir / 'curve.png')
+    return dict(eval=last_eval, env_steps=a.env_steps, updates=a.updates, episodes=a.episodes, stopped=stopped, reached_target=reached,
+                env_steps_per_s=a.env_steps / dt, updates_per_s=a.updates / dt, wall_s=self.wall_s,
+                checkpoint=str(self.last_checkpoint), work_dir=str(self.work_dir))
+
+@patch_to(DistributedAgent)
+def train(self, num_train_steps:int|None=None, **kwargs) -> dict:
+    "Plain form of `atrain`: in a script, or in a notebook cell (then on a private loop in a helper thread)."
+    if self.running: raise ConfigError(f"[{self.tag}] a background run is in progress; `await agent.stop()` first.")
+    return run_sync(self.atrain(num_train_steps, **kwargs))
+
+# %% ../nbs/11_agent.ipynb #95da8e58
+@patch_to(DistributedAgent)
+async def _evaluate(self, num_eval_episodes:int, verbose:bool=False, record:bool=True) -> dict:
+    res = await self.algo.aevaluate(num_eval_episodes)
+    if not record: return res
+    a = self.algo
+    a.eval_history.append((a.env_steps, res['mean']))
+    self.evals.append(dict(env_steps=a.env_steps, updates=a.updates, mean=res['mean'], std=res['std'], returns=res['returns']))
+    self._emit(self._row(res), verbose)
+    return res
+
+@patch_to(DistributedAgent)
+async def aeval(self,
+                num_eval_episodes:int=10,  # episodes, one env each, stepped together
+                record:bool=True,  # add the result to `evals`, the history and metrics.csv
+                video=None,  # also play one episode in a rendering env and write it here (.mp4 or .gif; the `video` extra)
+               ) -> dict:
+    "Greedy evaluation of the current params: mean, std, min, max and the returns of `num_eval_episodes` episodes (and `video`: the recording)."
+    if not isinstance(num_eval_episodes, int) or num_eval_episodes < 1: raise ConfigError(f"num_eval_episodes must be an int >= 1, got {num_eval_episodes!r}.")
+    res = await self._evaluate(num_eval_episodes, record=record)
+    if video is not None: res = dict(res, video=await self.algo.arecord(video))
+    return res
+
+@patch_to(DistributedAgent)
+def act(self, obs):
+    "Evaluation actions (greedy, or a Gaussian's mean) for one observation or a batch, with the current params; numpy."
+    return self.algo.eval_actions(obs)
+
+@patch_to(DistributedAgent)
+def eval(self, num_eval_episodes:int=10, record:bool=True, video=None) -> dict:
+    "Plain form of `aeval`."
+    if self.running: raise ConfigError(f"[{self.tag}] training runs in the background on this loop; use `await agent.aeval(...)`.")
+    return run_sync(self.aeval(num_eval_episodes, record, video))
+
+# %% ../nbs/11_agent.ipynb #08d46f6c
+@patch_to(DistributedAgent)
+def start(self,
+          num_train_steps:int|None=None,  # train until the run has this many env steps (None: `default_steps`)
+          **kwargs,  # `atrain`'s options; progress and verbose default to False here (a notebook's other cells stay quiet)
+         ) -> asyncio.Task:
+    "Run `atrain` as a task on the running loop and return at once; `await agent.stop()` ends it with a checkpoint."
+    try: loop = asyncio.get_running_loop()
+    except RuntimeError: raise ConfigError("start() runs training as a task on the running event loop (a notebook cell or a coroutine); "
+                                           "in a plain script call agent.train(...) instead.") from None
+    self._check_open()
+    if self.running: raise ConfigError(f"[{self.tag}] is already training in the background; `await agent.stop()` first.")
+    kwargs.setdefault('progress', False); kwargs.setdefault('verbose', False)
+    self._stop_requested = False
+    self._task = loop.create_task(self.atrain(num_train_steps, **kwargs), name=f"rlnb-agent:{self.tag}")
+    self._task.add_done_callback(self._report)
+    return self._task
+
+@patch_to(DistributedAgent)
+def _report(self, task:asyncio.Task):
+    "A background run that failed says so at once (the error is raised again by `stop()`)."
+    if not task.cancelled() and task.exception() is not None and not isinstance(task.exception(), KeyboardInterrupt):
+        self.logger.error(f"background training stopped with {type(task.exception()).__name__}: {task.exception()} (await agent.stop() to raise it)")
+
+@patch_to(DistributedAgent)
+def request_stop(self):
+    "Ask the training run in progress (foreground or background) to end at its next tick with a checkpoint; returns at once. Safe to call from a signal handler."
+    self._stop_requested = True
+
+@patch_to(DistributedAgent)
+async def stop(self,
+               timeout:float=60.0,  # seconds to wait for the current chunk to wind down before cancelling it
+              ) -> dict|None:
+    "Stop a background run: the actors and learner finish their step, a checkpoint is written; returns `atrain`'s result (raises its error)."
+    t = self._task
+    if t is None: return None
+    if not t.done():
+        self._stop_requested = True
+        await asyncio.wait([t], timeout=timeout)
         if not t.done():
-            self._stop_requested = True
-            await asyncio.wait([t], timeout=timeout)
-            if not t.done():
-                t.cancel()
-                await asyncio.wait([t])
-        self._task, self._stop_requested = None, False
-        if t.cancelled(): return None
-        if t.exception() is not None: raise t.exception()
-        return t.result()
+            t.cancel()
+            await asyncio.wait([t])
+    self._task, self._stop_requested = None, False
+    if t.cancelled(): return None
+    if t.exception() is not None: raise t.exception()
+    return t.result()
 
-    # --- checkpoints
-    def state_dict(self) -> dict:
-        "The whole run as pure data: the algorithm's state plus the agent's history, evaluations and wall-clock."
-        return dict(format='rlnb.DistributedAgent', version=1, algo=self.algo_name, tag=self.tag, seed=self.seed,
-                    env=self.env_id or '', eval_env=self.eval_env_id or '', env_steps=self.algo.env_steps, saved_at=time.time(),
-                    agent=dict(history=json.dumps(self.history), evals=json.dumps(self.evals), wall_s=self.wall_s),
-                    state=self.algo.state_dict())
+# %% ../nbs/11_agent.ipynb #d14efcf1
+@patch_to(DistributedAgent)
+def state_dict(self) -> dict:
+    "The whole run as pure data: the algorithm's state plus the agent's history, evaluations and wall-clock."
+    return dict(format='rlnb.DistributedAgent', version=1, algo=self.algo_name, tag=self.tag, seed=self.seed,
+                env=self.env_id or '', eval_env=self.eval_env_id or '', env_steps=self.algo.env_steps, saved_at=time.time(),
+                agent=dict(history=json.dumps(self.history), evals=json.dumps(self.evals), wall_s=self.wall_s),
+                state=self.algo.state_dict())
 
-    def _check_tree(self, tree:dict):
-        if not isinstance(tree, dict) or tree.get('format') != 'rlnb.DistributedAgent':
-            raise ConfigError(f"not a DistributedAgent checkpoint (format {tree.get('format') if isinstance(tree, dict) else type(tree).__name__!r}).")
-        if tree['algo'] != self.algo_name: raise ConfigError(f"the checkpoint is a {tree['algo']} run; this agent runs {self.algo_name}.")
+@patch_to(DistributedAgent)
+def _check_tree(self, tree:dict):
+    if not isinstance(tree, dict) or tree.get('format') != 'rlnb.DistributedAgent':
+        raise ConfigError(f"not a DistributedAgent checkpoint (format {tree.get('format') if isinstance(tree, dict) else type(tree).__name__!r}).")
+    if tree['algo'] != self.algo_name: raise ConfigError(f"the checkpoint is a {tree['algo']} run; this agent runs {self.algo_name}.")
 
-    def _restore_history(self, tree:dict):
-        self.history, self.evals = json.loads(tree['agent']['history']), json.loads(tree['agent']['evals'])
-        self.wall_s = float(tree['agent']['wall_s'])
+@patch_to(DistributedAgent)
+def _restore_history(self, tree:dict):
+    self.history, self.evals = json.loads(tree['agent']['history']), json.loads(tree['agent']['evals'])
+    self.wall_s = float(tree['agent']['wall_s'])
 
-    def load_state_dict(self, tree:dict):
-        "Restore `state_dict()` output (same algorithm and config); counters, replay and learning continue from it."
-        self._check_tree(tree)
-        self.algo.load_state_dict(tree['state'])
-        self._restore_history(tree)
+@patch_to(DistributedAgent)
+def load_state_dict(self, tree:dict):
+    "Restore `state_dict()` output (same algorithm and config); counters, replay and learning continue from it."
+    self._check_tree(tree)
+    self.algo.load_state_dict(tree['state'])
+    self._restore_history(tree)
 
-    async def aload_state_dict(self, tree:dict):
-        "`load_state_dict` for a coroutine: the replay is copied in by a worker thread (`Runtime.aload_state_dict`)."
-        self._check_tree(tree)
-        await self.algo.aload_state_dict(tree['state'])
-        self._restore_history(tree)
+@patch_to(DistributedAgent)
+async def aload_state_dict(self, tree:dict):
+    "`load_state_dict` for a coroutine: the replay is copied in by a worker thread (`Runtime.aload_state_dict`)."
+    self._check_tree(tree)
+    await self.algo.aload_state_dict(tree['state'])
+    self._restore_history(tree)
 
-    @classmethod
-    def from_checkpoint(cls,
-                        path,  # checkpoint file or run directory (its latest checkpoint)
-                        env=None,  # env id or factory; None: the id stored in the checkpoint
-                        work_dir=None,  # run directory for what follows; None: the checkpoint's
-                        **kwargs,  # more constructor arguments (devices, eval_env, keep_checkpoints, func, ...)
-                       ) -> DistributedAgent:
-        "Rebuild an agent with the checkpoint's algorithm and config, and load the checkpoint into it."
-        path, tree, env = _read_run(path, env, 'from_checkpoint')
-        if tree['algo'] not in ALGOS: raise ConfigError(f"{path} holds a {tree['algo']!r} run; this rlnb has {', '.join(ALGOS)}.")
-        cfg = dataclasses.asdict(config_from_state(get_algo(tree['algo']).Config, tree['state']['config']))
-        if tree.get('eval_env'): kwargs.setdefault('eval_env', tree['eval_env'])
-        run_dir = path.parent.parent if path.parent.name == CKPT_DIR else path.parent
-        if jax.process_count() > 1 and run_dir.name == process_dir('.').name: run_dir = run_dir.parent  # the agent adds this process's part again
-        seed, det = cfg.pop('seed'), cfg.pop('deterministic', False)
-        agent = cls(env, tag=kwargs.pop('tag', tree.get('tag', 'default')), seed=seed, algo=tree['algo'], deterministic=det,
-                    work_dir=work_dir if work_dir is not None else run_dir, **{**cfg, **kwargs})
-        try: agent.load_state_dict(tree)
-        except BaseException:
-            agent.close(); raise
-        agent.last_checkpoint = path
-        return agent
+# %% ../nbs/11_agent.ipynb #3d248290
+@patch_to(DistributedAgent)
+def _checkpoint_bytes(self) -> int:
+    "About how much disk a save needs: the learner state and the replay storage, twice (the new file is written beside the old one), plus a margin."
+    a = self.algo
+    learner = sum(x.nbytes for x in jax.tree.leaves(a.learner_state))
+    return 2 * (learner + getattr(a.buffer, 'nbytes', 0)) + 16 * 2**20
 
-    async def asave(self, path=None) -> Path:
-        "Write a checkpoint (default work_dir/checkpoints/ckpt-<env steps>.msgpack) atomically, off the loop; keeps the last `keep_checkpoints`."
-        tree = self.state_dict()
-        path = Path(path) if path is not None else self.work_dir / CKPT_DIR / _ckpt_name(self.algo.env_steps)
-        try: await in_thread(write_checkpoint, path, tree)
-        except OSError as e:
-            raise TrainingError(f"[{self.tag}] could not write the checkpoint {path} ({e.strerror or e}); nothing was replaced, the latest "
-                                f"checkpoint is still {self.last_checkpoint or '(none)'}. Free disk space (or pass another work_dir) and resume from it.") from e
-        finally:
-            del tree  # the state's copies go first, then the heap is trimmed (see `_trim_heap`)
-            await in_thread(_trim_heap)
-        if path.parent == self.work_dir / CKPT_DIR: await in_thread(prune_checkpoints, self.work_dir, self.keep_checkpoints)  # may delete gigabytes of replay
-        self.last_checkpoint = path
-        return path
+@patch_to(DistributedAgent)
+async def asave(self, path=None) -> Path:
+    "Write a checkpoint (default work_dir/checkpoints/ckpt-<env steps>.msgpack) atomically, off the loop; keeps the last `keep_checkpoints`."
+    tree = self.state_dict()
+    path = Path(path) if path is not None else self.work_dir / CKPT_DIR / _ckpt_name(self.algo.env_steps)
+    try: await in_thread(write_checkpoint, path, tree)
+    except OSError as e:
+        raise TrainingError(f"[{self.tag}] could not write the checkpoint {path} ({e.strerror or e}); nothing was replaced, the latest "
+                            f"checkpoint is still {self.last_checkpoint or '(none)'}. Free disk space (or pass another work_dir) and resume from it.") from e
+    finally:
+        del tree  # the state's copies go first, then the heap is trimmed (see `trim_heap`)
+        await in_thread(trim_heap)
+    if path.parent == self.work_dir / CKPT_DIR: await in_thread(prune_checkpoints, self.work_dir, self.keep_checkpoints)  # may delete gigabytes of replay
+    self.last_checkpoint = path
+    return path
 
-    def save(self, path=None) -> Path:
-        "Plain form of `asave`."
-        if self.running: raise ConfigError(f"[{self.tag}] is training in the background; `await agent.stop()` writes a checkpoint.")
-        return run_sync(self.asave(path))
+@patch_to(DistributedAgent)
+def save(self, path=None) -> Path:
+    "Plain form of `asave`."
+    if self.running: raise ConfigError(f"[{self.tag}] is training in the background; `await agent.stop()` writes a checkpoint.")
+    return run_sync(self.asave(path))
 
-    async def aload(self, path) -> Path:
-        "Resume from a checkpoint file or a run directory's latest checkpoint."
-        if self.running: raise ConfigError(f"[{self.tag}] is training in the background; `await agent.stop()` first.")
-        path = find_checkpoint(path)
-        await self.aload_state_dict(await in_thread(read_checkpoint, path))
-        self.last_checkpoint = path
-        return path
+@patch_to(DistributedAgent)
+async def aload(self, path) -> Path:
+    "Resume from a checkpoint file or a run directory's latest checkpoint."
+    if self.running: raise ConfigError(f"[{self.tag}] is training in the background; `await agent.stop()` first.")
+    path = find_checkpoint(path)
+    await self.aload_state_dict(await in_thread(read_checkpoint, path))
+    self.last_checkpoint = path
+    return path
 
-    def load(self, path) -> Path:
-        "Plain form of `aload`."
-        return run_sync(self.aload(path))
+@patch_to(DistributedAgent)
+def load(self, path) -> Path:
+    "Plain form of `aload`."
+    return run_sync(self.aload(path))
 
-    # --- curve and cleanup
-    def plot(self,
-             path=None,  # also write a PNG here
-             ax=None,  # draw into this matplotlib Axes
-            ):
-        "Learning curve: mean training return (recent episodes) and evaluation returns against env steps; returns the Figure."
-        from matplotlib.figure import Figure
-        fig = ax.figure if ax is not None else Figure(figsize=(7, 3.5))
-        ax = ax if ax is not None else fig.add_subplot()
-        rows = [r for r in self.history if not math.isnan(r['avg_G'])]
-        if rows: ax.plot([r['env_steps'] for r in rows], [r['avg_G'] for r in rows], lw=1.2, alpha=0.7, label='train (recent episodes)')
-        if self.evals:
-            x, m, s = (np.array([e[k] for e in self.evals], float) for k in ('env_steps', 'mean', 'std'))
-            ax.errorbar(x, m, yerr=s, marker='o', ms=4, capsize=2, label=f'eval ({len(self.evals[-1]["returns"])} episodes)')
-        ax.set_xlabel('environment steps'); ax.set_ylabel('return'); ax.grid(alpha=0.3)
-        ax.set_title(f"{self.algo_name}: {self.tag}, seed {self.seed}")
-        if rows or self.evals: ax.legend(loc='best')
-        if path is not None:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(path, dpi=100, bbox_inches='tight')
-        return fig
+# %% ../nbs/11_agent.ipynb #66c8dce6
+def _read_run(path, env, caller:str, replay:bool=True):
+    "`(checkpoint file, its tree, env)` for a run directory or checkpoint file; `env` defaults to the env id the checkpoint stores."
+    path = find_checkpoint(path)
+    tree = read_checkpoint(path, replay)
+    if not isinstance(tree, dict) or tree.get('format') != 'rlnb.DistributedAgent': raise ConfigError(f"{path} is not a DistributedAgent checkpoint.")
+    env = env if env is not None else (tree.get('env') or None)
+    if env is None: raise ConfigError(f"{path} was trained on an env factory, not an env id; pass env=... to {caller}.")
+    return path, tree, env
 
-    def table(self,
-              columns:list|None=None,  # history columns (default: steps, episodes, returns, loss, speed)
-              last:int=10,  # the last rows of the history
-             ) -> MetricsTable:
-        "The last rows of the history as a table (markdown in a notebook)."
-        cols = columns or [c for c in ('env_steps', 'episodes', 'avg_G', 'eval_return', 'loss', 'env_steps_per_s', 'updates_per_s') if c in self.columns]
-        bad = [c for c in cols if c not in self.columns]
-        if bad: raise ConfigError(f"no column(s) {', '.join(bad)} in the history; it has {', '.join(self.columns)}.")
-        def cell(v):
-            if v is None or (isinstance(v, float) and math.isnan(v)): return ''
-            return f"{v:,}" if isinstance(v, int) else f"{v:,.4g}" if isinstance(v, float) else str(v)
-        lines = ['| ' + ' | '.join(cols) + ' |', '|' + '---:|' * len(cols)]
-        return MetricsTable('\n'.join(lines + ['| ' + ' | '.join(cell(r.get(c)) for c in cols) + ' |' for r in self.history[-last:]]))
+@patch_to(DistributedAgent)
+@classmethod
+def from_checkpoint(cls,
+                    path,  # checkpoint file or run directory (its latest checkpoint)
+                    env=None,  # env id or factory; None: the id stored in the checkpoint
+                    work_dir=None,  # run directory for what follows; None: the checkpoint's
+                    **kwargs,  # more constructor arguments (devices, eval_env, keep_checkpoints, func, ...)
+                   ) -> DistributedAgent:
+    "Rebuild an agent with the checkpoint's algorithm and config, and load the checkpoint into it."
+    path, tree, env = _read_run(path, env, 'from_checkpoint')
+    if tree['algo'] not in ALGOS: raise ConfigError(f"{path} holds a {tree['algo']!r} run; this rlnb has {', '.join(ALGOS)}.")
+    cfg = dataclasses.asdict(config_from_state(get_algo(tree['algo']).Config, tree['state']['config']))
+    if tree.get('eval_env'): kwargs.setdefault('eval_env', tree['eval_env'])
+    run_dir = path.parent.parent if path.parent.name == CKPT_DIR else path.parent
+    if jax.process_count() > 1 and run_dir.name == process_dir('.').name: run_dir = run_dir.parent  # the agent adds this process's part again
+    seed, det = cfg.pop('seed'), cfg.pop('deterministic', False)
+    agent = cls(env, tag=kwargs.pop('tag', tree.get('tag', 'default')), seed=seed, algo=tree['algo'], deterministic=det,
+                work_dir=work_dir if work_dir is not None else run_dir, **{**cfg, **kwargs})
+    try: agent.load_state_dict(tree)
+    except BaseException:
+        agent.close(); raise
+    agent.last_checkpoint = path
+    return agent
 
-    async def aclose(self):
-        "Stop a background run (checkpoint written) and close the actors' envs."
-        try: await self.stop()
-        finally:
-            self._closed = True
-            try: await self.algo.aclose()
-            finally: await in_thread(self._close_wandb)
+# %% ../nbs/11_agent.ipynb #e8b436ef
+class MetricsTable(str):
+    "Metrics rows as a markdown table: a notebook renders it, `print` shows the markdown."
+    def _repr_markdown_(self): return str(self)
 
-    def close(self):
-        "Close the actors' envs (after `stop`)."
-        if self.running: raise ConfigError(f"[{self.tag}] is training in the background; use `await agent.aclose()`.")
+@patch_to(DistributedAgent)
+def plot(self,
+         path=None,  # also write a PNG here
+         ax=None,  # draw into this matplotlib Axes
+        ):
+    "Learning curve: mean training return (recent episodes) and evaluation returns against env steps; returns the Figure."
+    from matplotlib.figure import Figure
+    fig = ax.figure if ax is not None else Figure(figsize=(7, 3.5))
+    ax = ax if ax is not None else fig.add_subplot()
+    rows = [r for r in self.history if not math.isnan(r['avg_G'])]
+    if rows: ax.plot([r['env_steps'] for r in rows], [r['avg_G'] for r in rows], lw=1.2, alpha=0.7, label='train (recent episodes)')
+    if self.evals:
+        x, m, s = (np.array([e[k] for e in self.evals], float) for k in ('env_steps', 'mean', 'std'))
+        ax.errorbar(x, m, yerr=s, marker='o', ms=4, capsize=2, label=f'eval ({len(self.evals[-1]["returns"])} episodes)')
+    ax.set_xlabel('environment steps'); ax.set_ylabel('return'); ax.grid(alpha=0.3)
+    ax.set_title(f"{self.algo_name}: {self.tag}, seed {self.seed}")
+    if rows or self.evals: ax.legend(loc='best')
+    if path is not None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=100, bbox_inches='tight')
+    return fig
+
+@patch_to(DistributedAgent)
+def table(self,
+          columns:list|None=None,  # history columns (default: steps, episodes, returns, loss, speed)
+          last:int=10,  # the last rows of the history
+         ) -> MetricsTable:
+    "The last rows of the history as a table (markdown in a notebook)."
+    cols = columns or [c for c in ('env_steps', 'episodes', 'avg_G', 'eval_return', 'loss', 'env_steps_per_s', 'updates_per_s') if c in self.columns]
+    bad = [c for c in cols if c not in self.columns]
+    if bad: raise ConfigError(f"no column(s) {', '.join(bad)} in the history; it has {', '.join(self.columns)}.")
+    def cell(v):
+        if v is None or (isinstance(v, float) and math.isnan(v)): return ''
+        return f"{v:,}" if isinstance(v, int) else f"{v:,.4g}" if isinstance(v, float) else str(v)
+    lines = ['| ' + ' | '.join(cols) + ' |', '|' + '---:|' * len(cols)]
+    return MetricsTable('\n'.join(lines + ['| ' + ' | '.join(cell(r.get(c)) for c in cols) + ' |' for r in self.history[-last:]]))
+
+@patch_to(DistributedAgent)
+async def aclose(self):
+    "Stop a background run (checkpoint written) and close the actors' envs."
+    try: await self.stop()
+    finally:
         self._closed = True
-        try: self.algo.close()
-        finally: self._close_wandb()
+        try: await self.algo.aclose()
+        finally: await in_thread(self._close_wandb)
+
+@patch_to(DistributedAgent)
+def close(self):
+    "Close the actors' envs (after `stop`)."
+    if self.running: raise ConfigError(f"[{self.tag}] is training in the background; use `await agent.aclose()`.")
+    self._closed = True
+    try: self.algo.close()
+    finally: self._close_wandb()
 
 # %% ../nbs/11_agent.ipynb #ddb0b1d5
 def load_policy(path,  # run directory (its latest checkpoint) or checkpoint file
@@ -699,34 +571,3 @@ def load_policy(path,  # run directory (its latest checkpoint) or checkpoint fil
     "The trained policy of a run, without actors or replay: `load_policy(run_dir).act(obs)`."
     path, tree, env = _read_run(path, env, 'load_policy', replay=False)  # a policy needs no replay
     return Policy(tree['state'], *env_spaces(env), func=func)
-
-# %% ../nbs/11_agent.ipynb #57f1194f
-def _progress_bar(**kwargs):
-    "A tqdm.auto bar (a widget in notebooks, text in terminals) without tqdm's monitor thread, which would outlive the run."
-    from tqdm.auto import tqdm
-    class Bar(tqdm): monitor_interval = 0
-    return Bar(**kwargs)
-
-# %% ../nbs/11_agent.ipynb #1036fd4e
-def read_wandb_offline(path) -> dict:
-    "Config, history rows and summary of an offline W&B run: `path` is the run's folder, or a run directory whose `wandb/` holds one offline run."
-    from wandb.proto import wandb_internal_pb2 as pb
-    path = Path(path)
-    logs = sorted(path.glob('run-*.wandb')) or sorted(path.glob('wandb/offline-run-*/run-*.wandb'))
-    if len(logs) != 1: raise ConfigError(f"{path}: expected one offline W&B run, found {len(logs)}; pass the run's own folder.")
-    data, pos, piece, block = logs[0].read_bytes(), 7, b'', 32768  # a 7-byte file header, then records in 32 KiB blocks
-    out = dict(config={}, history=[], summary={})
-    item = lambda i: (i.key or '/'.join(i.nested_key), json.loads(i.value_json))
-    while pos + 7 <= len(data):
-        if block - pos % block < 7: pos += block - pos % block; continue  # no room for a record header: the block's padding
-        _crc, n, kind = struct.unpack('<IHB', data[pos:pos + 7]); pos += 7  # checksum, length, kind (1 whole, 2-4 pieces)
-        if kind == 0: pos += block - pos % block; continue
-        piece += data[pos:pos + n]; pos += n
-        if kind not in (1, 4): continue  # the first or a middle piece of a record that spans blocks
-        r = pb.Record(); r.ParseFromString(piece); piece = b''
-        kind = r.WhichOneof('record_type')
-        if kind == 'run': out['config'].update(map(item, r.run.config.update))
-        elif kind == 'config': out['config'].update(map(item, r.config.update))
-        elif kind == 'history': out['history'].append(dict(map(item, r.history.item)))
-        elif kind == 'summary': out['summary'].update(map(item, r.summary.update))
-    return out

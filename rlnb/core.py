@@ -1,4 +1,4 @@
-"""The vocabulary every other rlnb module speaks: `TransitionBatch`, the error classes, storage preallocated from gymnasium spaces, and the bridge from coroutines to plain calls.
+"""The vocabulary every other rlnb module speaks: `TransitionBatch`, the error classes, storage preallocated from gymnasium spaces, the bridge from coroutines to plain calls, and the process's allocator settings.
 
 Docs: https://rlnb.github.io/rlnb/core.html.md"""
 
@@ -19,7 +19,8 @@ from flax import struct
 
 # %% auto #0
 __all__ = ['RLNBError', 'ConfigError', 'SpaceMismatchError', 'TrainingError', 'NonFiniteError', 'EnvWorkerError', 'space_spec',
-           'preallocate', 'check_batch', 'TransitionBatch', 'run_sync', 'in_thread', 'count_compiles']
+           'preallocate', 'check_batch', 'TransitionBatch', 'run_sync', 'in_thread', 'count_compiles',
+           'fix_mmap_threshold', 'trim_heap']
 
 # %% ../nbs/00_core.ipynb #17aaa598
 class RLNBError(Exception):
@@ -244,3 +245,27 @@ class count_compiles:
         return False
 
     def __repr__(self): return f"count_compiles(count={self.count})"
+
+# %% ../nbs/00_core.ipynb #bb8686da
+def fix_mmap_threshold(nbytes:int=4 << 20,  # blocks of this many bytes and more get a mmap of their own
+                      ):
+    "Have glibc serve blocks of `nbytes` and more with their own mmap, returned to the OS when freed (glibc's `mallopt(M_MMAP_THRESHOLD)`, once per process; nothing elsewhere). By default glibc raises this threshold each time such a block is freed, and a run that makes checkpoint-sized copies again and again then keeps them in its heap."
+    global _mmap_fixed
+    if _mmap_fixed: return
+    _mmap_fixed = True
+    try:
+        import ctypes
+        ctypes.CDLL(None).mallopt(-3, int(nbytes))  # M_MMAP_THRESHOLD
+    except (OSError, AttributeError): pass
+_mmap_fixed = False
+
+def trim_heap():
+    "Hand freed heap memory back to the OS (glibc's `malloc_trim`; nothing elsewhere). A checkpoint's copies are large and short-lived; glibc raises its mmap threshold after freeing such blocks, so later ones land in the heap arenas and stay there once freed, and a long run's resident memory would creep up by about a checkpoint per save."
+    global _malloc_trim
+    if _malloc_trim is None:
+        try:
+            import ctypes
+            _malloc_trim = ctypes.CDLL(None).malloc_trim
+        except (OSError, AttributeError): _malloc_trim = False
+    if _malloc_trim: _malloc_trim(0)
+_malloc_trim = None

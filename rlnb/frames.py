@@ -7,13 +7,6 @@ Docs: https://rlnb.github.io/rlnb/frames.html.md"""
 # %% ../nbs/18_frames.ipynb #ace39f7e
 from __future__ import annotations
 
-import json
-import os
-import secrets
-import shutil
-import tempfile
-from pathlib import Path
-
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 import jax
@@ -22,10 +15,13 @@ import gymnasium as gym
 from .core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError, preallocate
 from .replay import SumTree, WaitReady, _rng_state, _set_rng_state
 from .tracing import InsufficientCacheError
+from .checkpoint import load_state, register_streamed, save_state
+
+_all_ = ['save_state', 'load_state']  # re-exported: `from rlnb.frames import save_state, load_state` works too
 
 # %% auto #0
 __all__ = ['FIRST', 'TERM', 'TRUNC', 'FINAL', 'FRAME_KINDS', 'nstep_window', 'stack_offsets', 'FrameReplayBuffer',
-           'PrioritizedFrameReplayBuffer', 'save_state', 'load_state', 'FrameSteps', 'FrameTracer']
+           'PrioritizedFrameReplayBuffer', 'FrameSteps', 'FrameTracer', 'save_state', 'load_state']
 
 # %% ../nbs/18_frames.ipynb #fe79eac5
 FIRST, TERM, TRUNC, FINAL = 1, 2, 4, 8  # bits of a row's flags (a row has at most one of TERM and TRUNC)
@@ -560,66 +556,7 @@ class PrioritizedFrameReplayBuffer(FrameReplayBuffer):
         self.alpha, self.beta, self.epsilon = float(state['alpha']), float(state['beta']), float(state['epsilon'])
 
 # %% ../nbs/18_frames.ipynb #fa1406c4
-def _write_npy(path:Path, x:np.ndarray):
-    "Write `x` as a .npy file from its memory, one contiguous block at a time (no copy of the whole array)."
-    with open(path, 'wb') as f:
-        np.lib.format.write_array_header_2_0(f, np.lib.format.header_data_from_array_1_0(x))
-        def blocks(a):
-            if a.flags.c_contiguous: f.write(memoryview(a.reshape(-1)).cast('B'))
-            elif a.ndim <= 1: f.write(a.tobytes())
-            else:
-                for i in range(len(a)): blocks(a[i])
-        blocks(x if x.ndim else x.reshape(1))
-
-def _fsync(path:Path):
-    "Flush a file's or a directory's data to the disk (a directory: its entries)."
-    if path.is_dir() and not hasattr(os, 'O_DIRECTORY'): return  # Windows opens no directories
-    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if path.is_dir() else 0))
-    try: os.fsync(fd)
-    except OSError: pass  # some file systems cannot sync a directory
-    finally: os.close(fd)
-
-def save_state(state:dict,  # a `state_dict()`: nested dicts of numpy arrays, numbers and strings
-               path,  # directory to write (replaced atomically if it exists)
-              ) -> Path:
-    "Write a state dict to a directory: one `.npy` per array streamed from memory, the rest as `state.json`."
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f'.{path.name}.{os.getpid()}-{secrets.token_hex(4)}'
-    tmp.mkdir(0o777)  # the umask applies, as to any new directory (mkdtemp would make it private to its owner)
-    arrays = []
-    def enc(v):
-        if isinstance(v, dict): return {str(k): enc(x) for k, x in v.items()}
-        if isinstance(v, np.ndarray):
-            arrays.append(v); name = f'{len(arrays) - 1:04d}.npy'
-            _write_npy(tmp / name, v)
-            return {'__npy__': name}
-        if isinstance(v, np.generic): return v.item()
-        if isinstance(v, (str, int, float, bool)) or v is None: return v
-        raise TypeError(f"save_state: cannot store a {type(v).__name__}; a state dict holds dicts, numpy arrays, numbers and strings.")
-    try:
-        (tmp / 'state.json').write_text(json.dumps(enc(state)))
-        for f in (*tmp.iterdir(), tmp): _fsync(f)  # on the disk before the rename makes them the state at `path`
-        if path.exists():
-            old = Path(tempfile.mkdtemp(prefix=f'.{path.name}.old.', dir=path.parent)); os.replace(path, old / 'x')
-            os.replace(tmp, path); shutil.rmtree(old)
-        else: os.replace(tmp, path)
-        _fsync(path.parent)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True); raise
-    return path
-
-def load_state(path,  # directory written by `save_state`
-               mmap:bool=True,  # open the arrays as read-only memory maps (False: read them into memory)
-              ) -> dict:
-    "Read a `save_state` directory; no pickle is loaded."
-    path = Path(path)
-    def dec(v):
-        if isinstance(v, dict):
-            if set(v) == {'__npy__'}: return np.load(path / v['__npy__'], mmap_mode='r' if mmap else None, allow_pickle=False)
-            return {k: dec(x) for k, x in v.items()}
-        return v
-    return dec(json.loads((path / 'state.json').read_text()))
+register_streamed(*FRAME_KINDS)  # `write_checkpoint` writes a frame buffer's state beside the checkpoint file, streamed
 
 # %% ../nbs/18_frames.ipynb #847c147b
 class FrameSteps:

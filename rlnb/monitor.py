@@ -1,4 +1,4 @@
-"""A gymnasium wrapper that counts episodes and steps, logs `ep, T, G, avg_G, t, dt` lines at an interval, keeps the history, draws the learning curve, and takes any training metrics you record.
+"""A gymnasium wrapper that counts episodes and steps, logs `ep, T, G, avg_G, t, dt` lines at an interval, keeps the history, draws the learning curve, and takes any training metrics you record; and the sinks that keep a trainer's metrics rows: CSV, TensorBoard, Weights & Biases.
 
 Docs: https://rlnb.github.io/rlnb/monitor.html.md"""
 
@@ -7,18 +7,24 @@ Docs: https://rlnb.github.io/rlnb/monitor.html.md"""
 # %% ../nbs/10_monitor.ipynb #883e62f1
 from __future__ import annotations
 
+import csv
+import functools
+import json
 import logging
+import math
+import struct
 import sys
 import time
 from collections import deque
+from pathlib import Path
 
 import numpy as np
 import gymnasium as gym
 
-from .core import ConfigError
+from .core import ConfigError, in_thread
 
 # %% auto #0
-__all__ = ['TrainMonitor']
+__all__ = ['TrainMonitor', 'CSVSink', 'TensorBoardSink', 'WandbSink', 'read_wandb_offline']
 
 # %% ../nbs/10_monitor.ipynb #50ee20d1
 class _StdoutHandler(logging.StreamHandler):
@@ -159,3 +165,103 @@ class TrainMonitor(gym.Wrapper):
 
     def __repr__(self):
         return f"TrainMonitor({self.env if self.env is not None else 'no env'}, ep={self.ep}, T={self.T}, avg_G={self.avg_G:.3g})"
+
+# %% ../nbs/10_monitor.ipynb #daab2a13
+class CSVSink:
+    "Rows appended to a CSV file with fixed columns: the header first in a new or empty file, NaN as an empty cell."
+    def __init__(self,
+                 path,  # the CSV file (it and its directory are created at the first row)
+                 columns,  # the columns, in order; a row has exactly these keys
+                ):
+        self.path, self.columns = Path(path), columns
+
+    def write(self, row:dict):
+        "Append one row; the file is opened and closed for each, so a run that is killed keeps every row it wrote."
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        new = not self.path.exists() or self.path.stat().st_size == 0
+        with open(self.path, 'a', newline='') as f:
+            w = csv.DictWriter(f, fieldnames=self.columns)
+            if new: w.writeheader()
+            w.writerow({k: ('' if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()})
+
+    def close(self):
+        "Nothing to flush: every row is on its way to the disk when `write` returns."
+
+# %% ../nbs/10_monitor.ipynb #bc3a1678
+def _scalar_key(column:str) -> str:
+    "The TensorBoard / W&B name of a row's column: `eval/...` for the evaluation columns, `train/...` for the rest."
+    return f"{'eval' if column.startswith('eval') else 'train'}/{column}"
+
+class TensorBoardSink:
+    "Rows to TensorBoard event files (tensorboardX): each finite number as a scalar `train/<column>` or `eval/<column>` at step `env_steps`."
+    def __init__(self,
+                 logdir,  # directory of the event files
+                 flush_secs:int=10,  # the writer flushes at least this often
+                ):
+        from tensorboardX import SummaryWriter
+        self.writer = SummaryWriter(str(logdir), flush_secs=flush_secs)
+
+    def write(self, row:dict):
+        "Add the row's finite numbers as scalars (not `env_steps`, the step, nor `wall_s`)."
+        step = int(row['env_steps'])
+        for k, v in row.items():
+            if k not in ('env_steps', 'wall_s') and isinstance(v, (int, float)) and math.isfinite(v):
+                self.writer.add_scalar(_scalar_key(k), v, step)
+
+    def close(self):
+        "Flush the event file and close it (an `OSError` says it could not be flushed)."
+        self.writer.close()
+
+# %% ../nbs/10_monitor.ipynb #85b527bf
+class WandbSink:
+    "Rows to a Weights & Biases run: each finite number under `train/<column>` or `eval/<column>` at step `env_steps`."
+    def __init__(self, run): self.run = run  # a run `wandb.init` returned
+
+    @classmethod
+    async def aopen(cls,
+                    opts,  # True, or a dict of `wandb.init` arguments (project, mode, tags, ...) that win over the ones below
+                    name:str,  # the run's name
+                    dir,  # where W&B writes its files (created)
+                    config:dict,  # the run's config
+                   ) -> WandbSink:
+        "Start a W&B run (project 'rlnb') off the loop: `wandb.init` starts a service process and may reach the network."
+        try: import wandb
+        except ImportError: raise ConfigError("wandb=True needs the wandb package: pip install 'rlnb[wandb]'.") from None
+        if not isinstance(opts, (bool, dict)): raise ConfigError(f"wandb must be True, False or a dict of wandb.init arguments, got {opts!r}.")
+        kw = dict(project='rlnb', name=name, dir=str(dir), config=config)
+        if isinstance(opts, dict): kw.update(opts)
+        Path(dir).mkdir(parents=True, exist_ok=True)
+        return cls(await in_thread(functools.partial(wandb.init, **kw)))
+
+    def write(self, row:dict):
+        "Log the row's finite numbers (not `env_steps`, the step); `wandb.log` queues them for W&B's own process and does not wait on disk or network."
+        self.run.log({_scalar_key(k): v for k, v in row.items() if k != 'env_steps' and isinstance(v, (int, float)) and math.isfinite(v)},
+                     step=int(row['env_steps']))
+
+    def close(self):
+        "Finish the run (W&B's service flushes the rows it queued)."
+        self.run.finish()
+
+# %% ../nbs/10_monitor.ipynb #a6cb2beb
+def read_wandb_offline(path) -> dict:
+    "Config, history rows and summary of an offline W&B run: `path` is the run's folder, or a run directory whose `wandb/` holds one offline run."
+    from wandb.proto import wandb_internal_pb2 as pb
+    path = Path(path)
+    logs = sorted(path.glob('run-*.wandb')) or sorted(path.glob('wandb/offline-run-*/run-*.wandb'))
+    if len(logs) != 1: raise ConfigError(f"{path}: expected one offline W&B run, found {len(logs)}; pass the run's own folder.")
+    data, pos, piece, block = logs[0].read_bytes(), 7, b'', 32768  # a 7-byte file header, then records in 32 KiB blocks
+    out = dict(config={}, history=[], summary={})
+    item = lambda i: (i.key or '/'.join(i.nested_key), json.loads(i.value_json))
+    while pos + 7 <= len(data):
+        if block - pos % block < 7: pos += block - pos % block; continue  # no room for a record header: the block's padding
+        _crc, n, kind = struct.unpack('<IHB', data[pos:pos + 7]); pos += 7  # checksum, length, kind (1 whole, 2-4 pieces)
+        if kind == 0: pos += block - pos % block; continue
+        piece += data[pos:pos + n]; pos += n
+        if kind not in (1, 4): continue  # the first or a middle piece of a record that spans blocks
+        r = pb.Record(); r.ParseFromString(piece); piece = b''
+        kind = r.WhichOneof('record_type')
+        if kind == 'run': out['config'].update(map(item, r.run.config.update))
+        elif kind == 'config': out['config'].update(map(item, r.config.update))
+        elif kind == 'history': out['history'].append(dict(map(item, r.history.item)))
+        elif kind == 'summary': out['summary'].update(map(item, r.summary.update))
+    return out
