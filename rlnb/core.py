@@ -7,6 +7,7 @@ Docs: https://rlnb.github.io/rlnb/core.html.md"""
 # %% ../nbs/00_core.ipynb #a04c11c7
 from __future__ import annotations
 
+import abc
 import asyncio
 import threading
 from typing import Any, Sequence
@@ -19,7 +20,7 @@ from flax import struct
 
 # %% auto #0
 __all__ = ['RLNBError', 'ConfigError', 'SpaceMismatchError', 'TrainingError', 'NonFiniteError', 'EnvWorkerError', 'space_spec',
-           'preallocate', 'check_batch', 'TransitionBatch', 'run_sync', 'in_thread', 'count_compiles',
+           'preallocate', 'check_batch', 'TransitionBatch', 'patch_to', 'run_sync', 'in_thread', 'count_compiles',
            'fix_mmap_threshold', 'trim_heap']
 
 # %% ../nbs/00_core.ipynb #17aaa598
@@ -177,6 +178,17 @@ class TransitionBatch:
         for i in range(self.batch_size): yield self[i]
 
 # %% ../nbs/00_core.ipynb #bc46aa76
+def patch_to(cls):
+    "Decorator: add the function (or property) to `cls` as a member, under the class's name, so a class can be written over several cells."
+    def add(f):
+        fn = f.fget if isinstance(f, property) else f
+        fn.__qualname__ = f"{cls.__name__}.{fn.__name__}"
+        setattr(cls, fn.__name__, f)
+        if isinstance(cls, abc.ABCMeta): abc.update_abstractmethods(cls)  # a method added now may fill an abstract one
+        return f
+    return add
+
+# %% ../nbs/00_core.ipynb #c21138a9
 def run_sync(coro):
     "Run coroutine `coro` to completion from plain code, whether or not an event loop is running in this thread."
     try: asyncio.get_running_loop()
@@ -202,7 +214,7 @@ def run_sync(coro):
     if 'error' in box: raise box['error']
     return box['result']
 
-# %% ../nbs/00_core.ipynb #51adb33a
+# %% ../nbs/00_core.ipynb #6b53ab3e
 async def in_thread(fn,  # blocking function
                     *args,  # its arguments
                    ):
@@ -226,7 +238,7 @@ async def in_thread(fn,  # blocking function
         raise
     finally: t.join(1.0)
 
-# %% ../nbs/00_core.ipynb #6b53ab3e
+# %% ../nbs/00_core.ipynb #bb8686da
 class count_compiles:
     "Context manager counting XLA compilations (from any thread) inside its block: `with count_compiles() as c: ...`, then `c.count`."
     event = '/jax/core/compile/backend_compile_duration'
@@ -246,7 +258,7 @@ class count_compiles:
 
     def __repr__(self): return f"count_compiles(count={self.count})"
 
-# %% ../nbs/00_core.ipynb #bb8686da
+# %% ../nbs/00_core.ipynb #67cb17d1
 def fix_mmap_threshold(nbytes:int=4 << 20,  # blocks of this many bytes and more get a mmap of their own
                       ):
     "Have glibc serve blocks of `nbytes` and more with their own mmap, returned to the OS when freed (glibc's `mallopt(M_MMAP_THRESHOLD)`, once per process; nothing elsewhere). By default glibc raises this threshold each time such a block is freed, and a run that makes checkpoint-sized copies again and again then keeps them in its heap."

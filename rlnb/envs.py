@@ -10,984 +10,28 @@ from __future__ import annotations
 import abc
 import asyncio
 import collections
-import concurrent.futures
-import difflib
 import functools
-import multiprocessing as mp
-import os
-import pickle
-import queue
-import signal
-import sys
-import threading
 import time
-import traceback
 import warnings
-import weakref
-from multiprocessing import shared_memory
-from typing import Any, Callable, Literal, NamedTuple, Sequence
+from typing import Literal, Sequence
 
 import numpy as np
-import gymnasium as gym
-import cloudpickle
 
-from .core import ConfigError, EnvWorkerError, SpaceMismatchError
+from .core import ConfigError, EnvWorkerError
+from .core import patch_to
+from .env_core import EnvCore, EnvState, action_checker, env_factory, worker_seed
+from .env_worker import EnvWorker, SyncEnvWorker, _Failure
+from .env_thread import ThreadRunner
+from .env_process import ProcessRunner
+from .env_ray import RayRunner
+
+_all_ = ['EnvState', 'EnvCore', 'worker_seed', 'env_factory', 'action_checker', 'EnvWorker', 'SyncEnvWorker']  # the parts' names users import from here
 
 # %% auto #0
-__all__ = ['EnvState', 'EnvCore', 'shm_layout', 'shm_views', 'child_main', 'worker_seed', 'env_factory', 'action_checker',
-           'EnvWorker', 'SyncEnvWorker', 'AsyncEnvWorker', 'WorkerPool', 'SyncWorkerPool', 'AsyncWorkerPool',
-           'get_worker_pool']
+__all__ = ['AsyncEnvWorker', 'WorkerPool', 'SyncWorkerPool', 'AsyncWorkerPool', 'get_worker_pool', 'EnvState', 'EnvCore',
+           'worker_seed', 'env_factory', 'action_checker', 'EnvWorker', 'SyncEnvWorker']
 
 # %% ../nbs/01_envs.ipynb #c083b073
-class EnvState(NamedTuple):
-    "What an env worker reports after a reset or a step (leading `num_envs` axis for vector workers)."
-    obs: Any  # observation to act on next
-    reward: Any  # reward of the transition that just happened (0 where `first`)
-    terminated: Any  # the transition ended its episode in a terminal state (bootstrap with 0)
-    truncated: Any  # the transition ended its episode by a time limit or similar (bootstrap from final_obs)
-    info: dict  # the env's info (autoreset bookkeeping removed)
-    episode: Any  # index of the episode that `obs` belongs to
-    step: Any  # steps taken in that episode so far
-    first: Any  # `obs` starts an episode and no transition happened
-    final_obs: Any  # observation the transition reached (the last one of an episode that ended), else `obs`
-    restarted: bool = False  # first state of a fresh env that replaced a failed one
-
-    @property
-    def done(self):
-        "Where an episode ended with this transition (terminated or truncated)."
-        return np.logical_or(self.terminated, self.truncated)
-
-_LAZY = object()  # `first` of a vector state that is worked out from the worker's `_Counts` when read
-
-class _Counts:
-    "The per-env restart masks, episode and step counters of a vector env over a run of positions, computed when read."
-    __slots__ = ('ep', 't', 'masks', 'last', 'no_first')
-    def __init__(self, ep, t, no_first):
-        # counters at position 0; masks[p - 1]: the envs restarting at position p as a pair of arrays whose `or` they are
-        # (the env's terminated/truncated of the step before, under next-step autoreset), or None: none restarts
-        self.ep, self.t, self.masks, self.no_first = ep, t, [], no_first
-        self.last = (0, ep, t)  # the position read last, with its counters: reading in order costs one step of work
-
-    def first(self, k:int):
-        "The restart mask at position `k` >= 1 (the shared all-False mask where no env restarts)."
-        m = self.masks[k - 1]
-        return self.no_first if m is None else np.logical_or(m[0], m[1])
-
-    def at(self, k:int):
-        "(episode, step) arrays at position `k` (new arrays: never written once handed out)."
-        j, ep, t = self.last
-        if k == j: return ep, t
-        if k == j + 1:
-            t, m = t + 1, self.masks[j]
-            if m is not None:
-                m = np.logical_or(m[0], m[1])
-                t[m] = 0; ep = ep + m
-        else: ep, t = self._from_start(k)
-        self.last = (k, ep, t)  # one assignment: a thread reading beside the worker's thread sees a consistent triple
-        return ep, t
-
-    def _from_start(self, k:int):
-        "Counters at `k` from position 0 in a few array operations, however many positions lie between."
-        hits = [(p, m) for p, m in enumerate(self.masks[:k], 1) if m is not None]
-        if not hits: return self.ep, self.t + k
-        cat = np.concatenate  # one C-level copy per side (`np.stack` costs per array)
-        M = np.logical_or(cat([m[0] for _, m in hits]), cat([m[1] for _, m in hits])).reshape(len(hits), -1)
-        pos = np.array([p for p, _ in hits])
-        latest = pos[len(hits) - 1 - M[::-1].argmax(0)]  # each env's last restart (read only where it has one)
-        return self.ep + M.sum(0), np.where(M.any(0), k - latest, self.t + k)
-
-class _VectorState(EnvState):
-    "An `EnvState` of a vector env: `episode`, `step` (and `first` where the env autoresets next step) are worked out when read."
-    __slots__ = ()
-    @property
-    def episode(self):
-        c = tuple.__getitem__(self, 5)
-        return c.at(tuple.__getitem__(self, 6))[0] if c.__class__ is _Counts else c
-    @property
-    def step(self):
-        c = tuple.__getitem__(self, 5)
-        return c.at(tuple.__getitem__(self, 6))[1] if c.__class__ is _Counts else tuple.__getitem__(self, 6)
-    @property
-    def first(self):
-        f = tuple.__getitem__(self, 7)
-        return tuple.__getitem__(self, 5).first(tuple.__getitem__(self, 6)) if f is _LAZY else f
-    def _values(self) -> tuple:
-        raw = tuple(tuple.__iter__(self))
-        return raw[:5] + (self.episode, self.step, self.first) + raw[8:]
-    # everything that reads the fields as a tuple sees the values, never the bookkeeping behind them
-    def __iter__(self): return iter(self._values())
-    def __getitem__(self, i): return self._values()[i]
-    def __repr__(self): return 'EnvState(' + ', '.join(f'{f}={v!r}' for f, v in zip(self._fields, self._values())) + ')'
-
-# %% ../nbs/01_envs.ipynb #537ce4a9
-_FINAL_KEYS = ('final_obs', '_final_obs', 'final_info', '_final_info')
-_I64, _U64, _BOOL = np.dtype(np.int64), np.dtype(np.uint64), np.dtype(bool)
-_count = np.count_nonzero  # "any True?" as a count where bytes cannot be compared: cheaper than `.any()`, no AVX-512 reduction (see Speed)
-_new_state = tuple.__new__  # builds an EnvState from a full tuple without the Python-level __new__ (hot path)
-_FOLD = 256  # a vector core starts new `_Counts` every this many steps, so it holds at most this many masks (see Speed)
-def _unchecked(a): return a
-
-def _frozen_false(n:int):
-    "A read-only all-False mask of `n` envs: the `first` of every ordinary vector step (one array, never written)."
-    a = np.zeros(n, bool)
-    a.flags.writeable = False
-    return a
-
-class EnvCore:
-    "Runs one env (single or vector) and produces `EnvState`s; the same code in every worker mode."
-    def __init__(self,
-                 env,  # a `gym.Env` or `gym.vector.VectorEnv`
-                 seed:int|None=None,  # seed of the first reset (and of the action space)
-                 episode_start:int=0,  # index of the first episode (continues after a restart)
-                 check:bool=False,  # check each action against the action space before the env sees it (`action_checker`)
-                ):
-        self.env, self.seed, self._seeded = env, seed, False
-        self.vector = isinstance(env, gym.vector.VectorEnv)
-        if not self.vector and not isinstance(env, gym.Env):
-            raise TypeError(f"an env worker needs a gymnasium Env or VectorEnv, got {type(env).__name__}.")
-        self.num_envs = env.num_envs if self.vector else 1
-        self.observation_space = env.single_observation_space if self.vector else env.observation_space
-        self.single_action_space = env.single_action_space if self.vector else env.action_space
-        self.action_space = env.action_space
-        mode = env.metadata.get('autoreset_mode', gym.vector.AutoresetMode.NEXT_STEP) if self.vector else None
-        if self.vector and mode not in (gym.vector.AutoresetMode.NEXT_STEP, gym.vector.AutoresetMode.SAME_STEP):
-            raise ValueError(f"vector env autoreset_mode {mode} is not supported; create it with NEXT_STEP (the default) or SAME_STEP.")
-        self.same_step = mode == gym.vector.AutoresetMode.SAME_STEP
-        # counters: python ints for a single env; for a vector env, arrays that are replaced, never written in place,
-        # so the states handed out can share them safely
-        n = self.num_envs
-        # _ended: the env's (terminated, truncated) of the last step under next-step autoreset (None: nothing to restart)
-        self._ep, self._t, self._ended = episode_start - 1, 0, None
-        if self.vector:
-            self._no_first, self._zeros = _frozen_false(n), bytes(n)  # `bytes(n)`: what `.tobytes()` of an all-False mask gives
-            self._counts, self._k = _Counts(np.full(n, episode_start - 1, np.int64), np.zeros(n, np.int64), self._no_first), 0
-        self._env_step = env.step
-        # the check runs before the env sees the action, so a bad one raises `SpaceMismatchError` and changes nothing;
-        # a Discrete int in range is checked inline (one call less per step), anything else by the compiled check
-        sp = env.action_space
-        self._check = action_checker(sp) if check else _unchecked
-        self._lo, self._hi = (int(sp.start), int(sp.start + sp.n)) if isinstance(sp, gym.spaces.Discrete) else (0, 0)
-        self._term = self._trunc = None  # the env's masks of the last step (see `_step_vector`)
-        self.step = self._step_vector if self.vector else self._step_single
-
-    def describe(self) -> dict:
-        "Spaces and sizes the parent needs before the first state."
-        return dict(observation_space=self.observation_space, action_space=self.action_space,
-                    single_action_space=self.single_action_space, num_envs=self.num_envs, vector=self.vector)
-
-    def reset(self) -> EnvState:
-        "Reset every env (seeded the first time); all envs start a new episode."
-        seed = None if self._seeded else self.seed
-        if seed is not None: self.env.action_space.seed(seed)
-        self._seeded = True
-        obs, info = self.env.reset(seed=seed)
-        if self.vector:
-            n = self.num_envs
-            self._ended = None
-            ep, t = self._counts.at(self._k)
-            self._counts, self._k = _Counts(ep + 1, 0 * t, self._no_first), 0
-            return _new_state(_VectorState, (obs, np.zeros(n), np.zeros(n, bool), np.zeros(n, bool), info, self._counts, 0,
-                                             np.ones(n, bool), obs, False))
-        self._ep, self._t = self._ep + 1, 0
-        return _new_state(EnvState, (obs, 0.0, False, False, info, self._ep, 0, True, obs, False))
-
-    def _step_single(self, action) -> EnvState:
-        "Step a single env; an episode that ends is reset at once (same-step), its last observation kept in `final_obs`."
-        if action.__class__ is not int or not self._lo <= action < self._hi: action = self._check(action)
-        obs, r, term, trunc, info = self._env_step(action)
-        if term or trunc:
-            final = obs
-            obs, reset_info = self.env.reset()
-            if reset_info: info = {**info, 'reset_info': reset_info}
-            self._ep += 1; self._t = 0
-            return _new_state(EnvState, (obs, float(r), bool(term), bool(trunc), info, self._ep, 0, False, final, False))
-        t = self._t = self._t + 1
-        return _new_state(EnvState, (obs, float(r), False, False, info, self._ep, t, False, obs, False))
-
-    def _step_vector(self, action) -> EnvState:
-        "Step a vector env, following its autoreset mode (few numpy calls: see Speed)."
-        obs, r, term, trunc, info = self._env_step(self._check(action))
-        c, k = self._counts, self._k + 1
-        if self.same_step:
-            done, first, final = self._done(term, trunc), self._no_first, obs
-            if done is not None:
-                final = obs.copy()
-                fo = info['final_obs']
-                for i in np.flatnonzero(done): final[i] = fo[i]
-                info = {key: v for key, v in info.items() if key not in _FINAL_KEYS}
-                done = (done, done)  # counters restart with the next episode's first obs, in this very step
-            c.masks.append(done)
-        else:
-            # next-step autoreset: an env whose episode ended last step spends this one on its reset (`first`, counters
-            # restart). Nothing is worked out here: the state carries the worker's `_Counts` and its position, and `first`,
-            # `episode` and `step` come from the held terminated/truncated masks when read (see Speed). The masks are held as
-            # the env returned them (states hand them out too, so an env must not write into an array it returned); an env
-            # that returns the same array objects again is copied from, and so is the first step's, before anything is known
-            c.masks.append(self._ended)
-            if self._term is None or term is self._term or trunc is self._trunc: self._ended = (np.array(term, bool), np.array(trunc, bool))
-            else: self._ended = (term, trunc)
-            first, final = _LAZY, obs
-        self._term, self._trunc = term, trunc
-        st = _new_state(_VectorState, (obs, r, term, trunc, info, c, k, first, final, False))
-        if k == _FOLD:  # later states count from new counts that start at this position's (held masks stay bounded)
-            ep, t = c.at(k)
-            self._counts, k = _Counts(ep, t, self._no_first), 0
-        self._k = k
-        return st
-
-    def _done(self, term, trunc):
-        "The done mask of a step, or None where no episode ended (copied where the env might write into it later)."
-        # which masks hold a True (mostly neither)? Their bytes against zeros: no ufunc, the costly kind of numpy call
-        if term.dtype is _BOOL and trunc.dtype is _BOOL: end_term, end_trunc = term.tobytes() != self._zeros, trunc.tobytes() != self._zeros
-        else: end_term, end_trunc = bool(_count(term)), bool(_count(trunc))
-        if end_term and end_trunc: return np.logical_or(term, trunc)
-        if not (end_term or end_trunc): return None
-        done = term if end_term else trunc  # the one mask with a True is the done mask, as it is
-        if done.dtype is not _BOOL or self._term is None or done is self._term or done is self._trunc: done = done.astype(bool)
-        return done
-
-    def close(self):
-        "Close the env."
-        self.env.close()
-
-# %% ../nbs/01_envs.ipynb #4ffbafbb
-def shm_layout(describe:dict, obs_spec, act_spec):
-    "Byte layout `{field: (offset, shape, dtype)}` of the shared-memory block for one worker, and its size."
-    lead = (describe['num_envs'],) if describe['vector'] else ()
-    fields = dict(reward=(lead, np.float64), terminated=(lead, np.bool_), truncated=(lead, np.bool_),
-                  first=(lead, np.bool_), episode=(lead, np.int64), step=(lead, np.int64))
-    if obs_spec is not None:
-        fields['obs'] = (lead + obs_spec[0], obs_spec[1]); fields['final_obs'] = fields['obs']
-    if act_spec is not None: fields['action'] = act_spec
-    layout, off = {}, 0
-    for k, (shape, dtype) in fields.items():
-        dtype = np.dtype(dtype)
-        off = -(-off // 16) * 16
-        layout[k] = (off, tuple(shape), dtype.str)
-        off += int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    return layout, max(off, 16)
-
-def shm_views(buf, layout):
-    "Numpy views on a shared-memory buffer for a layout from `shm_layout`."
-    return {k: np.ndarray(shape, np.dtype(dt), buffer=buf, offset=off) for k, (off, shape, dt) in layout.items()}
-
-def _write_state(views, st:EnvState):
-    extra = {}
-    for k in ('reward', 'terminated', 'truncated', 'first', 'episode', 'step'): views[k][...] = getattr(st, k)
-    if 'obs' in views: views['obs'][...] = st.obs; views['final_obs'][...] = st.final_obs
-    else: extra['obs'], extra['final_obs'] = st.obs, st.final_obs
-    if st.info: extra['info'] = st.info
-    return b'S' + pickle.dumps(extra, protocol=pickle.HIGHEST_PROTOCOL) if extra else b'S'
-
-def child_main(conn, payload:bytes):
-    "Entry point of a worker process: build the env from the cloudpickled payload and serve commands on `conn`."
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    core, shm = None, None
-    try:
-        factory, seed, episode_start = cloudpickle.loads(payload)
-        core = EnvCore(factory(), seed, episode_start)
-        conn.send_bytes(b'H' + cloudpickle.dumps(core.describe()))
-        msg = conn.recv_bytes()
-        if msg[:1] == b'C': return
-        name, layout = pickle.loads(msg[1:])
-        shm = shared_memory.SharedMemory(name=name)
-        views = shm_views(shm.buf, layout)
-        conn.send_bytes(_write_state(views, core.reset()))
-        while True:
-            msg = conn.recv_bytes()
-            cmd = msg[:1]
-            if cmd == b'A': st = core.step(views['action'].copy() if views['action'].ndim else views['action'][()])
-            elif cmd == b'P': st = core.step(pickle.loads(msg[1:]))
-            elif cmd == b'R': st = core.reset()
-            elif cmd == b'C': return
-            else: raise RuntimeError(f"unknown command {cmd!r}")
-            conn.send_bytes(_write_state(views, st))
-    except (EOFError, BrokenPipeError): return  # the parent went away: nothing left to report to
-    except BaseException as e:
-        try: conn.send_bytes(b'E' + pickle.dumps((f"{type(e).__name__}: {e}", traceback.format_exc())))
-        except Exception: pass
-    finally:
-        views = None
-        if core is not None:
-            try: core.close()
-            except Exception: pass
-        if shm is not None:
-            try: shm.close()
-            except Exception: pass
-        try: conn.close()
-        except Exception: pass
-
-# %% ../nbs/01_envs.ipynb #4d8efae3
-def worker_seed(seed:int,  # base seed of the whole run
-                rank:int=0,  # index of the worker
-                restart:int=0,  # how many times this worker's env was replaced
-               ) -> int:
-    "A distinct, reproducible 31-bit seed for worker `rank` derived from the base `seed`."
-    return int(np.random.SeedSequence(int(seed), spawn_key=(int(rank), int(restart))).generate_state(1)[0] >> 1)
-
-# %% ../nbs/01_envs.ipynb #d997fb61
-def _make_env(env_id:str, num_envs:int|None, vectorization_mode:str|None, kwargs:dict):
-    if num_envs is None: return gym.make(env_id, **kwargs)
-    return gym.make_vec(env_id, num_envs, vectorization_mode=vectorization_mode, **kwargs)
-
-class _Given:
-    "Factory that hands out a given env instance once, then rebuilds from its spec."
-    def __init__(self, env): self.env = env
-    def __call__(self):
-        env, self.env = self.env, None
-        if env is not None: return env
-        raise RuntimeError("this worker was given an env instance, which cannot be rebuilt after it failed; "
-                           "pass an env id or a zero-argument factory to use restart=True.")
-
-def env_factory(env,  # `gym.Env`, `gym.vector.VectorEnv`, env id string, or zero-argument factory
-                num_envs:int|None=None,  # with an env id: build a vector env of this many copies
-                vectorization_mode:str|None=None,  # 'sync', 'async' or 'vector_entry_point' (gymnasium's `make_vec`)
-                **kwargs,  # passed to `gym.make` / `gym.make_vec`
-               ) -> Callable[[], Any]:
-    "A zero-argument callable that builds the env a worker runs."
-    if isinstance(env, str):
-        if num_envs is not None and (not isinstance(num_envs, int) or num_envs < 1):
-            raise ConfigError(f"num_envs must be a positive int or None, got {num_envs!r}.")
-        try: gym.spec(env)  # fails now, not in a worker, for an unknown id
-        except gym.error.Error as e:
-            close = difflib.get_close_matches(env, list(gym.registry), n=3, cutoff=0.6)
-            raise ConfigError(f"unknown gymnasium env id {env!r} ({e}) " + (f"Did you mean {', '.join(close)}?" if close else
-                              "See gymnasium.pprint_registry() for the ids, or register your env with gymnasium.register first.")) from None
-        return functools.partial(_make_env, env, num_envs, vectorization_mode, kwargs)
-    if num_envs is not None or kwargs:
-        raise ConfigError("num_envs, vectorization_mode and make-kwargs apply to an env id only; "
-                          "build the vector env in your factory instead.")
-    if isinstance(env, (gym.Env, gym.vector.VectorEnv)): return _Given(env)
-    if callable(env): return env
-    raise ConfigError(f"env must be a gymnasium Env or VectorEnv, an env id string, or a zero-argument factory; got {type(env).__name__}.")
-
-# %% ../nbs/01_envs.ipynb #c7e5daaa
-def _bad(space, what, action):
-    shape = getattr(action, 'shape', None)
-    got = f"{action!r}" if shape in (None, ()) else f"an array of shape {shape} and dtype {getattr(action, 'dtype', '?')}"
-    return SpaceMismatchError(f"action {what} for action space {space}; got {got}. Send one element of the worker's "
-                              f"action space (a vector worker takes one action per env, stacked on the first axis).")
-
-def _words(a:np.ndarray) -> int:
-    "The bytes of a uint64 array as one Python int (64 bits per element, in memory order)."
-    return int.from_bytes(np.ascontiguousarray(a, np.uint64).tobytes(), sys.byteorder)
-
-def action_checker(space:gym.Space) -> Callable[[Any], Any]:
-    "Compile a fast check for actions of `space`: returns the action (as numpy for array spaces) or raises `SpaceMismatchError`."
-    if isinstance(space, gym.spaces.Discrete):
-        lo, hi = int(space.start), int(space.start + space.n)
-        def check(a):
-            if a.__class__ is int and lo <= a < hi: return a  # the common case, first
-            if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)):
-                if lo <= a < hi: return a
-                raise _bad(space, f"out of range [{lo}, {hi})", a)
-            if isinstance(a, np.ndarray) and a.shape == () and a.dtype.kind in 'iu': return check(a[()])
-            raise _bad(space, "must be an integer", a)
-        return check
-    if isinstance(space, (gym.spaces.MultiDiscrete, gym.spaces.MultiBinary, gym.spaces.Box)):
-        shape, fast = tuple(space.shape), None
-        if isinstance(space, gym.spaces.Box):
-            kinds, low, high = ('f' if space.dtype.kind == 'f' else 'iu'), space.low, space.high
-            bounded = bool(np.isfinite(low).any() or np.isfinite(high).any())
-            def inside(a): return not bounded or _count(a >= low) == a.size == _count(a <= high)  # NaN fails both
-            desc = f"outside the bounds (or NaN)"
-        else:
-            kinds = 'iub'
-            nvec = space.nvec if isinstance(space, gym.spaces.MultiDiscrete) else np.full(shape, 2, np.int64)
-            start = space.start if isinstance(space, gym.spaces.MultiDiscrete) else np.zeros(shape, np.int64)
-            shifted = bool(np.any(start != 0))
-            nvec_u, zeros = np.ascontiguousarray(nvec, np.uint64), bytes(nvec.size)  # full shape: array vs array is cheaper than vs scalar
-            def inside(a):
-                if a.dtype is not _I64: a = a.astype(np.int64)  # uint64 beyond int64 wraps to negative: caught below
-                if shifted: a = a - start
-                return (a.view(_U64) >= nvec_u).tobytes() == zeros  # negative values wrap to huge ones: one test checks both ends
-            desc = "out of range"
-            if not shifted and nvec_u.size <= 64:
-                # int64 actions, read as one Python int of 64-bit words: adding 2**63 - nvec to each word sets its top bit
-                # exactly where the action is >= nvec (no carry leaves a word whose top bit was clear; a set one is negative).
-                # No numpy call but `tobytes`: next to an env, a few microseconds less than the comparison.
-                top, add, order = _words(np.full(shape, 1 << 63, np.uint64)), _words(np.uint64(1 << 63) - nvec_u), sys.byteorder
-                def fast(a):
-                    if a.__class__ is np.ndarray and a.dtype is _I64 and a.shape == shape:  # the common case, first
-                        x = int.from_bytes(a.tobytes(), order)
-                        if not (x | (x + add)) & top: return a
-                    return check(a)  # anything else, and the error
-            elif not shifted and not np.any(nvec_u & (nvec_u - np.uint64(1))):
-                # larger, every nvec a power of two (Discrete(2) envs, MultiBinary): an int64 action is in [0, nvec) exactly
-                # when none of its bits at or above log2(nvec) is set (a negative one has the sign bit): one `&`, no view
-                mask, zeros8 = ~(nvec_u.astype(np.int64) - 1), bytes(8 * nvec_u.size)
-                def fast(a):
-                    if a.__class__ is np.ndarray and a.dtype is _I64 and a.shape == shape:
-                        if (a & mask).tobytes() == zeros8: return a
-                    return check(a)
-            elif not shifted:  # larger: one comparison (converting thousands of bytes to a Python int costs more)
-                def fast(a):
-                    if a.__class__ is np.ndarray and a.dtype is _I64 and a.shape == shape:
-                        if (a.view(_U64) >= nvec_u).tobytes() == zeros: return a
-                    return check(a)
-        def check(a):
-            if a.__class__ is not np.ndarray: a = np.asarray(a)
-            if a.shape != shape: raise _bad(space, f"has the wrong shape (expected {shape})", a)
-            if a.dtype.kind not in kinds: raise _bad(space, f"has the wrong dtype kind (expected {space.dtype})", a)
-            if a.size and not inside(a): raise _bad(space, desc, a)
-            return a
-        return fast or check
-    def check(a):
-        if not space.contains(a): raise _bad(space, "is not contained", a)
-        return a
-    return check
-
-# %% ../nbs/01_envs.ipynb #5de8fb58
-class _Failure:
-    "An env failure as reported by a runner: message and traceback text."
-    def __init__(self, message:str, tb:str|None=None): self.message, self.tb = message, tb
-
-def _as_list(x): return x.tolist() if isinstance(x, np.ndarray) else x
-
-class EnvWorker(abc.ABC):
-    "Interface and shared bookkeeping of an env worker: awaitable states, non-blocking actions, bounded cleanup."
-    mode = 'sync'
-    def __init__(self, env, rank:int|None=None, world_size:int|None=None, seed:int=1337, restart:bool=False,
-                 max_restarts:int=3, num_envs:int|None=None, vectorization_mode:str|None=None, name:str|None=None, **make_kwargs):
-        if rank is None: rank, world_size = 0, 1 if world_size is None else world_size
-        if world_size is None: world_size = rank + 1
-        if not (isinstance(rank, (int, np.integer)) and isinstance(world_size, (int, np.integer)) and 0 <= rank < world_size):
-            raise ConfigError(f"rank must be an int in [0, world_size), got rank={rank!r}, world_size={world_size!r}.")
-        if not isinstance(max_restarts, int) or max_restarts < 0: raise ConfigError(f"max_restarts must be an int >= 0, got {max_restarts!r}.")
-        self.rank, self.world_size, self.base_seed = int(rank), int(world_size), int(seed)
-        self.seed = worker_seed(seed, rank)
-        self.name = name or f"env-worker-{rank}/{self.mode}"
-        self._factory = env_factory(env, num_envs, vectorization_mode, **make_kwargs)
-        if restart and isinstance(self._factory, _Given):
-            raise ConfigError(f"[{self.name}] restart=True needs a way to build a fresh env: pass an env id or a zero-argument "
-                              f"factory (e.g. lambda: gym.make(...)) instead of an env instance.")
-        self.restart, self.max_restarts, self.restarts, self.lost_episodes = bool(restart), max_restarts, 0, []
-        self.observation_space = self.action_space = self.single_action_space = self.num_envs = self.is_vector = None
-        self._check = None
-        self._state, self._fresh, self._inflight, self._error, self._failed, self._closed = None, False, False, None, None, False
-        self._waiter = self._listener = self._restart_info = self._loop = None
-        self._last_cmd, self._sent_at = 'start', time.monotonic()
-
-    def __repr__(self):
-        status = 'closed' if self._closed else 'failed' if self._failed else 'stepping' if self._inflight else 'ready'
-        return f"{type(self).__name__}({self.name!r}, num_envs={self.num_envs}, {status})"
-
-    # the interface of the seed
-    @abc.abstractmethod
-    async def get_state(self, timeout:float|None=None) -> EnvState:
-        "The worker's current state, waiting (at most `timeout` seconds) for the action in flight."
-    @abc.abstractmethod
-    def send_action(self, action):
-        "Send an action, `'reset'` or `'close'`; never waits for the env."
-    @abc.abstractmethod
-    def cleanup(self):
-        "Close the env and free the thread or process (waiting at most `cleanup_time`, then killing)."
-    async def aclose(self):
-        "Close from a coroutine without blocking the event loop."
-        self.cleanup()
-
-    @classmethod
-    def from_environment(cls, env, num_workers:int, **kwargs) -> list:
-        "`num_workers` workers (ranks 0..num_workers-1) each running its own copy of `env`."
-        if not isinstance(num_workers, int) or num_workers < 1: raise ConfigError(f"num_workers must be an int >= 1, got {num_workers!r}.")
-        if isinstance(env, (gym.Env, gym.vector.VectorEnv)) and num_workers > 1:
-            if isinstance(env, gym.Env) and env.spec is not None: env = functools.partial(gym.make, env.spec)
-            else: raise ConfigError(f"{num_workers} workers cannot share one env instance; pass an env id or a zero-argument factory.")
-        return [cls(env, rank=i, world_size=num_workers, **kwargs) for i in range(num_workers)]
-
-    # shared bookkeeping
-    def _describe(self, d:dict):
-        self.observation_space, self.action_space = d['observation_space'], d['action_space']
-        self.single_action_space, self.num_envs, self.is_vector = d['single_action_space'], d['num_envs'], d['vector']
-        self._check = action_checker(self.action_space)
-
-    def _deliver(self, result):
-        "Take a state or a `_Failure` from the runner; restart or fail on a failure; wake whoever waits."
-        self._inflight = False
-        if isinstance(result, _Failure):
-            self._stop_runner()
-            if self._closed: return
-            last = self._state
-            if self.restart and self.restarts < self.max_restarts:
-                lost = dict(restart=self.restarts + 1, error=result.message, traceback=result.tb, failed_at=time.monotonic(),
-                            episode=None if last is None else _as_list(last.episode), step=None if last is None else _as_list(last.step))
-                self.restarts += 1; self.lost_episodes.append(lost); self._restart_info = lost
-                try:
-                    self._start_runner(0 if last is None else int(np.max(last.episode)) + 1)
-                    return
-                except Exception as e:  # the fresh env cannot even be started: the worker fails, with both reasons
-                    self._runner = None
-                    result = _Failure(f"{result.message}; then starting a fresh env failed: {type(e).__name__}: {e}", traceback.format_exc())
-            extra = f" (gave up after {self.restarts} restarts, max_restarts={self.max_restarts})" if self.restart else ""
-            self._failed = result.message + extra
-            err = EnvWorkerError(f"env failed during {self._last_cmd}: {result.message}{extra}", worker=self.name, remote_traceback=result.tb)
-            self._error = err
-        else:
-            if self._restart_info is not None:
-                self._restart_info['recovery_s'] = time.monotonic() - self._restart_info['failed_at']  # failure seen -> fresh env's first state
-                result = result._replace(restarted=True, info={**result.info, 'rlnb.lost_episode': self._restart_info})
-                self._restart_info = None
-            self._state = result
-        self._fresh = True
-        if self._waiter is not None and not self._waiter.done(): self._waiter.set_result(None)
-        if self._listener is not None: self._listener()
-
-    def _take(self) -> EnvState:
-        "Hand out the current state (or raise the pending failure)."
-        self._fresh = False
-        if self._error is not None:
-            e, self._error = self._error, None
-            raise e
-        if self._failed: raise EnvWorkerError(f"this worker failed earlier ({self._failed}); create a new worker or use restart=True.", worker=self.name)
-        if self._closed: raise EnvWorkerError("this worker is closed and has no state; create a new worker.", worker=self.name)
-        return self._state
-
-    def _refuse(self, action):
-        "Raise the right error if `action` cannot be sent now."
-        if self._closed: raise EnvWorkerError(f"cannot send {action!r}: this worker is closed. Create a new worker.", worker=self.name)
-        if self._failed: raise EnvWorkerError(f"cannot send an action: this worker failed earlier ({self._failed}).", worker=self.name)
-        if self._inflight: raise EnvWorkerError(f"an action ({self._last_cmd}) is already in flight; await get_state() before sending another.", worker=self.name)
-        if action.__class__ is str and action not in ('reset', 'close'):
-            raise ValueError(f"[{self.name}] send_action takes an action, 'reset' or 'close'; got the string {action!r}.")
-
-    def _attach(self, loop): self._loop = loop
-
-    @property
-    def pid(self) -> int|None:
-        "Process id of the child that steps the env (process mode), else None."
-    @property
-    def busy(self) -> tuple[str, float]|None:
-        "`(command, seconds since it was sent)` while a command ('step', 'reset', 'start') is in flight, else None."
-        return (self._last_cmd, time.monotonic() - self._sent_at) if self._inflight and not self._closed else None
-
-    def abort(self, reason:str):
-        "Give up on the command in flight, as if the env had failed with `reason` (an env that hangs): the env is killed and, with `restart=True`, replaced; otherwise the worker fails with an `EnvWorkerError`."
-        if self._inflight and not self._closed and not self._failed: self._deliver(_Failure(reason, None))
-
-    def _stop_runner(self): pass
-    def _start_runner(self, episode_start:int): raise NotImplementedError
-
-# %% ../nbs/01_envs.ipynb #f483ac7f
-class SyncEnvWorker(EnvWorker):
-    "Env worker that steps in the caller's thread (debugging, determinism, numpy-vectorized envs)."
-    def __init__(self,
-                 env,  # `gym.Env`, `gym.vector.VectorEnv`, env id, or zero-argument factory
-                 seed:int=1337,  # base seed of the run; the worker's own seed is `worker_seed(seed, rank)`
-                 rank:int|None=None,  # index of this worker among `world_size`
-                 world_size:int|None=None,  # number of workers sharing the base seed
-                 restart:bool=False,  # replace a failed env by a fresh one
-                 max_restarts:int=3,  # restarts allowed before the worker fails for good
-                 num_envs:int|None=None,  # with an env id: run a vector env of this many copies
-                 vectorization_mode:str|None=None,  # with `num_envs`: 'sync', 'async' or 'vector_entry_point'
-                 name:str|None=None,  # name used in errors (default `env-worker-{rank}/sync`)
-                 **make_kwargs,  # passed to `gym.make` / `gym.make_vec`
-                ):
-        super().__init__(env, rank, world_size, seed, restart, max_restarts, num_envs, vectorization_mode, name, **make_kwargs)
-        self._core = None
-        self._start_runner(0)
-        if self._error is not None:
-            e, self._error = self._error, None
-            raise e
-
-    def _start_runner(self, episode_start):
-        self._last_cmd = 'start'
-        try:
-            core = EnvCore(self._factory(), worker_seed(self.base_seed, self.rank, self.restarts), episode_start, check=True)
-            self._core, self._step = core, core.step
-            self._describe(core.describe())
-            st = core.reset()
-        except Exception as e: return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
-        self._deliver(st)
-
-    def _stop_runner(self):
-        core, self._core = self._core, None
-        if core is not None:
-            try: core.close()
-            except Exception: pass
-
-    def send_action(self, action):
-        if action.__class__ is not str and not (self._closed or self._failed):
-            try: self._state = self._step(action)  # the core checks the action before the env sees it
-            except SpaceMismatchError: raise  # a bad action: nothing happened, the worker stays usable
-            except Exception as e:
-                self._last_cmd = 'step'
-                return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
-            self._fresh = True
-            return
-        self._refuse(action)
-        if action == 'close': return self.cleanup()
-        self._last_cmd = 'reset'
-        try: st = self._core.reset()
-        except Exception as e: return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
-        self._deliver(st)
-
-    async def get_state(self, timeout=None): return self._take()
-
-    def cleanup(self):
-        if self._closed: return
-        self._closed = True
-        self._stop_runner()
-
-# %% ../nbs/01_envs.ipynb #ea4323ae
-class _ThreadRunner:
-    "Runs an `EnvCore` in a thread; commands in through a queue, states out through the event loop."
-    def __init__(self, worker, factory, seed, episode_start, daemon):
-        self.worker, self.q, self._lock, self._loop, self._pending = worker, queue.SimpleQueue(), threading.Lock(), None, []
-        self.thread = threading.Thread(target=self._main, args=(factory, seed, episode_start), name=f"rlnb-{worker.name}", daemon=daemon)
-        self.thread.start()
-
-    def _main(self, factory, seed, episode_start):
-        core = None
-        try:
-            core = EnvCore(factory(), seed, episode_start)
-            self._post(('H', core.describe()))
-            self._post(('S', core.reset()))
-            while True:
-                cmd, a = self.q.get()
-                if cmd == 'C': break
-                self._post(('S', core.step(a) if cmd == 'A' else core.reset()))
-        except BaseException as e:
-            self._post(('E', (f"{type(e).__name__}: {e}", traceback.format_exc())))
-        finally:
-            if core is not None:
-                try: core.close()
-                except Exception: pass
-
-    def _post(self, item):
-        with self._lock:
-            loop = self._loop
-            if loop is None: self._pending.append(item); return
-        try: loop.call_soon_threadsafe(self.worker._on_runner, self, item)
-        except RuntimeError: pass  # the loop was closed meanwhile; nobody is listening
-
-    def attach(self, loop):
-        with self._lock:
-            if self._loop is loop: return
-            self._loop, pending, self._pending = loop, self._pending, []
-        for item in pending: loop.call_soon(self.worker._on_runner, self, item)
-
-    def step(self, a): self.q.put(('A', a))
-    def reset(self): self.q.put(('R', None))
-    def close_nowait(self): self.q.put(('C', None))
-    def finished(self): return not self.thread.is_alive()
-    def kill(self): return False  # a Python thread cannot be killed
-    def release(self): pass
-
-def _array_spec(space):
-    "(shape, dtype) of a space whose elements are single numpy arrays, else None (sent by pickle)."
-    if isinstance(space, gym.spaces.Box): return tuple(space.shape), np.dtype(space.dtype)
-    if isinstance(space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete)): return tuple(space.shape), np.dtype(np.int64)
-    if isinstance(space, gym.spaces.MultiBinary): return tuple(space.shape), np.dtype(np.int8)
-    return None
-
-def _exit_text(code):
-    if code is None: return "still running"
-    if code < 0:
-        try: return f"killed by signal {signal.Signals(-code).name}"
-        except ValueError: return f"killed by signal {-code}"
-    return f"exit code {code}"
-
-def _release_process(proc, conn, shm_box):
-    "Kill `proc` if it still runs, reap it, close the pipe and unlink the shared memory (idempotent; also the finalizer)."
-    try:
-        if proc.is_alive(): proc.kill()
-        proc.join(1.0)
-    except Exception: pass
-    try: conn.close()
-    except Exception: pass
-    shm = shm_box.pop() if shm_box else None
-    if shm is not None:
-        try: shm.close()
-        except Exception: pass
-        try: shm.unlink()
-        except Exception: pass
-
-_CHILD_THREADS = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS')  # BLAS / OpenMP pools of an env process: one thread each
-_environ_lock = threading.Lock()
-
-def _start_child(proc):
-    "Start `proc` with `_CHILD_THREADS` set to 1 in the environment it inherits (those the user set are kept)."
-    with _environ_lock:
-        added = [k for k in _CHILD_THREADS if k not in os.environ]
-        for k in added: os.environ[k] = '1'
-        try: proc.start()
-        finally:
-            for k in added: os.environ.pop(k, None)
-
-class _ProcessRunner:
-    "Runs an `EnvCore` in a spawned child; pipe for one-byte commands, shared memory for the data."
-    def __init__(self, worker, factory, seed, episode_start, daemon, start_method):
-        ctx = mp.get_context(start_method)
-        main = sys.modules.get('__main__')
-        if main is not None and not hasattr(main, '__spec__'): main.__spec__ = None  # some interactive shells' main modules lack it, and spawn reads it
-        self.worker, self._loop, self.views, self._shm = worker, None, None, []
-        self.conn, child_conn = ctx.Pipe(duplex=True)
-        payload = _dumps_by_value((factory, seed, episode_start))
-        self.proc = ctx.Process(target=_ByValue(child_main), args=(child_conn, payload), name=f"rlnb-{worker.name}", daemon=daemon)
-        _start_child(self.proc)
-        child_conn.close()
-        self._finalizer = weakref.finalize(self, _release_process, self.proc, self.conn, self._shm)
-
-    def attach(self, loop):
-        if self._loop is loop or self.conn.closed: return
-        self._detach()
-        self._loop = loop
-        loop.add_reader(self.conn.fileno(), self._on_readable)
-
-    def _detach(self):
-        loop, self._loop = self._loop, None
-        if loop is not None and not loop.is_closed() and not self.conn.closed:
-            try: loop.remove_reader(self.conn.fileno())
-            except Exception: pass
-
-    def _on_readable(self):
-        try: msg = self.conn.recv_bytes()
-        except (EOFError, OSError):
-            loop = self._loop
-            self._detach()
-            return self._wait_exit(loop, time.monotonic() + 2.0)
-        tag = msg[:1]
-        if tag == b'S': item = ('S', self._read(msg))
-        elif tag == b'H':
-            d = pickle.loads(msg[1:])
-            self._setup(d)
-            item = ('H', d)
-        else: item = ('E', pickle.loads(msg[1:]))
-        self.worker._on_runner(self, item)
-
-    def _wait_exit(self, loop, deadline):
-        "The pipe closed: poll (by timer, never blocking) until the exit code is known, then report."
-        if self.proc.exitcode is None and time.monotonic() < deadline and loop is not None and not loop.is_closed():
-            loop.call_later(0.005, self._wait_exit, loop, deadline); return
-        self.worker._on_runner(self, ('E', (f"worker process (pid {self.proc.pid}) died without reporting an error ({_exit_text(self.proc.exitcode)})", None)))
-
-    def _setup(self, d):
-        obs_spec, act_spec = _array_spec(d['observation_space']), _array_spec(d['action_space'])
-        layout, size = shm_layout(d, obs_spec, act_spec)
-        shm = shared_memory.SharedMemory(create=True, size=size)
-        self._shm.append(shm)
-        self.views = shm_views(shm.buf, layout)
-        self.vector, self.pickle_action = d['vector'], act_spec is None
-        self._send(b'L' + pickle.dumps((shm.name, layout)))
-
-    def _read(self, msg) -> EnvState:
-        v = self.views
-        extra = pickle.loads(msg[1:]) if len(msg) > 1 else None
-        info = extra.get('info', {}) if extra else {}
-        if 'obs' in v:
-            obs, final = v['obs'], v['final_obs']
-            obs, final = (obs.copy(), final.copy()) if obs.ndim else (obs[()], final[()])
-        else: obs, final = extra['obs'], extra['final_obs']
-        if self.vector:
-            return EnvState(obs, v['reward'].copy(), v['terminated'].copy(), v['truncated'].copy(), info,
-                            v['episode'].copy(), v['step'].copy(), v['first'].copy(), final)
-        return EnvState(obs, float(v['reward']), bool(v['terminated']), bool(v['truncated']), info,
-                        int(v['episode']), int(v['step']), bool(v['first']), final)
-
-    def _send(self, msg):
-        "A command to the child. A child that has died closed the pipe: the send is dropped, and the pipe's end of file, seen by the reader, reports the death to the worker."
-        try: self.conn.send_bytes(msg)
-        except (BrokenPipeError, ConnectionResetError): pass
-    def step(self, a):
-        if self.pickle_action: self._send(b'P' + pickle.dumps(a))
-        else:
-            self.views['action'][...] = a
-            self._send(b'A')
-    def reset(self): self._send(b'R')
-    def close_nowait(self):
-        self._detach()
-        try: self.conn.send_bytes(b'C')
-        except (OSError, ValueError): pass
-    def finished(self): return not self.proc.is_alive()
-    def kill(self):
-        try: self.proc.kill()
-        except Exception: pass
-        return True
-    def release(self):
-        self._detach()
-        self.views = None
-        self._finalizer()
-
-# %% ../nbs/01_envs.ipynb #e15dc15b
-_by_value_lock = threading.Lock()
-
-def _dumps_by_value(obj) -> bytes:
-    "cloudpickle `obj`, with this module's functions and classes pickled by value (so loading needs no rlnb import)."
-    mod = sys.modules.get(__name__)
-    if mod is None or __name__ == '__main__': return cloudpickle.dumps(obj)  # a notebook namespace is pickled by value anyway
-    with _by_value_lock:
-        cloudpickle.register_pickle_by_value(mod)
-        try: return cloudpickle.dumps(obj)
-        finally: cloudpickle.unregister_pickle_by_value(mod)
-
-class _ByValue:
-    "A callable that travels to a spawned child by value."
-    def __init__(self, fn): self.fn = fn
-    def __call__(self, *args): return self.fn(*args)
-    def __reduce__(self): return cloudpickle.loads, (_dumps_by_value(self.fn),)
-
-# %% ../nbs/01_envs.ipynb #3d6d9428
-_ray_lock = threading.Lock()
-_ray_up = None  # future of the local Ray instance that rlnb started (None: it started none)
-
-def _import_ray():
-    "The `ray` module, or a `ConfigError` saying how to install it."
-    try: import ray
-    except ImportError as e:
-        raise ConfigError(f"mode='ray' needs Ray, which is not installed ({e}): pip install \"rlnb[ray]\", "
-                          f"or use mode='process' on this host.") from None
-    return ray
-
-def _ray_anchor(ray, fut):
-    "Start a local Ray instance, then stay alive while it runs: Ray's processes die with the thread that started them."
-    try: ray.init(num_cpus=os.cpu_count(), include_dashboard=False)
-    except BaseException as e:
-        fut.set_exception(e)
-        return
-    fut.set_result(None)
-    while _ray_up is fut and ray.is_initialized(): time.sleep(0.2)
-
-def _ray_ready():
-    "A `concurrent.futures.Future` done once Ray is initialised: at once if it is (by the user, or earlier), else when the local instance rlnb starts is up."
-    global _ray_up
-    ray = _import_ray()
-    with _ray_lock:
-        if ray.is_initialized():
-            fut = concurrent.futures.Future()
-            fut.set_result(None)
-            return fut
-        if _ray_up is not None and not _ray_up.done(): return _ray_up  # another worker is starting it
-        fut = _ray_up = concurrent.futures.Future()
-        threading.Thread(target=_ray_anchor, args=(ray, fut), name='rlnb-ray', daemon=True).start()
-        return fut
-
-def _failed(e:BaseException):
-    return 'E', (f"{type(e).__name__}: {e}", traceback.format_exc())
-
-class _RayEnvActor:
-    "The body of a Ray env actor: one `EnvCore` behind start/step/reset/close calls. An env error is returned as a value with its traceback, so the worker sees the env's failure, not Ray's."
-    def __init__(self): self.core = None
-    def start(self, factory, seed, episode_start):
-        try:
-            self.core = EnvCore(factory(), seed, episode_start)
-            return 'H', self.core.describe(), tuple(self.core.reset())  # `tuple` of a vector state gives its values, not its counters
-        except Exception as e: return _failed(e)
-    def step(self, a):
-        try: return 'S', tuple(self.core.step(a))
-        except Exception as e: return _failed(e)
-    def reset(self):
-        try: return 'S', tuple(self.core.reset())
-        except Exception as e: return _failed(e)
-    def ping(self): return os.getpid()
-    def close(self):
-        "Close the env and end this actor's process: the call fails with `ActorDiedError` on the caller's side, the sign that the actor is gone."
-        try:
-            if self.core is not None: self.core.close()
-        finally:
-            import ray
-            ray.actor.exit_actor()
-
-_ray_actor_cls = None
-
-def _ray_actor_class():
-    "`_RayEnvActor` as a Ray actor class (made on first use), which Ray never restarts by itself: restarts are the worker's."
-    global _ray_actor_cls
-    if _ray_actor_cls is None:
-        ray = _import_ray()
-        _ray_actor_cls = ray.remote(max_restarts=0, max_task_retries=0)(_RayEnvActor)
-    return _ray_actor_cls
-
-def _ray_error_text(e:BaseException) -> str:
-    "One line for a Ray error: its first and last lines (what failed, and why)."
-    lines = [l.strip() for l in str(e).splitlines() if l.strip()]
-    if not lines: return type(e).__name__
-    return f"{type(e).__name__}: {lines[0]}" + (f" {lines[-1]}" if len(lines) > 1 else "")
-
-class _RayRunner:
-    "Runs an `EnvCore` in a Ray actor: each command is one actor call, whose result reaches the event loop through a callback on the call's future."
-    def __init__(self, worker, factory, seed, episode_start, options):
-        self.worker, self._lock, self._loop, self._pending = worker, threading.Lock(), None, []  # what `_post` and `attach` use
-        self._guard = threading.Lock()  # orders the actor's creation against a close or kill arriving from the loop meanwhile
-        self.actor, self._step, self._options, self._args = None, None, dict(options or {}), (factory, seed, episode_start)
-        self._stopping = self._killed = self._gone = False
-        _ray_ready().add_done_callback(self._launch)  # now, if Ray is up; else from the thread that starts it
-
-    # states reach the loop as in the thread runner: posted with call_soon_threadsafe, or kept until a loop is attached
-    _post, attach = _ThreadRunner._post, _ThreadRunner.attach
-
-    def _launch(self, ready):
-        "Create the actor and start its env (Ray is up, or failed to start)."
-        with self._guard:
-            if self._stopping: self._gone = True; return  # closed before Ray was up: no actor is made
-            try:
-                ready.result()
-                self.actor = _ray_actor_class().options(**self._options).remote()
-                self._step = self.actor.step
-                ref = self.actor.start.remote(*self._args)
-            except Exception as e:
-                self._gone = self.actor is None
-                err = ('E', (f"could not start a Ray actor: {type(e).__name__}: {e}", traceback.format_exc()))
-            else: err = None
-        self._args = None
-        if err is not None: return self._post(err)
-        ref.future().add_done_callback(self._reply)
-
-    def _reply(self, f):
-        "The result of a start, step or reset call (in a Ray thread): post it to the loop."
-        try: kind, *rest = f.result()
-        except Exception as e:  # the call itself failed: the actor died (ray.kill, a crash, its node lost) or Ray went away
-            if self._stopping: self._gone = True
-            return self._post(('E', (f"its Ray actor died: {_ray_error_text(e)}", str(e))))
-        if kind == 'S': self._post(('S', _new_state(EnvState, rest[0])))
-        elif kind == 'H':
-            self._post(('H', rest[0]))
-            self._post(('S', _new_state(EnvState, rest[1])))
-        else: self._post(('E', rest[0]))
-
-    def _call(self, method, *args):
-        try: ref = method.remote(*args)
-        except Exception as e:  # e.g. Ray was shut down under the worker
-            return self._post(('E', (f"could not reach its Ray actor: {type(e).__name__}: {e}", traceback.format_exc())))
-        ref.future().add_done_callback(self._reply)
-
-    def step(self, a): self._call(self._step, a)
-    def reset(self): self._call(self.actor.reset)
-
-    def _ended(self, f):
-        "A close or probe call came back: failing, it says the actor is dead; answered, the actor lives on (a kill not yet landed), so ask again."
-        try: f.result()
-        except Exception:
-            self._gone = True
-            return
-        if self._killed: self._probe()
-
-    def _probe(self):
-        try: self.actor.ping.remote().future().add_done_callback(self._ended)
-        except Exception: self._gone = True  # Ray itself is gone, and the actor with it
-
-    def close_nowait(self):
-        with self._guard:
-            self._stopping = True
-            actor = self.actor
-            if actor is None: self._gone = True; return  # no actor, and none will be made: `_launch` sees `_stopping`
-        try: actor.close.remote().future().add_done_callback(self._ended)
-        except Exception: self._gone = True
-
-    def finished(self): return self._gone
-
-    def kill(self):
-        with self._guard:
-            self._stopping = self._killed = True
-            actor = self.actor
-        if actor is None or self._gone: return True
-        try: _import_ray().kill(actor, no_restart=True)
-        except Exception: self._gone = True; return True  # Ray itself is gone, and the actor with it
-        self._probe()
-        return True
-
-    def release(self): self.actor = self._step = None
-
-# %% ../nbs/01_envs.ipynb #0b8e35bf
 class AsyncEnvWorker(EnvWorker):
     "Env worker stepping in its own thread, spawned process or Ray actor; awaited without blocking the event loop."
     def __init__(self,
@@ -1010,7 +54,7 @@ class AsyncEnvWorker(EnvWorker):
         if mode not in ('thread', 'process', 'ray'): raise ConfigError(f"mode must be 'thread', 'process' or 'ray', got {mode!r}.")
         if ray_options is not None and not (mode == 'ray' and isinstance(ray_options, dict)):
             raise ConfigError(f"ray_options must be a dict of Ray actor options, and applies to mode='ray' only; got {ray_options!r} with mode={mode!r}.")
-        if mode == 'ray': _import_ray()  # a missing Ray fails here, saying how to install it
+        if mode == 'ray': RayRunner.check_installed()  # a missing Ray fails here, saying how to install it
         if start_method not in ('spawn', 'forkserver'):
             raise ConfigError(f"start_method must be 'spawn' or 'forkserver' (fork is unsafe once JAX runs), got {start_method!r}.")
         if not cleanup_time >= 0: raise ConfigError(f"cleanup_time must be >= 0 seconds, got {cleanup_time!r}.")
@@ -1022,104 +66,120 @@ class AsyncEnvWorker(EnvWorker):
 
     @property
     def pid(self):
+        "Process id of the child that steps the env (mode='process'), else None."
         r = self._runner
-        return r.proc.pid if isinstance(r, _ProcessRunner) else None
+        return r.proc.pid if isinstance(r, ProcessRunner) else None
 
     @property
     def ray_actor(self):
         "Handle of the Ray actor that steps the env (mode='ray', once created), else None."
         r = self._runner
-        return r.actor if isinstance(r, _RayRunner) else None
+        return r.actor if isinstance(r, RayRunner) else None
 
-    def _start_runner(self, episode_start):
-        self._reap()  # release what earlier runners left (a replaced runner is reaped here, not only at close)
-        seed = worker_seed(self.base_seed, self.rank, self.restarts)
-        self._inflight, self._last_cmd, self._sent_at = True, 'start', time.monotonic()
-        if self.mode == 'thread': self._runner = _ThreadRunner(self, self._factory, seed, episode_start, self.daemon)
-        elif self.mode == 'process': self._runner = _ProcessRunner(self, self._factory, seed, episode_start, self.daemon, self.start_method)
-        else: self._runner = _RayRunner(self, self._factory, seed, episode_start, self.ray_options)
-        if self._loop is not None: self._runner.attach(self._loop)
+# %% ../nbs/01_envs.ipynb #537ce4a9
+@patch_to(AsyncEnvWorker)
+def _start_runner(self, episode_start):
+    self._reap()  # release what earlier runners left (a replaced runner is reaped here, not only at close)
+    seed = worker_seed(self.base_seed, self.rank, self.restarts)
+    self._inflight, self._last_cmd, self._sent_at = True, 'start', time.monotonic()
+    report, name = self._on_runner, self.name
+    if self.mode == 'thread': self._runner = ThreadRunner(report, name, self._factory, seed, episode_start, self.daemon)
+    elif self.mode == 'process': self._runner = ProcessRunner(report, name, self._factory, seed, episode_start, self.daemon, self.start_method)
+    else: self._runner = RayRunner(report, name, self._factory, seed, episode_start, self.ray_options)
+    if self._loop is not None: self._runner.attach(self._loop)
 
-    def _stop_runner(self):
-        r, self._runner = self._runner, None
-        if r is not None:
-            r.close_nowait()
-            # a process or Ray actor is killed now; a thread cannot be, but it ends by itself once its env failed or got 'C'
-            self._closing.append((r, time.monotonic() + (1.0 if r.kill() else self.cleanup_time)))
+@patch_to(AsyncEnvWorker)
+def _stop_runner(self):
+    r, self._runner = self._runner, None
+    if r is not None:
+        r.close_nowait()
+        # a process or Ray actor is killed now; a thread cannot be, but it ends by itself once its env failed or got 'C'
+        self._closing.append((r, time.monotonic() + (1.0 if r.kill() else self.cleanup_time)))
 
-    def _on_runner(self, runner, item):
-        if runner is not self._runner: return  # a replaced or closing runner: ignore
-        kind, payload = item
-        if kind == 'H': self._describe(payload)
-        elif kind == 'S': self._deliver(payload)
-        else: self._deliver(_Failure(*payload))
+@patch_to(AsyncEnvWorker)
+def _on_runner(self, runner, item):
+    if runner is not self._runner: return  # a replaced or closing runner: ignore
+    kind, payload = item
+    if kind == 'H': self._describe(payload)
+    elif kind == 'S': self._deliver(payload)
+    else: self._deliver(_Failure(*payload))
 
-    def _attach(self, loop):
-        if self._loop is not loop:
-            self._loop = loop
-            if self._runner is not None: self._runner.attach(loop)
+@patch_to(AsyncEnvWorker)
+def attach(self, loop):
+    "Deliver states on `loop`: the runner reports there from now on."
+    if self._loop is not loop:
+        self._loop = loop
+        if self._runner is not None: self._runner.attach(loop)
 
-    def send_action(self, action):
-        if action.__class__ is not str and not (self._inflight or self._closed or self._failed):
-            a = self._check(action)
-            self._inflight, self._last_cmd, self._sent_at, self._fresh = True, 'step', time.monotonic(), False  # an untaken state is superseded
-            self._runner.step(a)
-            return
-        self._refuse(action)
-        if action == 'close': return self._close_nowait()
-        self._inflight, self._last_cmd, self._sent_at = True, 'reset', time.monotonic()
-        self._fresh = False
-        self._runner.reset()
+# %% ../nbs/01_envs.ipynb #2a4de041
+@patch_to(AsyncEnvWorker)
+def send_action(self, action):
+    if action.__class__ is not str and not (self._inflight or self._closed or self._failed):
+        a = self._check(action)
+        self._inflight, self._last_cmd, self._sent_at, self._fresh = True, 'step', time.monotonic(), False  # an untaken state is superseded
+        self._runner.step(a)
+        return
+    self._refuse(action)
+    if action == 'close': return self.close_nowait()
+    self._inflight, self._last_cmd, self._sent_at = True, 'reset', time.monotonic()
+    self._fresh = False
+    self._runner.reset()
 
-    async def get_state(self, timeout=None):
-        loop = asyncio.get_running_loop()
-        if self._loop is not loop: self._attach(loop)
-        if self._inflight:
-            if self._waiter is not None: raise EnvWorkerError("another coroutine is already awaiting this worker's state.", worker=self.name)
-            self._waiter = loop.create_future()
-            try:
-                if timeout is None: await self._waiter
-                else: await asyncio.wait_for(self._waiter, timeout)
-            except TimeoutError:
-                raise TimeoutError(f"[{self.name}] no state within {timeout} s: its env is still busy with {self._last_cmd} "
-                                   f"(sent {time.monotonic() - self._sent_at:.1f} s ago) and may hang. Await again with a longer "
-                                   f"timeout, or close the worker (cleanup kills it after cleanup_time).") from None
-            finally: self._waiter = None
-        return self._take()
+@patch_to(AsyncEnvWorker)
+async def get_state(self, timeout=None):
+    loop = asyncio.get_running_loop()
+    if self._loop is not loop: self.attach(loop)
+    if self._inflight:
+        if self._waiter is not None: raise EnvWorkerError("another coroutine is already awaiting this worker's state.", worker=self.name)
+        self._waiter = loop.create_future()
+        try:
+            if timeout is None: await self._waiter
+            else: await asyncio.wait_for(self._waiter, timeout)
+        except TimeoutError:
+            raise TimeoutError(f"[{self.name}] no state within {timeout} s: its env is still busy with {self._last_cmd} "
+                               f"(sent {time.monotonic() - self._sent_at:.1f} s ago) and may hang. Await again with a longer "
+                               f"timeout, or close the worker (cleanup kills it after cleanup_time).") from None
+        finally: self._waiter = None
+    return self._take()
 
-    def _close_nowait(self):
-        "Start closing: no more states; the runner gets `cleanup_time` to finish before it is killed."
-        if self._closed: return
-        self._closed, self._inflight, self._fresh = True, False, False
-        r, self._runner = self._runner, None
-        if r is not None:
-            r.close_nowait()
-            self._closing.append((r, time.monotonic() + self.cleanup_time))
-        if self._waiter is not None and not self._waiter.done(): self._waiter.set_result(None)
+# %% ../nbs/01_envs.ipynb #62d11071
+@patch_to(AsyncEnvWorker)
+def close_nowait(self):
+    "Start closing: no more states; the runner gets `cleanup_time` to finish before it is killed."
+    if self._closed: return
+    self._closed, self._inflight, self._fresh = True, False, False
+    r, self._runner = self._runner, None
+    if r is not None:
+        r.close_nowait()
+        self._closing.append((r, time.monotonic() + self.cleanup_time))
+    if self._waiter is not None and not self._waiter.done(): self._waiter.set_result(None)
 
-    def _reap(self) -> bool:
-        "One pass over closing runners: release the finished ones, kill the overdue ones. True when none is left."
-        now, left = time.monotonic(), []
-        for r, deadline in self._closing:
-            if r.finished(): r.release()
-            elif now >= deadline:
-                if r.kill(): left.append((r, now + 1.0))
-                else:
-                    warnings.warn(f"[{self.name}] its thread did not finish within cleanup_time={self.cleanup_time} s; "
-                                  f"a thread cannot be killed, so it is abandoned (daemon={self.daemon}). Use mode='process' for envs that can hang.")
-            else: left.append((r, deadline))
-        self._closing = left
-        return not left
+@patch_to(AsyncEnvWorker)
+def _reap(self) -> bool:
+    "One pass over closing runners: release the finished ones, kill the overdue ones. True when none is left."
+    now, left = time.monotonic(), []
+    for r, deadline in self._closing:
+        if r.finished(): r.release()
+        elif now >= deadline:
+            if r.kill(): left.append((r, now + 1.0))
+            else:
+                warnings.warn(f"[{self.name}] its thread did not finish within cleanup_time={self.cleanup_time} s; "
+                              f"a thread cannot be killed, so it is abandoned (daemon={self.daemon}). Use mode='process' for envs that can hang.")
+        else: left.append((r, deadline))
+    self._closing = left
+    return not left
 
-    def cleanup(self):
-        self._close_nowait()
-        while not self._reap(): time.sleep(0.005)
+@patch_to(AsyncEnvWorker)
+def cleanup(self):
+    self.close_nowait()
+    while not self._reap(): time.sleep(0.005)
 
-    async def aclose(self):
-        self._close_nowait()
-        while not self._reap(): await asyncio.sleep(0.005)
+@patch_to(AsyncEnvWorker)
+async def aclose(self):
+    self.close_nowait()
+    while not self._reap(): await asyncio.sleep(0.005)
 
-# %% ../nbs/01_envs.ipynb #42365309
+# %% ../nbs/01_envs.ipynb #dbf31d03
 class WorkerPool(abc.ABC):
     "A set of env workers driven from one coroutine: `await get_state() -> (state, worker_id)`, `send_action(action, worker_id)`."
     def __init__(self, workers:Sequence[EnvWorker]):
@@ -1129,7 +189,7 @@ class WorkerPool(abc.ABC):
         if bad: raise ConfigError(f"a worker pool takes EnvWorker instances, got {bad}; build them with e.g. AsyncEnvWorker.from_environment(env, n).")
         if len({id(w) for w in workers}) != len(workers): raise ConfigError("the same worker appears more than once in the pool.")
         self.workers = workers
-        self._send, self._n = [w.send_action for w in workers], len(workers)
+        self._send, self._takes, self._n = [w.send_action for w in workers], [w.take_state for w in workers], len(workers)
 
     @abc.abstractmethod
     async def get_state(self, timeout:float|None=None) -> tuple[EnvState, int]:
@@ -1145,8 +205,8 @@ class WorkerPool(abc.ABC):
     async def reset(self):
         "Reset every worker: steps in flight finish first (their states are dropped), then each worker starts new episodes."
         for w in self.workers:
-            if w._inflight: await w.get_state()
-        for w in self.workers: w._fresh = False
+            if w.in_flight: await w.get_state()
+        for w in self.workers: w.drop_state()
         self._clear()
         for w in self.workers: w.send_action('reset')
 
@@ -1167,15 +227,13 @@ class WorkerPool(abc.ABC):
 
     def cleanup(self):
         "Close every worker, blocking (at most about the largest `cleanup_time`)."
-        for w in self.workers:
-            if isinstance(w, AsyncEnvWorker): w._close_nowait()
+        for w in self.workers: w.close_nowait()
         for w in self.workers: w.cleanup()
 
     async def aclose(self):
         "Close every worker without blocking the event loop; falls back to `cleanup` if interrupted."
         try:
-            for w in self.workers:
-                if isinstance(w, AsyncEnvWorker): w._close_nowait()
+            for w in self.workers: w.close_nowait()
             for w in self.workers: await w.aclose()
         except BaseException:
             self.cleanup()
@@ -1186,6 +244,7 @@ class WorkerPool(abc.ABC):
     def __enter__(self): return self
     def __exit__(self, *exc): self.cleanup()
 
+# %% ../nbs/01_envs.ipynb #3f8b9cdd
 class SyncWorkerPool(WorkerPool):
     "Pool visiting workers in a fixed round-robin order (deterministic; sync workers step in the caller)."
     def __init__(self, workers):
@@ -1194,10 +253,10 @@ class SyncWorkerPool(WorkerPool):
 
     async def get_state(self, timeout=None):
         i = self._cursor
-        w = self.workers[i]
-        if w._fresh and w._error is None:  # the common case: the next worker in turn has its state ready
-            self._cursor = self._next[i]; w._fresh = False
-            return w._state, i
+        self._cursor = self._next[i]  # before a failure that waits is raised, as `_search` does
+        st = self._takes[i]()
+        if st is not None: return st, i  # the common case: the next worker in turn has its state ready
+        self._cursor = i
         return await self._search(timeout)
 
     async def _search(self, timeout):
@@ -1206,21 +265,20 @@ class SyncWorkerPool(WorkerPool):
             i = self._cursor
             self._cursor = i + 1 if i + 1 < n else 0
             w = ws[i]
-            if w._fresh:
-                if w._error is None: w._fresh = False; return w._state, i
-                return w._take(), i
-            if w._inflight: return await w.get_state(timeout), i
+            if w.has_state: return w.take_state(), i
+            if w.in_flight: return await w.get_state(timeout), i
         raise EnvWorkerError("no worker has a state to report or an action in flight: send_action(action, worker_id) first.")
 
+# %% ../nbs/01_envs.ipynb #5de8fb58
 class AsyncWorkerPool(WorkerPool):
     "Pool returning the state of whichever worker is ready first."
     def __init__(self, workers, daemon:bool=True):
         super().__init__(workers)
         self._ready, self._waiter, self._loop = collections.deque(), None, None
         for i, w in enumerate(self.workers):
-            if w._listener is not None: raise ConfigError(f"worker {w.name} already belongs to another async pool.")
-            w._listener = functools.partial(self._on_ready, i)
-            if w._fresh: self._ready.append(i)
+            if w.listener is not None: raise ConfigError(f"worker {w.name} already belongs to another async pool.")
+            w.listener = functools.partial(self._on_ready, i)
+            if w.has_state: self._ready.append(i)
 
     def _on_ready(self, i):
         self._ready.append(i)
@@ -1232,25 +290,22 @@ class AsyncWorkerPool(WorkerPool):
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             self._loop = loop
-            for w in self.workers: w._attach(loop)
+            for w in self.workers: w.attach(loop)
         deadline = None if timeout is None else loop.time() + timeout
-        ready, ws = self._ready, self.workers
+        ready, ws, takes = self._ready, self.workers, self._takes
         while True:
             while ready:
                 i = ready.popleft()
-                w = ws[i]
-                if w._fresh:
-                    if w._error is None: w._fresh = False; return w._state, i
-                    return w._take(), i
-            if not any(w._inflight for w in ws):
+                st = takes[i]()  # the state that waits, or None (taken since it was reported ready)
+                if st is not None: return st, i
+            if not any(w.in_flight for w in ws):
                 raise EnvWorkerError("no worker has a state to report or an action in flight: send_action(action, worker_id) first.")
             self._waiter = loop.create_future()
             try:
                 if deadline is None: await self._waiter
                 else: await asyncio.wait_for(self._waiter, max(0.0, deadline - loop.time()))
             except TimeoutError:
-                now = time.monotonic()
-                busy = ', '.join(f"{w.name} ({w._last_cmd} sent {now - w._sent_at:.1f} s ago)" for w in ws if w._inflight)
+                busy = ', '.join(f"{w.name} ({b[0]} sent {b[1]:.1f} s ago)" for w in ws if (b := w.busy) is not None)
                 raise TimeoutError(f"no env worker reported within {timeout} s; still busy: {busy}. Those envs may hang: "
                                    f"close the pool (cleanup kills hung processes after cleanup_time) or raise the timeout.") from None
             finally: self._waiter = None
@@ -1259,6 +314,7 @@ class AsyncWorkerPool(WorkerPool):
         super().cleanup()
         self._ready.clear()
 
+# %% ../nbs/01_envs.ipynb #58de0480
 def get_worker_pool(workers:Sequence[EnvWorker],  # the workers to drive
                     force_sync:bool=False,  # use the deterministic round-robin pool even for async workers
                    ) -> WorkerPool:

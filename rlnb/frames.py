@@ -14,7 +14,7 @@ import gymnasium as gym
 
 from .core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError, preallocate
 from .replay import SumTree, WaitReady, _rng_state, _set_rng_state
-from .tracing import InsufficientCacheError
+from .tracing import InsufficientCacheError, Tracer
 from .checkpoint import load_state, register_streamed, save_state
 
 _all_ = ['save_state', 'load_state']  # re-exported: `from rlnb.frames import save_state, load_state` works too
@@ -568,7 +568,7 @@ class FrameSteps:
         "Append the steps to `buffer`, in order."
         for kw in self.calls: buffer.add(**kw)
 
-class FrameTracer:
+class FrameTracer(Tracer):
     "The actors' side of frame replay: each env step's newest frame, action, reward and ends, as rows for a `FrameReplayBuffer` (which rebuilds stacks and n-step returns)."
     keep_final = True  # the runtime passes each step's final observations (`s_next_final`)
 

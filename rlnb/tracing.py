@@ -7,6 +7,7 @@ Docs: https://rlnb.github.io/rlnb/tracing.html.md"""
 # %% ../nbs/02_tracing.ipynb #94ba61d9
 from __future__ import annotations
 
+import abc
 from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -19,9 +20,35 @@ from flax import struct
 from .core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError
 
 # %% auto #0
-__all__ = ['InsufficientCacheError', 'BatchedNStep', 'BatchedMonteCarlo', 'NStep', 'MonteCarlo', 'Trajectory', 'BatchedUnroll']
+__all__ = ['Tracer', 'InsufficientCacheError', 'BatchedNStep', 'BatchedMonteCarlo', 'NStep', 'MonteCarlo', 'Trajectory',
+           'BatchedUnroll']
 
 # %% ../nbs/02_tracing.ipynb #5fec7d5d
+class Tracer(abc.ABC):
+    "What the runtime's actors need of a tracer over `num_envs` envs stepping together."
+    keep_final: bool = True  # `add` takes `s_next_final`, the observations the steps reached (read where an episode ended)
+    @abc.abstractmethod
+    def add(self, s, a, r, terminated, truncated=None, **kw):
+        "Record one step of every env (arrays with a leading env axis); keywords: `logp`, `version`, `valid`, `s_next_final`."
+    @abc.abstractmethod
+    def flush(self):
+        "Everything ready, for the pacing (transitions, unrolls or frame rows)."
+    @abc.abstractmethod
+    def __bool__(self) -> bool: "Is anything ready?"
+    @abc.abstractmethod
+    def drop(self, envs):
+        "Forget the open steps of `envs` (indices or a mask): their episode was lost, and none of it may reach the learner."
+    @abc.abstractmethod
+    def reset(self): "Forget every open step and everything ready."
+    @property
+    def needs_last_obs(self) -> bool:
+        "Does a finished unroll wait for the observation its last step reached (`add_final_obs`)? Never, for step-wise tracers."
+        return False
+    def add_final_obs(self, s):
+        "Close a finished unroll with the observation its last step reached (tracers whose `needs_last_obs` can be true)."
+        raise NotImplementedError(f"{type(self).__name__} closes nothing with a last observation (needs_last_obs is always False).")
+
+# %% ../nbs/02_tracing.ipynb #b8036e38
 class InsufficientCacheError(RLNBError, IndexError):
     "`pop()` or `flush()` on a tracer that has no transition ready yet (check `bool(tracer)` first)."
 
@@ -29,7 +56,7 @@ def _rows(tree, rows, cols):
     "Fancy-index the leading two axes of every leaf of `tree`."
     return jax.tree.map(lambda x: x[rows, cols], tree)
 
-class _BatchedTracer:
+class _BatchedTracer(Tracer):
     "Vectorized n-step (or, with `n=None`, Monte-Carlo) tracer over `num_envs` envs stepping together."
     def __init__(self, n:int|None, gamma:float, num_envs:int):
         if n is not None and (not isinstance(n, (int, np.integer)) or n < 1):
@@ -190,7 +217,7 @@ class _BatchedTracer:
         self._ready.clear(); self._num_ready = 0
         return out
 
-# %% ../nbs/02_tracing.ipynb #f2a195d2
+# %% ../nbs/02_tracing.ipynb #41985692
 class BatchedNStep(_BatchedTracer):
     "n-step tracer for `num_envs` envs stepping together: arrays in (leading axis `num_envs`), `TransitionBatch`es out."
     def __init__(self,
@@ -208,7 +235,7 @@ class BatchedMonteCarlo(_BatchedTracer):
                 ):
         super().__init__(None, gamma, num_envs)
 
-# %% ../nbs/02_tracing.ipynb #41985692
+# %% ../nbs/02_tracing.ipynb #a7f1b189
 class _SingleEnv:
     "coax-style single-env tracer: a deque of the pending steps of the current episode (n-step, or Monte-Carlo when `n` is None)."
     def __init__(self, n:int|None, gamma:float):
@@ -298,7 +325,7 @@ class MonteCarlo(_SingleEnv):
                 ):
         super().__init__(None, gamma)
 
-# %% ../nbs/02_tracing.ipynb #6d04deca
+# %% ../nbs/02_tracing.ipynb #db35d68b
 @struct.dataclass
 class Trajectory:
     "Unrolls of `B` envs over `T` steps in `[T, B]` layout; a pytree, so it goes through `jax.jit` and `jax.tree.map`."
@@ -343,8 +370,8 @@ class Trajectory:
         cat = jnp.concatenate if isinstance(jax.tree.leaves(trajs[0])[0], jax.Array) else np.concatenate
         return jax.tree.map(lambda *xs: cat(xs, axis=1), *trajs)
 
-# %% ../nbs/02_tracing.ipynb #696c00dc
-class BatchedUnroll:
+# %% ../nbs/02_tracing.ipynb #3e4d92c0
+class BatchedUnroll(Tracer):
     "Cuts the steps of `num_envs` envs into `T`-step unrolls: arrays in (leading axis `num_envs`), `Trajectory`s of `[T, num_envs]` out."
     def __init__(self,
                  T:int,  # steps per unroll
@@ -468,6 +495,14 @@ class BatchedUnroll:
     def steps_recorded(self) -> int:
         "Steps recorded in the unroll under way (0 to T; at T it waits for its last observation)."
         return self._t
+
+    @property
+    def needs_last_obs(self) -> bool:
+        "All T steps of an unroll are in: it waits for `add_final_obs`."
+        return self._t == self.T
+
+    def drop(self, envs):
+        "Nothing to forget: the step where an env restarts is not valid, and the unroll's steps before it bootstrap from the last observation they reached."
 
     def pop(self) -> Trajectory:
         "The oldest ready unroll, a `Trajectory` of `[T, num_envs]`."
