@@ -21,7 +21,7 @@ import gymnasium as gym
 from .core import ConfigError, in_thread, patch_to, preallocate, run_sync
 from .parallel import data_parallel, local_devices, make_mesh, replicate
 from .pixels import pixel_env
-from .workers import Worker
+from .workers import WorkerBase
 from .spec import RuntimeConfig, Spec, adam_clipped, env_spaces, make_actors, make_vector_env, need, numpy_init, zero_init
 from .registry import ALGOS, get_algo, register
 from .pacing import OnPolicyQueue, Pacing, PacingHost, ReplayRatio
@@ -34,7 +34,7 @@ from .evaluation import Evaluation, Policy, write_video
 __all__ = ['Runtime']
 
 # %% ../nbs/09_runtime.ipynb #6ba23e96
-class Runtime(Acting, Schedules, RunState, Evaluation, Spec, Worker):
+class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
     "The actor-learner runtime: an algorithm subclasses it and fills the spec (`rlnb.spec.Spec`); the parts do the rest."
     def __init__(self,
                  env,  # env id or zero-argument env factory (each actor builds its own copies)
@@ -67,13 +67,13 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, Worker):
                                   "keeps the processes' learner steps in lockstep (concurrent roles would let one process dispatch an update the others never join).")
             if cfg.batch_size % n_local:
                 raise ConfigError(f"batch_size={cfg.batch_size} must be a multiple of the {n_local} learner devices.")
-            super().__init__(pool, tracer=None, name=name or self.algo_name, seed=cfg.seed)
+            super().__init__(pool, name=name or self.algo_name, seed=cfg.seed)
             self.rng = np.random.default_rng([cfg.seed, 1] + ([jax.process_index()] if jax.process_count() > 1 else []))  # every host-side draw: exploration noise, batch shuffles (per process)
             state = self.setup(func)
             self.tracer = self.make_tracer(cfg.num_envs)
             self.pacing = self.make_pacing()
             self.pacing.bind(self)
-            self.buffer = getattr(self.pacing, 'buffer', None)  # the replay buffer, where the pacing has one (Maze's buffer side of a Worker)
+            self.buffer = getattr(self.pacing, 'buffer', None)  # the replay buffer, where the pacing has one (Maze's buffer side)
             self.actor_device, self.actor_device_reason = choose_actor_device(cfg.actor_device, local_devices(self.mesh)[0], self.actor_params(state), obs_space)
         except BaseException:
             pool.cleanup(); raise
@@ -114,6 +114,48 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, Worker):
         return _first_device(self.actor_params(self._learner_state))
 
 # %% ../nbs/09_runtime.ipynb #b5dbf07f
+@patch_to(Runtime)
+def close(self):
+    "Close the actors' envs (after any compile-ahead thread has ended: close leaves no thread behind)."
+    if self._compiles is not None: concurrent.futures.wait(self._compiles.values())
+    self.env.cleanup()
+
+@patch_to(Runtime)
+async def aclose(self):
+    "Stop the roles and close the actors' envs."
+    try: await self.stop()
+    finally:
+        if self._compiles is not None: await asyncio.wait([asyncio.wrap_future(f) for f in self._compiles.values()])
+        await self.env.aclose()
+
+# %% ../nbs/09_runtime.ipynb #1d0f5aae
+@patch_to(Runtime)
+def get_state(self):
+    "The online params (replicated over the learner mesh)."
+    return self.actor_params(self._learner_state)
+
+@patch_to(Runtime)
+def learn(self, data) -> dict:
+    "One dispatch of K = `updates_per_dispatch` data-parallel updates on K * `batch_size` items (in order); returns the metrics (device arrays)."
+    b = self._dispatch_input(data)
+    if self._compiles is not None: self._compiles['update'].result()  # instant unless a compile-ahead is still running (never on the loop's path)
+    self._learner_state, metrics = self._update(self._learner_state, b)
+    before, self.updates = self.updates, self.updates + self.config.updates_per_dispatch
+    self._learner_state = self.after_updates(self._learner_state, before, self.updates)
+    return metrics
+
+@patch_to(Runtime)
+def push_state(self) -> int:
+    "Publish the online params; remembers at which update, for the policy-lag bound."
+    self._published_at = self.updates
+    return WorkerBase.push_state(self)
+
+@patch_to(Runtime)
+def _rebind(self):
+    WorkerBase._rebind(self)
+    self._learned, self._rolled = asyncio.Event(), asyncio.Event()
+
+# %% ../nbs/09_runtime.ipynb #472c0dfc
 @patch_to(Runtime)
 def _dispatch_input(self, data):
     "The learner's input for one dispatch: `prepare`d, reshaped to (K, ...) when K updates are fused."
@@ -166,39 +208,7 @@ async def compiled(self, name:str):
         if not fut.done(): await asyncio.wrap_future(fut)
         fut.result()
 
-# %% ../nbs/09_runtime.ipynb #a36d3ef4
-@patch_to(Runtime)
-def get_state(self):
-    "The online params (replicated over the learner mesh)."
-    return self.actor_params(self._learner_state)
-
-@patch_to(Runtime)
-def learn(self, data) -> dict:
-    "One dispatch of K = `updates_per_dispatch` data-parallel updates on K * `batch_size` items (in order); returns the metrics (device arrays)."
-    b = self._dispatch_input(data)
-    if self._compiles is not None: self._compiles['update'].result()  # instant unless a compile-ahead is still running (never on the loop's path)
-    self._learner_state, metrics = self._update(self._learner_state, b)
-    before, self.updates = self.updates, self.updates + self.config.updates_per_dispatch
-    self._learner_state = self.after_updates(self._learner_state, before, self.updates)
-    return metrics
-
-@patch_to(Runtime)
-def trace(self, s, a, r, done, logp=0.0, w=1.0, **kw):
-    "Record one step of every env (arrays with a leading env axis) with the tracer."
-    self.tracer.add(s, a, r, np.asarray(done, bool), logp=logp, **kw)
-
-@patch_to(Runtime)
-def push_state(self) -> int:
-    "Publish the online params; remembers at which update, for the policy-lag bound."
-    self._published_at = self.updates
-    return Worker.push_state(self)
-
-@patch_to(Runtime)
-def _rebind(self):
-    Worker._rebind(self)
-    self._learned, self._rolled = asyncio.Event(), asyncio.Event()
-
-# %% ../nbs/09_runtime.ipynb #b7a32b5c
+# %% ../nbs/09_runtime.ipynb #4891aca6
 @patch_to(Runtime)
 async def ainit_replay_buffer(self,
                               initial_sampling_policy='random',  # 'random' (uniform over the action space) or a function obs batch -> actions
@@ -244,7 +254,7 @@ def broadcast_updated_policy(self, state=None) -> int:
     self.version = self.store.publish(state)
     return self.version
 
-# %% ../nbs/09_runtime.ipynb #9b0cf67f
+# %% ../nbs/09_runtime.ipynb #2a65bf67
 @patch_to(Runtime)
 def _run(self, until:int):
     "Start the training tasks: the deterministic schedule up to `until` env steps, or the concurrent roles."
@@ -301,7 +311,7 @@ async def atrain(self,
     return dict(eval=last, env_steps=self.env_steps, updates=self.updates, episodes=self.episodes, **{
         k: v for k, v in self.stats.summary().items() if k in ('env_steps_per_s', 'updates_per_s', 'avg_lag_mean', 'avg_lag_max', 'avg_G')})
 
-# %% ../nbs/09_runtime.ipynb #bda9949f
+# %% ../nbs/09_runtime.ipynb #7fc0ec21
 @patch_to(Runtime)
 def train(self, num_train_steps:int, **kwargs) -> dict:
     "Plain form of `atrain` (scripts and notebook cells alike)."
@@ -324,17 +334,3 @@ def metric_names(self) -> tuple:
         _, m = jax.eval_shape(self.learner_step, shapes, b)
         self._metric_names = tuple(k for k, v in m.items() if v.ndim == 0)
     return self._metric_names
-
-@patch_to(Runtime)
-def close(self):
-    "Close the actors' envs (after any compile-ahead thread has ended: close leaves no thread behind)."
-    if self._compiles is not None: concurrent.futures.wait(self._compiles.values())
-    self.env.cleanup()
-
-@patch_to(Runtime)
-async def aclose(self):
-    "Stop the roles and close the actors' envs."
-    try: await self.stop()
-    finally:
-        if self._compiles is not None: await asyncio.wait([asyncio.wrap_future(f) for f in self._compiles.values()])
-        await self.env.aclose()

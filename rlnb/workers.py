@@ -15,12 +15,12 @@ import time
 
 import numpy as np
 
-from .core import ConfigError, TransitionBatch
+from .core import ConfigError, TransitionBatch, patch_to
 from .envs import EnvWorker, SyncEnvWorker, WorkerPool, get_worker_pool
 from .parallel import ParamStore, batch_sharding
 
 # %% auto #0
-__all__ = ['EpochStats', 'Worker']
+__all__ = ['EpochStats', 'WorkerBase', 'Worker']
 
 # %% ../nbs/08_workers.ipynb #cf64937b
 class EpochStats:
@@ -73,31 +73,21 @@ def _as_pool(env, seed:int) -> WorkerPool|None:
 
 _names = itertools.count()
 
-class Worker(abc.ABC):
-    "Base class of a distributed agent's workers; an instance without `param_store` is the param store."
+class WorkerBase(abc.ABC):
+    "What every worker has: its env pool, the param store it shares, statistics, and roles that run as tasks; an instance without `param_store` is the param store."
     def __init__(self,
                  env=None,  # gymnasium Env, env id, factory, EnvWorker(s) or WorkerPool this worker steps (rollout role)
-                 param_store:Worker|None=None,  # the param-store worker; None makes this instance the param store
-                 pi=None,  # behaviour policy of rollout workers
-                 tracer=None,  # reward tracer turning raw steps into transitions
-                 buffer=None,  # replay buffer filled by rollouts and sampled by learners
-                 buffer_warmup:int|None=None,  # transitions in the buffer before learning starts
+                 param_store:WorkerBase|None=None,  # the param-store worker; None makes this instance the param store
                  name:str|None=None,  # human-readable name, used in logs and errors
                  seed:int=0,  # base seed of the env(s) this worker creates
-                 queue_size:int=64,  # bound of the rollout queue (batches), the actors' backpressure
                 ):
-        if param_store is not None and not isinstance(param_store, Worker):
+        if param_store is not None and not isinstance(param_store, WorkerBase):
             raise ConfigError(f"param_store must be the param-store Worker (an instance created without param_store), got {type(param_store).__name__}.")
-        if buffer_warmup is not None and buffer_warmup < 0: raise ConfigError(f"buffer_warmup must be >= 0, got {buffer_warmup}.")
         self.env, self.param_store = _as_pool(env, seed), param_store
-        self.pi, self.tracer, self.buffer = pi, tracer, buffer
-        self.buffer_warmup = int(buffer_warmup or 0)
         self.name = name or f"{type(self).__name__.lower()}-{next(_names)}"
         self.store: ParamStore = ParamStore() if param_store is None else param_store.store
         self.version = 0  # version of the state this worker holds
         self.stats = EpochStats()
-        self.queue: asyncio.Queue|None = None
-        self._queue_size = queue_size
         self._tasks: list[asyncio.Task] = []
         self._loop = None  # the event loop the roles last ran on
 
@@ -113,7 +103,6 @@ class Worker(abc.ABC):
 
     def __repr__(self): return f"{type(self).__name__}(name={self.name!r}, role={self.role!r}, version={self.version})"
 
-    # --- the abstract interface of coax's Worker
     @abc.abstractmethod
     def get_state(self):
         "The state shared between workers (e.g. params), consumed by `set_state`."
@@ -123,11 +112,7 @@ class Worker(abc.ABC):
     @abc.abstractmethod
     def learn(self, transition_batch:TransitionBatch):
         "Update from a batch of transitions; returns metrics."
-    @abc.abstractmethod
-    def trace(self, s, a, r, done, logp=0.0, w=1.0):
-        "Record one raw transition with the tracer (and the buffer, where it belongs)."
 
-    # --- parameter sync through the store
     def push_state(self) -> int:
         "Publish `get_state()` to the param store; returns the new version."
         self.version = self.store.publish(self.get_state())
@@ -141,6 +126,101 @@ class Worker(abc.ABC):
             self.version = version
         return self.version
 
+    def broadcast_updated_policy(self, state=None) -> int:
+        "Publish a new policy version (this worker's state, or `state`) to every rollout worker."
+        if state is not None: self.set_state(state)
+        return self.push_state()
+
+    def get_epoch_stats(self) -> dict:
+        "The statistics of the current epoch (Maze's `get_epoch_stats_aggregator`)."
+        return self.stats.summary()
+
+# %% ../nbs/08_workers.ipynb #0c2fc8aa
+@patch_to(WorkerBase)
+async def rollout(self, stop:asyncio.Event):
+    "The rollout role's coroutine; subclasses define it."
+    raise NotImplementedError(f"{type(self).__name__} has no rollout role")
+
+@patch_to(WorkerBase)
+async def learner(self, stop:asyncio.Event):
+    "The learner role's coroutine; subclasses define it."
+    raise NotImplementedError(f"{type(self).__name__} has no learner role")
+
+@patch_to(WorkerBase)
+def start(self, *roles:str) -> list[asyncio.Task]:
+    "Run the given roles ('rollout', 'learner') as tasks on the running loop; returns at once."
+    if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] is already running; await stop() first.")
+    bad = [r for r in roles if r not in ('rollout', 'learner')]
+    if bad or not roles: raise ConfigError(f"start takes roles 'rollout' and/or 'learner', got {roles}.")
+    return self._launch({r: getattr(self, r) for r in roles})
+
+@patch_to(WorkerBase)
+def _launch(self, roles:dict) -> list[asyncio.Task]:
+    "Run `{name: coroutine function of the stop event}` as tasks named `<worker>:<name>` on the running loop."
+    if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] is already running; await stop() first.")
+    loop = asyncio.get_running_loop()
+    if loop is not self._loop:  # asyncio primitives belong to one loop: a later `asyncio.run` (or run_sync) needs fresh ones
+        self._loop = loop
+        self._rebind()
+    self._stop = asyncio.Event()
+    self._tasks = [asyncio.ensure_future(fn(self._stop)) for fn in roles.values()]
+    for t, r in zip(self._tasks, roles): t.set_name(f"{self.name}:{r}")
+    return self._tasks
+
+@patch_to(WorkerBase)
+def _rebind(self):
+    "Recreate loop-bound primitives for a new event loop (subclasses extend it)."
+
+@patch_to(WorkerBase)
+async def stop(self, timeout:float=5.0):
+    "Ask the roles to finish, cancel what does not within `timeout`, and re-raise a role's error."
+    if not self._tasks: return
+    self._stop.set()
+    done, pending = await asyncio.wait(self._tasks, timeout=timeout)
+    for t in pending: t.cancel()
+    if pending: await asyncio.wait(pending)
+    tasks, self._tasks = self._tasks, []
+    for t in tasks:
+        if not t.cancelled() and t.exception() is not None: raise t.exception()
+
+@patch_to(WorkerBase)
+async def aclose(self):
+    "Stop the roles and close the env workers."
+    try: await self.stop()
+    finally:
+        if self.env is not None: await self.env.aclose()
+
+@patch_to(WorkerBase)
+async def __aenter__(self): return self
+
+@patch_to(WorkerBase)
+async def __aexit__(self, *exc): await self.aclose()
+
+# %% ../nbs/08_workers.ipynb #d3f26497
+class Worker(WorkerBase):
+    "coax's `Worker`: a `WorkerBase` that traces experience into a buffer, with Maze's buffer side (a bounded rollout queue, `collect_rollouts`, `sample_batch`)."
+    def __init__(self,
+                 env=None,  # gymnasium Env, env id, factory, EnvWorker(s) or WorkerPool this worker steps (rollout role)
+                 param_store:Worker|None=None,  # the param-store worker; None makes this instance the param store
+                 pi=None,  # behaviour policy of rollout workers
+                 tracer=None,  # reward tracer turning raw steps into transitions
+                 buffer=None,  # replay buffer filled by rollouts and sampled by learners
+                 buffer_warmup:int|None=None,  # transitions in the buffer before learning starts
+                 name:str|None=None,  # human-readable name, used in logs and errors
+                 seed:int=0,  # base seed of the env(s) this worker creates
+                 queue_size:int=64,  # bound of the rollout queue (batches), the actors' backpressure
+                ):
+        if buffer_warmup is not None and buffer_warmup < 0: raise ConfigError(f"buffer_warmup must be >= 0, got {buffer_warmup}.")
+        super().__init__(env, param_store, name, seed)
+        self.pi, self.tracer, self.buffer = pi, tracer, buffer
+        self.buffer_warmup = int(buffer_warmup or 0)
+        self.queue: asyncio.Queue|None = None
+        self._queue_size = queue_size
+
+    @abc.abstractmethod
+    def trace(self, s, a, r, done, logp=0.0, w=1.0):
+        "Record one raw transition with the tracer (and the buffer, where it belongs)."
+
     async def wait_state(self, timeout:float|None=None) -> int:
         "Wait for a version newer than ours, take it, and return it."
         version, state = await self.store.wait_newer(self.version, timeout)
@@ -150,12 +230,6 @@ class Worker(abc.ABC):
     def policy_lag(self, versions) -> np.ndarray:
         "Learner version minus the versions that produced `versions`' transitions."
         return self.store.version - np.asarray(versions, np.int64)
-
-    # --- Maze's buffer side
-    def broadcast_updated_policy(self, state=None) -> int:
-        "Publish a new policy version (this worker's state, or `state`) to every rollout worker."
-        if state is not None: self.set_state(state)
-        return self.push_state()
 
     def _ensure_queue(self):
         if self.queue is None: self.queue = asyncio.Queue(self._queue_size)
@@ -202,62 +276,15 @@ class Worker(abc.ABC):
         if self.buffer is None: raise ConfigError(f"[{self.name}] sample_batch needs a buffer; pass buffer=... to the worker.")
         return self.buffer.sample(batch_size, sharding=None if mesh is None else batch_sharding(mesh))
 
-    def get_epoch_stats(self) -> dict:
-        "The statistics of the current epoch (Maze's `get_epoch_stats_aggregator`)."
-        return self.stats.summary()
-
-    # --- roles as coroutines, run as tasks
-    async def rollout(self, stop:asyncio.Event):
-        "The rollout role's coroutine; subclasses define it."
-        raise NotImplementedError(f"{type(self).__name__} has no rollout role")
-
-    async def learner(self, stop:asyncio.Event):
-        "The learner role's coroutine; subclasses define it."
-        raise NotImplementedError(f"{type(self).__name__} has no learner role")
-
-    def start(self, *roles:str) -> list[asyncio.Task]:
-        "Run the given roles ('rollout', 'learner') as tasks on the running loop; returns at once."
-        if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] is already running; await stop() first.")
-        bad = [r for r in roles if r not in ('rollout', 'learner')]
-        if bad or not roles: raise ConfigError(f"start takes roles 'rollout' and/or 'learner', got {roles}.")
-        return self._launch({r: getattr(self, r) for r in roles})
-
     def _launch(self, roles:dict) -> list[asyncio.Task]:
-        "Run `{name: coroutine function of the stop event}` as tasks named `<worker>:<name>` on the running loop."
-        if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] is already running; await stop() first.")
-        loop = asyncio.get_running_loop()
-        if loop is not self._loop:  # asyncio primitives belong to one loop: a later `asyncio.run` (or run_sync) needs fresh ones
-            self._loop = loop
-            self._rebind()
-        self._stop = asyncio.Event()
+        "`WorkerBase._launch`, with the rollout queue made on the roles' loop before they run."
+        tasks = super()._launch(roles)
         self._ensure_queue()
-        self._tasks = [asyncio.ensure_future(fn(self._stop)) for fn in roles.values()]
-        for t, r in zip(self._tasks, roles): t.set_name(f"{self.name}:{r}")
-        return self._tasks
+        return tasks
 
     def _rebind(self):
-        "Recreate loop-bound primitives for a new event loop, keeping queued rollouts."
+        "A new event loop: a new rollout queue, holding the batches queued on the old one."
         old, self.queue = self.queue, None
         if old is not None:
             new = self._ensure_queue()
             while not old.empty(): new.put_nowait(old.get_nowait())
-
-    async def stop(self, timeout:float=5.0):
-        "Ask the roles to finish, cancel what does not within `timeout`, and re-raise a role's error."
-        if not self._tasks: return
-        self._stop.set()
-        done, pending = await asyncio.wait(self._tasks, timeout=timeout)
-        for t in pending: t.cancel()
-        if pending: await asyncio.wait(pending)
-        tasks, self._tasks = self._tasks, []
-        for t in tasks:
-            if not t.cancelled() and t.exception() is not None: raise t.exception()
-
-    async def aclose(self):
-        "Stop the roles and close the env workers."
-        try: await self.stop()
-        finally:
-            if self.env is not None: await self.env.aclose()
-
-    async def __aenter__(self): return self
-    async def __aexit__(self, *exc): await self.aclose()
