@@ -15,6 +15,7 @@ import gymnasium as gym
 
 from .core import ConfigError, NonFiniteError, RLNBError, patch_to
 from .parallel import local_devices, ready
+from .spec import _derived_seed, make_actors
 
 # %% auto #0
 __all__ = ['AUTO_HOST_MAX_PARAMS', 'choose_actor_device', 'Acting']
@@ -56,8 +57,9 @@ class Acting:
     Reads: `config`, `env` (the env-worker pool), `tracer` (a `Tracer`), `pacing.filling()`, `stats`, `rng`, `store`, `mesh`, `name`,
     `updates` and `_published_at` (the lag bound), `push_state`, `compiled`, `_act` and the spec's `noise`, `random_actions`,
     `env_action`, `initial_sampling_policy`.
-    Owns: `acting_params`, `actor_version`, `actor_device`, `publish_copies`, `env_steps`, `episodes`, `actor_restarts`,
-    `dropped_episodes`, `restart_log`, and the per-env `_returns`, `_tainted`, `_env_states`."""
+    Reads `actor_device` (chosen when the runtime is built, see `choose_actor_device`) and `_env_arg` (to restart the actors).
+    Owns: `env` (replaced by `_fresh_actors`), `acting_params`, `actor_version`, `publish_copies`, `env_steps`, `episodes`,
+    `actor_restarts`, `dropped_episodes`, `restart_log`, and the per-env `_returns`, `_tainted`, `_env_states`."""
 
 # %% ../nbs/09d_acting.ipynb #ae811844
 @patch_to(Acting)
@@ -221,3 +223,16 @@ def _count_episodes(self, r, done, valid):
         self.stats.record(G=self._returns[ended])
         self.episodes += int(ended.sum())
         self._returns[ended] = 0.0
+
+# %% ../nbs/09d_acting.ipynb #b82857ad
+@patch_to(Acting)
+def _fresh_actors(self):
+    "New actor envs seeded from (seed, env_steps), an empty tracer and queue: where a deterministic chunk or a resumed run starts. Returns the old pool, for the caller to close."
+    old = self.env
+    self.env = make_actors(self._env_arg, self.config, seed=_derived_seed(self.config.seed, self.env_steps))
+    self._env_states = None
+    self._returns[:] = 0.0
+    self._tainted[:] = False
+    self.tracer.reset()
+    self.pacing.reset()
+    return old

@@ -26,7 +26,7 @@ __all__ = ['EnvWorker', 'SyncEnvWorker']
 class EnvWorker(abc.ABC):
     "Interface and shared bookkeeping of an env worker: awaitable states, non-blocking actions, bounded cleanup."
     mode = 'sync'
-    def __init__(self, env, rank:int|None=None, world_size:int|None=None, seed:int=1337, restart:bool=False,
+    def __init__(self, env, rank:int|None=None, world_size:int|None=None, seed:int=0, restart:bool=False,
                  max_restarts:int=3, num_envs:int|None=None, vectorization_mode:str|None=None, name:str|None=None, **make_kwargs):
         if rank is None: rank, world_size = 0, 1 if world_size is None else world_size
         if world_size is None: world_size = rank + 1
@@ -203,7 +203,7 @@ class SyncEnvWorker(EnvWorker):
     "Env worker that steps in the caller's thread (debugging, determinism, numpy-vectorized envs)."
     def __init__(self,
                  env,  # `gym.Env`, `gym.vector.VectorEnv`, env id, or zero-argument factory
-                 seed:int=1337,  # base seed of the run; the worker's own seed is `worker_seed(seed, rank)`
+                 seed:int=0,  # base seed of the run; the worker's own seed is `worker_seed(seed, rank)`
                  rank:int|None=None,  # index of this worker among `world_size`
                  world_size:int|None=None,  # number of workers sharing the base seed
                  restart:bool=False,  # replace a failed env by a fresh one

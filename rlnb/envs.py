@@ -38,7 +38,7 @@ class AsyncEnvWorker(EnvWorker):
                  env,  # `gym.Env`, `gym.vector.VectorEnv`, env id, or zero-argument factory (cloudpickled in process mode)
                  rank:int|None=None,  # index of this worker among `world_size`
                  world_size:int|None=None,  # number of workers sharing the base seed
-                 seed:int=1337,  # base seed of the run; the worker's own seed is `worker_seed(seed, rank)`
+                 seed:int=0,  # base seed of the run; the worker's own seed is `worker_seed(seed, rank)`
                  cleanup_time:float=5.0,  # seconds `cleanup` waits for the env to close before killing the process (or Ray actor)
                  mode:Literal['thread', 'process', 'ray']='process',  # where the env steps ('ray': a Ray actor, the `ray` extra)
                  daemon:bool=True,  # daemon thread / process (dies with the parent)

@@ -57,6 +57,7 @@ def evaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
     "Plain form of `aevaluate`."
     return run_sync(self.aevaluate(num_episodes, seed))
 
+# %% ../nbs/09g_evaluation.ipynb #4d1c7eda
 def _render_env(env):
     "One env that renders RGB frames: `gym.make(id, render_mode='rgb_array')`, or a factory's env (made with `render_mode='rgb_array'` when the factory takes it, as Atari's does)."
     if isinstance(env, str): e = gym.make(env, render_mode='rgb_array')
@@ -101,7 +102,7 @@ async def arecord(self,
     finally: env.close()
     return dict(path=str(path), episode_return=G, frames=len(frames))
 
-# %% ../nbs/09g_evaluation.ipynb #79b8a844
+# %% ../nbs/09g_evaluation.ipynb #e83bc6bf
 def _batched(space, obs):
     "`(batch, single)`: `obs` with a leading batch axis, and whether it came as one observation."
     leaf, ref = np.asarray(jax.tree.leaves(obs)[0]), jax.tree.leaves(preallocate(space, 1))[0]
@@ -119,10 +120,11 @@ def eval_actions(self, obs):
     "Evaluation actions for one observation or a batch, with the current params (numpy; blocks until computed: not for a coroutine's hot path)."
     return _act(self, self._eval_act, self.params, obs)
 
+# %% ../nbs/09g_evaluation.ipynb #45eb7aab
 class Policy:
     "A trained policy without actors or replay: the algorithm's network and evaluation policy with a state dict's params."
     def __init__(self,
-                 state:dict,  # a `Evaluation.state_dict()` (or a checkpoint's `state`)
+                 state:dict,  # a `Runtime.state_dict()` (or a checkpoint's `state`)
                  observation_space:gym.Space,  # the env's spaces (a state dict keeps only their description)
                  action_space:gym.Space,
                  func=None,  # the forward pass the run was trained with, if not the algorithm's default

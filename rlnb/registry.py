@@ -21,7 +21,7 @@ ALGOS: dict[str, str] = {'apex-dqn': 'rlnb.apex_dqn:ApeXDQN', 'impala': 'rlnb.im
 def register(name:str, target:str|type):
     "Make an algorithm available by `name` to `DistributedAgent` and the CLI: a `Runtime` subclass or its 'module:Class' path."
     if not isinstance(target, str) and not (isinstance(target, type) and issubclass(target, Spec)):
-        raise ConfigError(f"register({name!r}, ...): pass a Runtime subclass or a 'module:Class' string, got {target!r}.")
+        raise ConfigError(f"register({name!r}, ...): pass an algorithm class (a `rlnb.runtime.Runtime` subclass) or a 'module:Class' string, got {target!r}.")
     ALGOS[name] = target
 
 def get_algo(name:str) -> type:

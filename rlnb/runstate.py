@@ -23,10 +23,10 @@ __all__ = ['RunState', 'config_from_state']
 # %% ../nbs/09f_runstate.ipynb #6f60fe60
 class RunState:
     """The whole-run state of a runtime: `state_dict` and its inverse.
-    Reads and restores: `config`, `observation_space`, `action_space`, `algo_name`, `shape_fields`, `_learner_state`, `mesh`,
+    Reads and restores: `config`, `name`, `get_state`, `observation_space`, `action_space`, `algo_name`, `shape_fields`, `_learner_state`, `mesh`,
     `pacing`, `store`, `rng`, `running`, and the counters `updates`, `env_steps`, `episodes`, `eval_seconds`, `actor_restarts`,
     `dropped_episodes`, `eval_history`, `version`, `_published_at`; finishes `_pending` (`Schedules._record`), restarts the actors
-    (`Schedules._fresh_actors`) and takes the restored params (`Acting.pull_state`)."""
+    (`Acting._fresh_actors`) and takes the restored params (`Acting.pull_state`)."""
 
 # %% ../nbs/09f_runstate.ipynb #2e9e43f3
 _STATE_FORMAT = 3  # version of the layout of `Runtime.state_dict()`

@@ -14,21 +14,20 @@ import jax
 
 from .core import NonFiniteError, in_thread, patch_to
 from .parallel import ready, spans_processes
-from .spec import _derived_seed, make_actors
 
 # %% auto #0
 __all__ = ['Schedules']
 
-# %% ../nbs/09e_schedules.ipynb #35053e42
+# %% ../nbs/09e_schedules.ipynb #2afdb7a0
 class Schedules:
     """The learner's dispatches and the two schedules that order them with the actors' ticks.
-    Reads: `config`, `pacing`, `tracer`, `store`, `stats`, `mesh`, `name`, `env` and `_env_arg` (to restart the actors), `learn`,
-    `push_state`, `actor_params`, `compiled`, `sparse_metrics`, `_tasks` (the running roles), and from `Acting`: `_first_states`,
-    `_actor_tick`, `env_steps`, `_returns`, `_tainted`, `_env_states`.
+    Reads: `config`, `pacing`, `tracer`, `store`, `stats`, `mesh`, `name`, `updates`, `_learner_state`, `learn`, `push_state`,
+    `actor_params`, `compiled`, `sparse_metrics`, `_tasks` (the running roles), and from `Acting`: `_first_states`,
+    `_actor_tick`, `env_steps`.
     Owns: `_pending` (the dispatch in flight), `_published_at`, `version` (publishes with `publish_ready`), `_learned` and
     `_rolled` (the events the roles wake each other with)."""
 
-# %% ../nbs/09e_schedules.ipynb #602fccf7
+# %% ../nbs/09e_schedules.ipynb #88a7f7ea
 @patch_to(Schedules)
 async def _learner_dispatch(self):
     "Take one dispatch's data and run the fused data-parallel updates; finish the previous dispatch while this one computes; publish."
@@ -67,7 +66,7 @@ def _record(self, data, metrics, state, updates):
         self._published_at = updates
         self.version = self.store.publish(self.actor_params(state))
 
-# %% ../nbs/09e_schedules.ipynb #d0e1cb60
+# %% ../nbs/09e_schedules.ipynb #40d96d83
 @patch_to(Schedules)
 async def _wait(self, event:asyncio.Event, stop:asyncio.Event):
     "Wait for `event` (set by the other role), at most 0.1 s."
@@ -105,7 +104,7 @@ async def learner(self, stop:asyncio.Event):
         self._learned.set()
         await asyncio.sleep(0)
 
-# %% ../nbs/09e_schedules.ipynb #4b4dbc9b
+# %% ../nbs/09e_schedules.ipynb #bcc43de6
 async def _all_processes(*flags) -> np.ndarray:
     "Every process's `flags`, as a (processes, len(flags)) bool array. A collective: every process calls it at the same point of its schedule."
     from jax.experimental import multihost_utils
@@ -128,15 +127,3 @@ async def _schedule(self, stop:asyncio.Event, until:int):
         while self.pacing.learner_may_run() if not multi else (await _all_processes(self.pacing.learner_may_run())).all():
             await self._learner_dispatch()  # over several processes, a dispatch runs when every process's pacing allows it
         await asyncio.sleep(0)  # one tick at a time: the notebook stays responsive, stop() is seen between ticks
-
-@patch_to(Schedules)
-def _fresh_actors(self):
-    "New actor envs seeded from (seed, env_steps), an empty tracer and queue: where a deterministic chunk or a resumed run starts. Returns the old pool, for the caller to close."
-    old = self.env
-    self.env = make_actors(self._env_arg, self.config, seed=_derived_seed(self.config.seed, self.env_steps))
-    self._env_states = None
-    self._returns[:] = 0.0
-    self._tainted[:] = False
-    self.tracer.reset()
-    self.pacing.reset()
-    return old

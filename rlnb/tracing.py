@@ -26,7 +26,7 @@ __all__ = ['Tracer', 'InsufficientCacheError', 'BatchedNStep', 'BatchedMonteCarl
 # %% ../nbs/02_tracing.ipynb #5fec7d5d
 class Tracer(abc.ABC):
     "What the runtime's actors need of a tracer over `num_envs` envs stepping together."
-    keep_final: bool = True  # `add` takes `s_next_final`, the observations the steps reached (read where an episode ended)
+    keep_final: bool  # `add` takes `s_next_final`, the observations the steps reached (read where an episode ended); every tracer sets it
     @abc.abstractmethod
     def add(self, s, a, r, terminated, truncated=None, **kw):
         "Record one step of every env (arrays with a leading env axis); keywords: `logp`, `version`, `valid`, `s_next_final`."
@@ -58,6 +58,7 @@ def _rows(tree, rows, cols):
 
 class _BatchedTracer(Tracer):
     "Vectorized n-step (or, with `n=None`, Monte-Carlo) tracer over `num_envs` envs stepping together."
+    keep_final = True  # a truncated episode's tail bootstraps from the final observation
     def __init__(self, n:int|None, gamma:float, num_envs:int):
         if n is not None and (not isinstance(n, (int, np.integer)) or n < 1):
             raise ConfigError(f"{type(self).__name__}: n must be an int >= 1, got {n!r}.")

@@ -231,51 +231,6 @@ class Worker(WorkerBase):
         "Learner version minus the versions that produced `versions`' transitions."
         return self.store.version - np.asarray(versions, np.int64)
 
-    def _ensure_queue(self):
-        if self.queue is None: self.queue = asyncio.Queue(self._queue_size)
-        return self.queue
-
-    async def put_rollout(self, batch:TransitionBatch):
-        "Rollout side: queue a traced batch for `collect_rollouts` (waits while the queue is full)."
-        await self._ensure_queue().put(batch)
-
-    def insert(self, batch:TransitionBatch):
-        "Add a batch to the buffer; override to compute priorities at insertion."
-        self.buffer.add(batch)
-
-    async def ainsert(self, batch:TransitionBatch):
-        "Coroutine form of `insert`; override it when insertion has to wait (e.g. for priorities computed on the device)."
-        self.insert(batch)
-
-    def _drain(self):
-        "Queued batches, oldest first, until the queue is empty; records the queue size before and counts what was drained."
-        q, n = self._ensure_queue(), 0
-        self.stats.record(queue_before=q.qsize())
-        while not q.empty():
-            batch = q.get_nowait()
-            n += len(batch)
-            yield batch
-        self.stats.count(inserted=n)
-
-    def collect_rollouts(self) -> tuple[int, int, float]:
-        "Move every queued batch into the buffer; returns (queue size before, after, seconds spent)."
-        q, t0 = self._ensure_queue(), time.perf_counter()
-        before = q.qsize()
-        for batch in self._drain(): self.insert(batch)
-        return before, q.qsize(), time.perf_counter() - t0
-
-    async def acollect_rollouts(self) -> tuple[int, int, float]:
-        "`collect_rollouts` on a loop: each batch goes in with `ainsert`, so an insertion that waits does not block the loop."
-        q, t0 = self._ensure_queue(), time.perf_counter()
-        before = q.qsize()
-        for batch in self._drain(): await self.ainsert(batch)
-        return before, q.qsize(), time.perf_counter() - t0
-
-    def sample_batch(self, batch_size:int, mesh=None) -> TransitionBatch:
-        "A batch from the buffer, already split over `mesh`'s devices when given."
-        if self.buffer is None: raise ConfigError(f"[{self.name}] sample_batch needs a buffer; pass buffer=... to the worker.")
-        return self.buffer.sample(batch_size, sharding=None if mesh is None else batch_sharding(mesh))
-
     def _launch(self, roles:dict) -> list[asyncio.Task]:
         "`WorkerBase._launch`, with the rollout queue made on the roles' loop before they run."
         tasks = super()._launch(roles)
@@ -288,3 +243,57 @@ class Worker(WorkerBase):
         if old is not None:
             new = self._ensure_queue()
             while not old.empty(): new.put_nowait(old.get_nowait())
+
+# %% ../nbs/08_workers.ipynb #fb8edcea
+@patch_to(Worker)
+def _ensure_queue(self):
+    if self.queue is None: self.queue = asyncio.Queue(self._queue_size)
+    return self.queue
+
+@patch_to(Worker)
+async def put_rollout(self, batch:TransitionBatch):
+    "Rollout side: queue a traced batch for `collect_rollouts` (waits while the queue is full)."
+    await self._ensure_queue().put(batch)
+
+@patch_to(Worker)
+def insert(self, batch:TransitionBatch):
+    "Add a batch to the buffer; override to compute priorities at insertion."
+    self.buffer.add(batch)
+
+@patch_to(Worker)
+async def ainsert(self, batch:TransitionBatch):
+    "Coroutine form of `insert`; override it when insertion has to wait (e.g. for priorities computed on the device)."
+    self.insert(batch)
+
+@patch_to(Worker)
+def _drain(self):
+    "Queued batches, oldest first, until the queue is empty; records the queue size before and counts what was drained."
+    q, n = self._ensure_queue(), 0
+    self.stats.record(queue_before=q.qsize())
+    while not q.empty():
+        batch = q.get_nowait()
+        n += len(batch)
+        yield batch
+    self.stats.count(inserted=n)
+
+@patch_to(Worker)
+def collect_rollouts(self) -> tuple[int, int, float]:
+    "Move every queued batch into the buffer; returns (queue size before, after, seconds spent)."
+    q, t0 = self._ensure_queue(), time.perf_counter()
+    before = q.qsize()
+    for batch in self._drain(): self.insert(batch)
+    return before, q.qsize(), time.perf_counter() - t0
+
+@patch_to(Worker)
+async def acollect_rollouts(self) -> tuple[int, int, float]:
+    "`collect_rollouts` on a loop: each batch goes in with `ainsert`, so an insertion that waits does not block the loop."
+    q, t0 = self._ensure_queue(), time.perf_counter()
+    before = q.qsize()
+    for batch in self._drain(): await self.ainsert(batch)
+    return before, q.qsize(), time.perf_counter() - t0
+
+@patch_to(Worker)
+def sample_batch(self, batch_size:int, mesh=None) -> TransitionBatch:
+    "A batch from the buffer, already split over `mesh`'s devices when given."
+    if self.buffer is None: raise ConfigError(f"[{self.name}] sample_batch needs a buffer; pass buffer=... to the worker.")
+    return self.buffer.sample(batch_size, sharding=None if mesh is None else batch_sharding(mesh))
