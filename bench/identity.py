@@ -8,7 +8,8 @@ For each (tree, algorithm) a fresh child process imports rlnb from that tree (th
 number of env steps with evaluations and checkpoints along the way, and reads back its final checkpoint file. The parent
 compares the two trees leaf by leaf: arrays by dtype, shape and bytes, other leaves by value, leaving out the leaves
 that hold wall-clock time (`WALL_CLOCK`: when it was saved, seconds spent evaluating, the metrics rows with their
-rates). Config entries are compared after renaming the reference's keys with `RENAMED` (a field renamed on purpose is not a change of behaviour).
+rates). Config entries are compared after renaming the reference's keys with `RENAMED` (a field renamed on purpose is not a change of behaviour),
+and learner-state leaves after renaming the reference's paths with `LEAF_RENAMED` (parts of a learner state given names: same arrays).
 Prints one JSON object: per algorithm, `identical` and the first differing leaves, if any.
 """
 import argparse
@@ -36,6 +37,14 @@ CASES = {
     "apex-pixels": ("apex-dqn", "MinAtar/Breakout-v1", 3_000, {}),  # frame replay (FrameTracer, streamed checkpoint)
 }
 RENAMED = {}  # config key at the reference -> its name now
+LEAF_RENAMED = {  # algo -> {path under state/learner/ at the reference (a prefix where it ends in /): its path now}
+    "apex-dqn": {"params/": "params/online/", "target/": "params/target/"},  # issue 29 item 7: named learner states
+    "sac": {"params/": "params/actor_params/", "critic/": "params/critic_params/online/", "target/": "params/critic_params/target/",
+            "log_alpha": "params/log_alpha", "opt_state/actor/": "opt_states/actor_opt_state/",
+            "opt_state/critic/": "opt_states/critic_opt_state/", "opt_state/alpha/": "opt_states/alpha_opt_state/"},
+    "td3": {"params/": "params/actor_params/online/", "target_params/": "params/actor_params/target/", "critic/": "params/critic_params/online/",
+            "target/": "params/critic_params/target/", "opt_state/0/": "opt_states/actor_opt_state/", "opt_state/1/": "opt_states/critic_opt_state/"},
+}
 ADDED = {"actor_device"}  # config keys new since the reference, whose default is what the reference did
 WALL_CLOCK = {"saved_at", "state/counters/eval_seconds", "agent/history"}  # seconds and the metrics rows' rates: not the run's state
 
@@ -66,12 +75,17 @@ def child(name, steps, devices, out):
     return rlnb.__file__
 
 
-def compare(a, b):
-    "Leaves that differ between two .npz files (after `RENAMED`), at most 10."
+def compare(a, b, algo=None):
+    "Leaves that differ between two .npz files of `algo` (after `RENAMED` and `LEAF_RENAMED`), at most 10."
     A, B = np.load(a, allow_pickle=False), np.load(b, allow_pickle=False)
     def ren(k):
         parts = k.split("/")
-        return "/".join(RENAMED.get(p, p) if i and parts[i - 1] == "config" else p for i, p in enumerate(parts))
+        k = "/".join(RENAMED.get(p, p) if i and parts[i - 1] == "config" else p for i, p in enumerate(parts))
+        learner = "state/learner/"
+        if not k.startswith(learner): return k
+        rest, table = k[len(learner):], LEAF_RENAMED.get(algo, {})
+        old = max((p for p in table if rest == p or (p.endswith("/") and rest.startswith(p))), key=len, default=None)
+        return k if old is None else learner + table[old] + rest[len(old):]
     ka = {ren(k): k for k in A.files if k not in WALL_CLOCK}
     kb = set(B.files) - WALL_CLOCK
     new = {k for k in kb - set(ka) if "/config/" in f"/{k}" and k.rsplit("/", 1)[1] in ADDED}
@@ -117,7 +131,7 @@ def main():
                 try:
                     run_child(reftree, name, args.steps, args.devices, a)
                     run_child(ROOT, name, args.steps, args.devices, b)
-                    n, diffs = compare(a, b)
+                    n, diffs = compare(a, b, CASES[name][0])
                     results[name] = dict(identical=not diffs, leaves=n, diffs=diffs[:10])
                 except RuntimeError as e:
                     results[name] = dict(identical=False, error=str(e)[-1500:])

@@ -27,14 +27,37 @@ from .td_learning import DoubleQLearning
 from .tracing import BatchedNStep
 
 # %% auto #0
-__all__ = ['ApeXConfig', 'epsilon_ladder', 'MLPQ', 'DQNState', 'ApeXDQN']
+__all__ = ['ReplayConfig', 'ApeXConfig', 'epsilon_ladder', 'MLPQ', 'OnlineAndTarget', 'DQNState', 'ApeXDQN']
 
-# %% ../nbs/12_apex_dqn.ipynb #5f50f4bf
+# %% ../nbs/12_apex_dqn.ipynb #57a5d2bb
 @dataclass(frozen=True)
-class ApeXConfig(RuntimeConfig):
-    "Hyperparameters of Ape-X DQN (the runtime's fields, with Ape-X's defaults, and its own)."
+class ReplayConfig(RuntimeConfig):
+    "The runtime's fields and replay's, with replay's checks: what Ape-X, SAC and TD3 share."
+    buffer_capacity: int = 300_000  # replay capacity (transitions)
+    buffer_warmup: int = 1_000  # transitions in replay before the first update (Maze's initial_buffer_size)
+    replay_ratio: float = 1.0  # learner updates per inserted transition
+    actor_slack: int = 64  # updates the learner may fall behind the replay ratio before the actors wait
+    priority_alpha: float = 0.6  # prioritization exponent
+    priority_beta: float = 0.4  # importance-sampling exponent
+
+    def check(self):
+        super().check()
+        need(self, isinstance(self.buffer_capacity, int) and self.buffer_capacity >= 1, 'buffer_capacity', 'must be an int >= 1')
+        need(self, self.replay_ratio > 0, 'replay_ratio', 'must be > 0 (updates per inserted transition)')
+        need(self, 0 <= self.buffer_warmup <= self.buffer_capacity, 'buffer_warmup', 'must be in [0, buffer_capacity]')
+        need(self, self.batch_size <= self.buffer_capacity, 'batch_size', 'must not exceed buffer_capacity')
+        need(self, self.actor_slack >= self.updates_per_dispatch, 'actor_slack', f'must be >= updates_per_dispatch={self.updates_per_dispatch}: '
+             'the learner waits for a whole dispatch of owed updates, so a smaller slack would stop the actors and the learner at once')
+
+# %% ../nbs/12_apex_dqn.ipynb #e2ae9d47
+@dataclass(frozen=True)
+class ApeXConfig(ReplayConfig):
+    "Hyperparameters of Ape-X DQN (the runtime's and replay's fields, with Ape-X's defaults, and its own)."
     batch_size: int = 32  # transitions per update (split over the learner's devices)
     updates_per_dispatch: int = 32  # K updates fused into one device call (lax.scan); priorities of the K batches follow the call
+    buffer_capacity: int = 100_000
+    replay_ratio: float = 2.0
+    actor_slack: int = 200
     epsilon: float = 0.6  # base exploration rate of the ladder eps_i = epsilon ** (1 + eps_alpha * i / (N - 1))
     eps_alpha: float = 7.0  # exponent spread of the ladder
     n_step: int = 3  # n of the n-step targets
@@ -43,36 +66,25 @@ class ApeXConfig(RuntimeConfig):
     dueling: bool = True  # dueling head (V + A - mean A) on the default MLP
     learning_rate: float = 2.3e-3  # Adam step size
     max_grad_norm: float = 10.0  # global gradient-norm clip
-    buffer_capacity: int = 100_000  # replay capacity (transitions)
-    buffer_warmup: int = 1_000  # transitions in replay before the first update
-    replay_ratio: float = 2.0  # learner updates per inserted transition
-    actor_slack: int = 200  # updates the learner may fall behind the replay ratio before the actors wait
-    priority_alpha: float = 0.6  # prioritization exponent
-    priority_beta: float = 0.4  # importance-sampling exponent
     target_update_interval: int = 100  # updates between hard target-network syncs
     frame_replay: bool|None = None  # replay stores each env step's frame once (rlnb.frames) instead of whole stacked observations; None: when the env's observations are StackedFrames (Atari ids)
 
     def check(self):
         super().check()
-        for name in ('n_step', 'buffer_capacity', 'target_update_interval'):
+        for name in ('n_step', 'target_update_interval'):
             need(self, isinstance(getattr(self, name), int) and getattr(self, name) >= 1, name, 'must be an int >= 1')
         need(self, 0 < self.epsilon <= 1, 'epsilon', 'must be in (0, 1]')
         need(self, 0 < self.gamma <= 1, 'gamma', 'must be in (0, 1]')
         need(self, self.learning_rate > 0, 'learning_rate', 'must be > 0')
-        need(self, self.replay_ratio > 0, 'replay_ratio', 'must be > 0 (updates per inserted transition)')
-        need(self, 0 <= self.buffer_warmup <= self.buffer_capacity, 'buffer_warmup', 'must be in [0, buffer_capacity]')
         need(self, self.frame_replay in (None, True, False), 'frame_replay', 'must be None (decide from the observation space), True or False')
-        need(self, self.batch_size <= self.buffer_capacity, 'batch_size', 'must not exceed buffer_capacity')
-        need(self, self.actor_slack >= self.updates_per_dispatch, 'actor_slack', f'must be >= updates_per_dispatch={self.updates_per_dispatch}: '
-             'the learner waits for a whole dispatch of owed updates, so a smaller slack would stop the actors and the learner at once')
 
-# %% ../nbs/12_apex_dqn.ipynb #f4bda9f2
+# %% ../nbs/12_apex_dqn.ipynb #fe3d779f
 def epsilon_ladder(n:int, epsilon:float=0.4, alpha:float=7.0) -> np.ndarray:
     "Ape-X's exploration rates for `n` envs."
     if n == 1: return np.array([epsilon], np.float32)
     return (epsilon ** (1 + alpha * np.arange(n) / (n - 1))).astype(np.float32)
 
-# %% ../nbs/12_apex_dqn.ipynb #fb1fd2ad
+# %% ../nbs/12_apex_dqn.ipynb #46002ac9
 class MLPQ(nn.Module):
     "Q-network S -> q(S, .): an optional encoder (a CNN for images), an MLP, and an optional dueling head."
     num_actions: int
@@ -88,11 +100,15 @@ class MLPQ(nn.Module):
         v, a = nn.Dense(1)(x), nn.Dense(self.num_actions)(x)
         return v + a - a.mean(-1, keepdims=True)
 
-# %% ../nbs/12_apex_dqn.ipynb #fe3d779f
-class DQNState(NamedTuple):
-    "The learner's state: online params, target params, optimizer state."
-    params: Any
+# %% ../nbs/12_apex_dqn.ipynb #fceafc8e
+class OnlineAndTarget(NamedTuple):
+    "A network's params and their target copy (a periodic hard copy or a Polyak average)."
+    online: Any
     target: Any
+
+class DQNState(NamedTuple):
+    "The learner's state: the Q-network's online and target params, and the optimizer's state."
+    params: OnlineAndTarget
     opt_state: Any
 
 class ApeXDQN(Runtime):
@@ -113,7 +129,14 @@ class ApeXDQN(Runtime):
         self.optimizer = adam_clipped(cfg.learning_rate, cfg.max_grad_norm)
         self.updater = DoubleQLearning(self.q, self.q.copy(), optimizer=self.optimizer)
         self.eps = epsilon_ladder(cfg.num_envs, cfg.epsilon, cfg.eps_alpha)
-        return DQNState(self.q.params, self.q.params, self.optimizer.init(self.q.params))
+        return DQNState(OnlineAndTarget(self.q.params, self.q.params), self.optimizer.init(self.q.params))
+
+    def actor_params(self, state): return state.params.online
+
+    def upgrade_learner(self, learner:dict) -> dict:
+        "A checkpoint's learner state as rlnb wrote it before its parts were named (`params`, `target`, `opt_state`), in today's layout."
+        if 'target' not in learner: return learner
+        return dict(params=dict(online=learner['params'], target=learner['target']), opt_state=learner['opt_state'])
 
     @property
     def frame_axis(self) -> int|None:
@@ -154,11 +177,11 @@ class ApeXDQN(Runtime):
     def prepare(self, data): return self.updater.prepare(data)
 
     def learner_step(self, state, batch):
-        upd = self.updater
-        grads, metrics = upd.grads_and_metrics(state.params, state.target, batch)
-        params, opt_state = upd.apply(state.params, state.opt_state, pmean(grads))
-        return DQNState(params, state.target, opt_state), metrics
+        upd, q = self.updater, state.params
+        grads, metrics = upd.grads_and_metrics(q.online, q.target, batch)
+        online, opt_state = upd.apply(q.online, state.opt_state, pmean(grads))
+        return DQNState(q._replace(online=online), opt_state), metrics
 
     def after_updates(self, state, before, after):
-        n = self.config.target_update_interval
-        return state._replace(target=state.params) if after // n > before // n else state
+        n, q = self.config.target_update_interval, state.params
+        return state._replace(params=q._replace(target=q.online)) if after // n > before // n else state

@@ -137,7 +137,7 @@ class Policy:
         spec.config, spec.observation_space, spec.action_space = config_from_state(cls.Config, state['config']), observation_space, action_space
         spec.check_spaces(observation_space, action_space)
         template = spec.setup(func)
-        try: learner = serialization.from_state_dict(jax.tree.map(np.asarray, template), state['learner'])
+        try: learner = serialization.from_state_dict(jax.tree.map(np.asarray, template), spec.upgrade_learner(state['learner']))
         except (ValueError, KeyError, TypeError) as e: raise ConfigError(f"Policy: the state's network does not fit {cls.__name__}'s ({e}).") from None
         self.algo_name, self.config, self.spec = cls.algo_name, spec.config, spec
         self.observation_space, self.action_space = observation_space, action_space

@@ -25,7 +25,7 @@ from .runtime import OnPolicyQueue, Runtime, RuntimeConfig, adam_clipped, need, 
 from .tracing import BatchedUnroll
 
 # %% auto #0
-__all__ = ['IMPALAConfig', 'ActorCritic', 'IMPALAState', 'IMPALA']
+__all__ = ['IMPALAConfig', 'ActorCritic', 'ActorCriticSpec', 'IMPALAState', 'IMPALA']
 
 # %% ../nbs/13_impala.ipynb #c8a12c66
 @dataclass(frozen=True)
@@ -75,6 +75,54 @@ class ActorCritic(nn.Module):
         return pi, v
 
 # %% ../nbs/13_impala.ipynb #a02d89e3
+class ActorCriticSpec(Runtime):
+    "What IMPALA and PPO share: an actor-critic network over Box observations, a categorical or diagonal-Gaussian policy sampled with host noise, `[T, B]` unrolls and the learner's input from them."
+    rollout_field = 'unroll_length'
+
+    def check_spaces(self, observation_space, action_space):
+        if not isinstance(observation_space, gym.spaces.Box): raise ConfigError(f"{self.algo_name}'s default network needs a Box observation space, got {observation_space}.")
+        distribution_for(action_space)  # raises for a space no action distribution fits
+
+    def init_params(self, func):
+        "Build `self.dist` for the action space and `self.net` (the user's `func` or an `ActorCritic` from the config's `hidden` and `log_std_init`); return the net's initial params."
+        cfg, space = self.config, self.action_space
+        self.dist = distribution_for(space)
+        gaussian = self.dist is DiagGaussian
+        image = is_image_space(self.observation_space)  # images: a shared CNN encoder and linear heads, without `hidden`
+        self.net = func if func is not None else ActorCritic(int(space.shape[0]) if gaussian else int(space.n), () if image else tuple(cfg.hidden),
+                                                             gaussian, cfg.log_std_init, image_encoder(self.observation_space) if image else None)
+        params = numpy_init(self.net, self.observation_space, cfg.seed)
+        if gaussian: params['params']['log_std'] = np.full(space.shape, cfg.log_std_init, np.float32)
+        return params
+
+    def make_tracer(self, num_envs): return BatchedUnroll(self.config.unroll_length, num_envs, keep_final=True)
+
+    def noise(self, rng, n):  # standard Gumbel (discrete) or normal (Gaussian) noise, one row per env
+        space = self.action_space
+        return self.dist.noise(rng, (n, int(space.shape[0]) if self.dist is DiagGaussian else int(space.n)))
+
+    def dist_params(self, params, obs):
+        "Pure: the action distribution's parameters (logits, or a Gaussian's mean and log_std) at `obs`, for the params `actor_params` gives the actors."
+        return self.net.apply(params, obs)[0]
+
+    def act(self, params, obs, noise):
+        pi = self.dist_params(params, obs)
+        a = self.dist.sample_from(pi, noise)
+        return a, self.dist.log_prob(pi, a)
+
+    def eval_act(self, params, obs): return self.dist.mode(self.dist_params(params, obs))
+
+    def env_action(self, actions):
+        space = self.action_space
+        return np.clip(actions, space.low, space.high) if self.dist is DiagGaussian else actions
+
+    def prepare(self, data):
+        f32 = lambda x: np.asarray(x, np.float32)
+        A = f32(data.A) if self.dist is DiagGaussian else np.asarray(data.A, np.int32)
+        return dict(S=jax.tree.map(lambda x: x[:-1], data.S), S_final=data.S_final, A=A, R=f32(data.R), terminated=f32(data.terminated), truncated=f32(data.truncated),
+                    valid=f32(data.valid), logP=f32(data.logP))
+
+# %% ../nbs/13_impala.ipynb #efa686ff
 class IMPALAState(NamedTuple):
     "The learner's state: params and optimizer state."
     params: Any
@@ -103,56 +151,17 @@ def _loss(net, dist, cfg, params, b):
     loss = pg_loss + cfg.value_coef * v_loss - cfg.entropy_coef * entropy
     return loss, dict(loss=loss, pg_loss=pg_loss, v_loss=v_loss, entropy=entropy, rho=mean(rho), value=mean(v[:T]))
 
-class IMPALA(Runtime):
+class IMPALA(ActorCriticSpec):
     "IMPALA: actors unroll a stochastic policy, a bounded queue feeds a data-parallel V-trace actor-critic learner."
-    Config, algo_name, rollout_field, train_steps = IMPALAConfig, 'impala', 'unroll_length', 200_000
+    Config, algo_name, train_steps = IMPALAConfig, 'impala', 200_000
     shape_fields = ('hidden', 'unroll_length')
-
-    def check_spaces(self, observation_space, action_space):
-        if not isinstance(observation_space, gym.spaces.Box): raise ConfigError(f"IMPALA's default network needs a Box observation space, got {observation_space}.")
-        self.dist = distribution_for(action_space)
-
-    def init_params(self, func):
-        "Build `self.net` (the user's `func` or an `ActorCritic` from the config's `hidden` and `log_std_init`) and return its initial params."
-        cfg, space = self.config, self.action_space
-        gaussian = self.dist is DiagGaussian
-        image = is_image_space(self.observation_space)  # images: a shared CNN encoder and linear heads, without `hidden`
-        self.net = func if func is not None else ActorCritic(int(space.shape[0]) if gaussian else int(space.n), () if image else tuple(cfg.hidden),
-                                                             gaussian, cfg.log_std_init, image_encoder(self.observation_space) if image else None)
-        params = numpy_init(self.net, self.observation_space, cfg.seed)
-        if gaussian:
-            params['params']['log_std'] = np.full(space.shape, cfg.log_std_init, np.float32)
-            self._low, self._high = space.low, space.high
-        return params
 
     def setup(self, func):
         params = self.init_params(func)
         self.optimizer = adam_clipped(self.config.learning_rate, self.config.max_grad_norm)
         return IMPALAState(params, self.optimizer.init(params))
 
-    def make_tracer(self, num_envs): return BatchedUnroll(self.config.unroll_length, num_envs, keep_final=True)
     def make_pacing(self): return OnPolicyQueue(self.config.unroll_length)
-
-    def noise(self, rng, n):  # standard Gumbel (discrete) or normal (Gaussian) noise, one row per env
-        space = self.action_space
-        return self.dist.noise(rng, (n, int(space.shape[0]) if self.dist is DiagGaussian else int(space.n)))
-
-    def act(self, params, obs, noise):
-        pi, _ = self.net.apply(params, obs)
-        a = self.dist.sample_from(pi, noise)
-        return a, self.dist.log_prob(pi, a)
-
-    def env_action(self, actions):
-        return np.clip(actions, self._low, self._high) if self.dist is DiagGaussian else actions
-
-    def eval_act(self, params, obs):
-        return self.dist.mode(self.net.apply(params, obs)[0])
-
-    def prepare(self, data):
-        f32 = lambda x: np.asarray(x, np.float32)
-        A = f32(data.A) if self.dist is DiagGaussian else np.asarray(data.A, np.int32)
-        return dict(S=jax.tree.map(lambda x: x[:-1], data.S), S_final=data.S_final, A=A, R=f32(data.R), terminated=f32(data.terminated), truncated=f32(data.truncated),
-                    valid=f32(data.valid), logP=f32(data.logP))
 
     def learner_step(self, state, batch):
         grads, metrics = jax.grad(lambda p: _loss(self.net, self.dist, self.config, p, batch), has_aux=True)(state.params)

@@ -16,13 +16,13 @@ import jax.numpy as jnp
 import optax
 
 from .core import ConfigError
-from .impala import IMPALA
+from .impala import ActorCriticSpec
 from .parallel import axis_index, axis_size, gather, pmean
 from .policy_gradient import gae
 from .runtime import OnPolicyQueue, RuntimeConfig, need, zero_init
 
 # %% auto #0
-__all__ = ['PPOConfig', 'PPOState', 'normalize_obs', 'update_moments', 'PPO']
+__all__ = ['PPOConfig', 'PPOState', 'normalize_obs', 'update_moments', 'ppo_optimizer', 'linear_decay', 'PPO']
 
 # %% ../nbs/14_ppo.ipynb #f694762f
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class PPOConfig(RuntimeConfig):
 
 # %% ../nbs/14_ppo.ipynb #8a2e6c50
 class PPOState(NamedTuple):
-    "The learner's state."
+    "The learner's state: params, optimizer state, observation statistics and the schedules' clock."
     params: Any
     opt_state: Any
     obs_mean: Any  # running mean of the observations
@@ -91,6 +91,16 @@ def update_moments(mean, var, count, x, w):
     return new_mean, new_var, total
 
 # %% ../nbs/14_ppo.ipynb #6b52c7d2
+def ppo_optimizer(learning_rate, max_grad_norm:float) -> optax.GradientTransformation:
+    "Global-norm clipping, Adam's scaling (eps 1e-5) and the step `learning_rate` (a float, or this update's value of a schedule), on one flat vector, with a shape-only init."
+    return zero_init(optax.flatten(optax.chain(optax.clip_by_global_norm(max_grad_norm), optax.scale_by_adam(eps=1e-5),
+                                               optax.scale_by_learning_rate(learning_rate))))
+
+def linear_decay(value:float, steps:int):
+    "The optax schedule of a value that decays linearly to 0 over `steps` env steps (rl-zoo3's `lin_` schedules); constant if `steps` is 0."
+    return optax.linear_schedule(value, 0.0, steps) if steps else optax.constant_schedule(value)
+
+# %% ../nbs/14_ppo.ipynb #84e237b5
 def _minibatch_loss(net, dist, cfg, params, mine, stats, clip_eps, norm):
     adv_mean, adv_std, n = stats
     pi, v = net.apply(params, norm(mine['S']))
@@ -108,10 +118,10 @@ def _minibatch_loss(net, dist, cfg, params, mine, stats, clip_eps, norm):
     return loss, dict(loss=loss, pg_loss=pg_loss, v_loss=v_loss, entropy=entropy, approx_kl=mean((ratio - 1) - log_ratio),
                       clip_frac=mean((jnp.abs(ratio - 1) > clip_eps).astype(jnp.float32)))
 
-# %% ../nbs/14_ppo.ipynb #b87f00a2
-class PPO(IMPALA):
+# %% ../nbs/14_ppo.ipynb #449401bc
+class PPO(ActorCriticSpec):
     "PPO: N envs roll out T steps; every epoch of shuffled minibatches runs in one data-parallel device call."
-    Config, algo_name, rollout_field, train_steps = PPOConfig, 'ppo', 'unroll_length', 100_000
+    Config, algo_name, train_steps = PPOConfig, 'ppo', 100_000
     shape_fields = ('hidden',)
 
     def setup(self, func):
@@ -124,9 +134,15 @@ class PPO(IMPALA):
         if func is None:  # a near-uniform first policy
             head = params['params'][f'Dense_{len(self.net.hidden)}']  # the policy's output layer
             head['kernel'] = head['kernel'] * np.float32(0.01)
-        self.optimizer = zero_init(optax.flatten(optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.scale_by_adam(eps=1e-5))))
+        self.lr_schedule, self.clip_schedule = linear_decay(cfg.learning_rate, cfg.schedule_steps), linear_decay(cfg.clip_eps, cfg.schedule_steps)
+        self.optimizer = ppo_optimizer(cfg.learning_rate, cfg.max_grad_norm)  # the state's structure; each update steps with the scheduled rate
         shape = self.observation_space.shape
         return PPOState(params, self.optimizer.init(params), np.zeros(shape, np.float32), np.ones(shape, np.float32), np.float32(1e-4), np.int32(0))
+
+    def upgrade_learner(self, learner:dict) -> dict:
+        "A checkpoint's learner state as rlnb wrote it before the learning rate joined the optimizer chain (its state had two parts), in today's layout."
+        opt = learner['opt_state']
+        return learner if '2' in opt else {**learner, 'opt_state': {**opt, '2': {}}}
 
     def make_pacing(self): return OnPolicyQueue(self.config.unroll_length, columns=self.config.num_envs)
 
@@ -141,15 +157,9 @@ class PPO(IMPALA):
     def _norm(self, stats):
         return (lambda x: normalize_obs(x, *stats)) if self.config.normalize_obs else (lambda x: x)
 
-    def act(self, params, obs, noise):
+    def dist_params(self, params, obs):
         params, stats = params
-        pi, _ = self.net.apply(params, self._norm(stats)(obs))
-        a = self.dist.sample_from(pi, noise)
-        return a, self.dist.log_prob(pi, a)
-
-    def eval_act(self, params, obs):
-        params, stats = params
-        return self.dist.mode(self.net.apply(params, self._norm(stats)(obs))[0])
+        return self.net.apply(params, self._norm(stats)(obs))[0]
 
     def learner_step(self, state, batch):
         cfg, net, dist = self.config, self.net, self.dist
@@ -170,8 +180,8 @@ class PPO(IMPALA):
         N, M, D = data['valid'].shape[0], cfg.batch_size, axis_size()
         perms = perms.reshape(-1, M)  # epoch after epoch, minibatch after minibatch
         mine = jax.lax.dynamic_slice_in_dim(perms, axis_index() * (M // D), M // D, axis=1)  # this device's share of each minibatch
-        frac = 1.0 if cfg.schedule_steps == 0 else jnp.maximum(0.0, 1.0 - state.rollouts * N / cfg.schedule_steps)
-        lr, clip_eps = cfg.learning_rate * frac, cfg.clip_eps * frac
+        learned = state.rollouts * N  # env steps learned from: the schedules' clock
+        clip_eps, optimizer = self.clip_schedule(learned), ppo_optimizer(self.lr_schedule(learned), cfg.max_grad_norm)
 
         def minibatch(carry, idx):
             params, opt_state = carry
@@ -182,8 +192,8 @@ class PPO(IMPALA):
             a_std = jnp.sqrt(jnp.sum(w * (a - a_mean) ** 2) / jnp.maximum(n - 1, 1.0))
             part = jax.tree.map(lambda x: x[own], data)
             grads, m = jax.grad(lambda p: _minibatch_loss(net, dist, cfg, p, part, (a_mean, a_std, n), clip_eps, norm), has_aux=True)(params)
-            updates, opt_state = self.optimizer.update(pmean(grads), opt_state, params)
-            return (optax.apply_updates(params, jax.tree.map(lambda u: -lr * u, updates)), opt_state), m
+            updates, opt_state = optimizer.update(pmean(grads), opt_state, params)
+            return (optax.apply_updates(params, updates), opt_state), m
 
         (params, opt_state), ms = jax.lax.scan(minibatch, (state.params, state.opt_state), (perms, mine))
         mean, var, count = state.obs_mean, state.obs_var, state.obs_count

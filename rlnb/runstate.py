@@ -98,7 +98,7 @@ def _checked_learner(self, state:dict):
         if state['spaces'][k] != str(space):
             raise ConfigError(f"load_state_dict: {k} space differs: the checkpoint has {state['spaces'][k]}, this agent's env {space}.")
     live = self._learner_state
-    try: restored = serialization.from_state_dict(jax.tree.map(np.asarray, live), state['learner'])
+    try: restored = serialization.from_state_dict(jax.tree.map(np.asarray, live), self.upgrade_learner(state['learner']))
     except (ValueError, KeyError, TypeError) as e:
         raise ConfigError(f"load_state_dict: the checkpoint's network or optimizer state does not fit this agent's ({e}).") from None
     for (path, a), b in zip(jax.tree_util.tree_flatten_with_path(restored)[0], jax.tree.leaves(live), strict=True):

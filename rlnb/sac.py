@@ -7,6 +7,7 @@ Docs: https://rlnb.github.io/rlnb/sac.html.md"""
 # %% ../nbs/15_sac.ipynb #c68f0fcf
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Sequence
 
@@ -17,20 +18,21 @@ import flax.linen as nn
 import optax
 import gymnasium as gym
 
+from .apex_dqn import OnlineAndTarget, ReplayConfig
 from .core import ConfigError, TransitionBatch
 from .parallel import pmean
 from .replay import PrioritizedReplayBuffer, ReplayBuffer
-from .runtime import ReplayRatio, Runtime, RuntimeConfig, need, numpy_init, zero_init
+from .runtime import ReplayRatio, Runtime, need, numpy_init, zero_init
 from .tracing import BatchedNStep
 
 # %% auto #0
-__all__ = ['OffPolicyConfig', 'SACConfig', 'squashed_gaussian', 'GaussianActor', 'MLPCritic', 'ContinuousOffPolicy', 'SACOpt',
-           'SACState', 'sac_target', 'SAC']
+__all__ = ['OffPolicyConfig', 'SACConfig', 'squashed_gaussian', 'GaussianActor', 'MLPCritic', 'ContinuousOffPolicy', 'SACParams',
+           'SACOptStates', 'SACState', 'sac_target', 'SAC']
 
 # %% ../nbs/15_sac.ipynb #bf9df8f2
 @dataclass(frozen=True)
-class OffPolicyConfig(RuntimeConfig):
-    "The fields SAC and TD3 share: the runtime's, with off-policy continuous-control defaults, and replay's."
+class OffPolicyConfig(ReplayConfig):
+    "The fields SAC and TD3 share: the runtime's and replay's (`rlnb.apex_dqn.ReplayConfig`), with off-policy continuous-control defaults, and their own."
     num_actors: int = 1  # actors (env workers); each steps `envs_per_actor` envs
     envs_per_actor: int = 1  # envs stepped together by one actor
     batch_size: int = 256  # transitions per update (split over the learner's devices)
@@ -39,27 +41,17 @@ class OffPolicyConfig(RuntimeConfig):
     tau: float = 0.005  # Polyak step of the target networks
     learning_rate: float = 1e-3  # Adam step size of every network
     hidden: tuple = (256, 256)  # widths of the default actor and critic MLPs
-    buffer_capacity: int = 300_000  # replay capacity (transitions)
-    buffer_warmup: int = 1_000  # transitions in replay before the first update (Maze's initial_buffer_size)
     initial_sampling_policy: str = 'random'  # how the actors act while replay fills: 'random' (uniform over the Box) or 'policy'
-    replay_ratio: float = 1.0  # learner updates per inserted transition
-    actor_slack: int = 64  # updates the learner may fall behind the replay ratio before the actors wait
     prioritized: bool = False  # prioritized replay (new transitions at the largest priority; TD errors written back)
-    priority_alpha: float = 0.6  # prioritization exponent
-    priority_beta: float = 0.4  # importance-sampling exponent
 
     def check(self):
         super().check()
-        for name in ('n_step', 'buffer_capacity'): need(self, isinstance(getattr(self, name), int) and getattr(self, name) >= 1, name, 'must be an int >= 1')
+        need(self, isinstance(self.n_step, int) and self.n_step >= 1, 'n_step', 'must be an int >= 1')
         need(self, 0 < self.gamma <= 1, 'gamma', 'must be in (0, 1]')
         need(self, 0 < self.tau <= 1, 'tau', 'must be in (0, 1]')
         need(self, self.learning_rate > 0, 'learning_rate', 'must be > 0')
-        need(self, self.replay_ratio > 0, 'replay_ratio', 'must be > 0 (updates per inserted transition)')
-        need(self, 0 <= self.buffer_warmup <= self.buffer_capacity, 'buffer_warmup', 'must be in [0, buffer_capacity]')
-        need(self, self.batch_size <= self.buffer_capacity, 'batch_size', 'must not exceed buffer_capacity')
         need(self, self.initial_sampling_policy in ('random', 'policy'), 'initial_sampling_policy', "must be 'random' or 'policy'")
         need(self, isinstance(self.prioritized, bool), 'prioritized', 'must be True or False')
-        need(self, self.actor_slack >= self.updates_per_dispatch, 'actor_slack', f'must be >= updates_per_dispatch={self.updates_per_dispatch}')
 
 @dataclass(frozen=True)
 class SACConfig(OffPolicyConfig):
@@ -119,8 +111,11 @@ class ContinuousOffPolicy(Runtime):
             raise ConfigError(f"{self.algo_name} acts in [-1, 1] and rescales onto the action space's bounds, but {action_space} is unbounded: "
                               "wrap the env in gymnasium.wrappers.RescaleAction(env, -1, 1) (or ClipAction) to give it bounds.")
         if not isinstance(observation_space, gym.spaces.Box): raise ConfigError(f"{self.algo_name}'s default networks need a Box observation space, got {observation_space}.")
-        self.policy_space = gym.spaces.Box(-1.0, 1.0, action_space.shape, np.float32)  # what the policy, replay and the critics see
-        self._low, self._high = action_space.low.astype(np.float64), action_space.high.astype(np.float64)
+
+    @functools.cached_property
+    def policy_space(self) -> gym.spaces.Box:
+        "What the policy, replay and the critics see: the action space's shape, in [-1, 1]."
+        return gym.spaces.Box(-1.0, 1.0, self.action_space.shape, np.float32)
 
     def init_critics(self, critic):
         "Build `self.critic` (the user's module or an `MLPCritic`) and return twin params, stacked on a leading axis of 2."
@@ -150,8 +145,10 @@ class ContinuousOffPolicy(Runtime):
     def noise(self, rng, n): return rng.standard_normal((n, *self.policy_space.shape), np.float32)
 
     def env_action(self, actions):
+        space = self.action_space
+        low, high = space.low.astype(np.float64), space.high.astype(np.float64)
         a = np.clip(np.asarray(actions, np.float64), -1.0, 1.0)
-        return (self._low + (a + 1.0) * 0.5 * (self._high - self._low)).astype(self.action_space.dtype)
+        return (low + (a + 1.0) * 0.5 * (high - low)).astype(space.dtype)
 
     def prepare(self, data:TransitionBatch):
         "The learner's input: float32 fields and two draws of standard normal noise per transition (next state, state)."
@@ -162,28 +159,32 @@ class ContinuousOffPolicy(Runtime):
         return dict(S=jax.tree.map(f32, data.S), A=f32(data.A), Rn=f32(data.Rn), In=f32(data.In), S_next=jax.tree.map(f32, data.S_next), W=W,
                     eps_next=noise[0], eps=noise[1])
 
-    def critic_update(self, critic, opt_state, opt, batch, y):
-        "One Adam step of both critics on `W * (Q_i(s, a) - y)^2 / 2` summed over the twins; returns (critic params, opt state, metrics)."
+    def critic_update(self, critic, opt_state, batch, y):
+        "One step of `self.optimizer` on both critics' `W * (Q_i(s, a) - y)^2 / 2` summed over the twins; returns (critic params, opt state, metrics)."
         def loss(cp):
             td = self.q(cp, batch['S'], batch['A']) - y
             return jnp.mean(batch['W'] * 0.5 * jnp.sum(td ** 2, 0)), td
         (l, td), g = jax.value_and_grad(loss, has_aux=True)(critic)
-        upd, opt_state = opt.update(pmean(g), opt_state, critic)
+        upd, opt_state = self.optimizer.update(pmean(g), opt_state, critic)
         return optax.apply_updates(critic, upd), opt_state, dict(critic_loss=l, q=jnp.mean(y), td_error=jnp.mean(jnp.abs(td), 0))
 
 # %% ../nbs/15_sac.ipynb #333aaae2
-class SACOpt(NamedTuple):
-    actor: Any
-    critic: Any
-    alpha: Any
+class SACParams(NamedTuple):
+    "What SAC learns: the actor's params, the twin critics' params with their Polyak targets, the log temperature."
+    actor_params: Any
+    critic_params: OnlineAndTarget
+    log_alpha: Any
+
+class SACOptStates(NamedTuple):
+    "The optimizer's state for each of SAC's networks."
+    actor_opt_state: Any
+    critic_opt_state: Any
+    alpha_opt_state: Any
 
 class SACState(NamedTuple):
-    "The learner's state: actor params, twin critic params and their Polyak targets, log temperature, optimizer states."
-    params: Any
-    critic: Any
-    target: Any
-    log_alpha: Any
-    opt_state: SACOpt
+    "SAC's learner state: its params and their optimizer states."
+    params: SACParams
+    opt_states: SACOptStates
 
 def sac_target(q1_next, q2_next, logp_next, alpha, Rn, In):
     "SAC's soft target `Rn + In * (min(q1', q2') - alpha * log pi(a'|s'))` (n-step; `In` is 0 at a terminal)."
@@ -201,9 +202,18 @@ class SAC(ContinuousOffPolicy):
         params = numpy_init(self.actor, self.observation_space, cfg.seed)
         critics = self.init_critics(critic)
         self.target_entropy = -float(dim) if cfg.target_entropy is None else float(cfg.target_entropy)
-        self.opt = self.adam()
+        self.optimizer = opt = self.adam()
         log_alpha = np.float32(np.log(cfg.init_alpha))
-        return SACState(params, critics, critics, log_alpha, SACOpt(self.opt.init(params), self.opt.init(critics), self.opt.init(log_alpha)))
+        return SACState(SACParams(params, OnlineAndTarget(critics, critics), log_alpha), SACOptStates(opt.init(params), opt.init(critics), opt.init(log_alpha)))
+
+    def actor_params(self, state): return state.params.actor_params
+
+    def upgrade_learner(self, learner:dict) -> dict:
+        "A checkpoint's learner state as rlnb wrote it before its parts were named (`params`, `critic`, `target`, `log_alpha`, `opt_state`), in today's layout."
+        if 'critic' not in learner: return learner
+        o = learner['opt_state']
+        return dict(params=dict(actor_params=learner['params'], critic_params=dict(online=learner['critic'], target=learner['target']), log_alpha=learner['log_alpha']),
+                    opt_states=dict(actor_opt_state=o['actor'], critic_opt_state=o['critic'], alpha_opt_state=o['alpha']))
 
     def policy(self, params, s, eps):
         "Squashed-Gaussian actions for the noise `eps` and their log-probs."
@@ -214,25 +224,25 @@ class SAC(ContinuousOffPolicy):
     def eval_act(self, params, obs): return jnp.tanh(self.actor.apply(params, obs)[0])
 
     def learner_step(self, state, batch):
-        cfg, opt = self.config, self.opt
-        alpha = jnp.exp(state.log_alpha)
-        a_next, logp_next = self.policy(state.params, batch['S_next'], batch['eps_next'])
-        q1, q2 = self.q(state.target, batch['S_next'], a_next)
+        cfg, opt = self.config, self.optimizer
+        (actor, critic, log_alpha), (actor_opt, critic_opt, alpha_opt) = state.params, state.opt_states
+        alpha = jnp.exp(log_alpha)
+        a_next, logp_next = self.policy(actor, batch['S_next'], batch['eps_next'])
+        q1, q2 = self.q(critic.target, batch['S_next'], a_next)
         y = jax.lax.stop_gradient(sac_target(q1, q2, logp_next, alpha, batch['Rn'], batch['In']))
-        critic, critic_opt, metrics = self.critic_update(state.critic, state.opt_state.critic, opt, batch, y)
+        online, critic_opt, metrics = self.critic_update(critic.online, critic_opt, batch, y)
 
         def actor_loss(p):
             a, logp = self.policy(p, batch['S'], batch['eps'])
-            return jnp.mean(alpha * logp - jnp.min(self.q(critic, batch['S'], a), 0)), logp
-        (a_loss, logp), g = jax.value_and_grad(actor_loss, has_aux=True)(state.params)
-        upd, actor_opt = opt.update(pmean(g), state.opt_state.actor, state.params)
-        params = optax.apply_updates(state.params, upd)
+            return jnp.mean(alpha * logp - jnp.min(self.q(online, batch['S'], a), 0)), logp
+        (a_loss, logp), g = jax.value_and_grad(actor_loss, has_aux=True)(actor)
+        upd, actor_opt = opt.update(pmean(g), actor_opt, actor)
+        actor = optax.apply_updates(actor, upd)
 
-        log_alpha, alpha_opt = state.log_alpha, state.opt_state.alpha
         if cfg.autotune:
             g = jax.grad(lambda la: -la * jnp.mean(jax.lax.stop_gradient(logp) + self.target_entropy))(log_alpha)
             upd, alpha_opt = opt.update(pmean(g), alpha_opt, log_alpha)
             log_alpha = optax.apply_updates(log_alpha, upd)
-        target = optax.incremental_update(critic, state.target, cfg.tau)
+        critic = OnlineAndTarget(online, optax.incremental_update(online, critic.target, cfg.tau))
         metrics.update(actor_loss=a_loss, alpha=alpha, entropy=-jnp.mean(logp))
-        return SACState(params, critic, target, log_alpha, SACOpt(actor_opt, critic_opt, alpha_opt)), metrics
+        return SACState(SACParams(actor, critic, log_alpha), SACOptStates(actor_opt, critic_opt, alpha_opt)), metrics

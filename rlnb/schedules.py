@@ -22,7 +22,7 @@ __all__ = ['Schedules']
 class Schedules:
     """The learner's dispatches and the two schedules that order them with the actors' ticks.
     Reads: `config`, `pacing`, `tracer`, `store`, `stats`, `mesh`, `name`, `updates`, `_learner_state`, `learn`, `push_state`,
-    `actor_params`, `compiled`, `sparse_metrics`, `_tasks` (the running roles), and from `Acting`: `_first_states`,
+    `actor_params`, `compiled`, `_tasks` (the running roles), and from `Acting`: `_first_states`,
     `_actor_tick`, `env_steps`.
     Owns: `_pending` (the dispatch in flight), `_published_at`, `version` (publishes with `publish_ready`), `_learned` and
     `_rolled` (the events the roles wake each other with)."""
@@ -56,7 +56,7 @@ def _record(self, data, metrics, state, updates):
     self._pending = None
     host = {k: np.asarray(v) for k, v in metrics.items() if k != 'td_error'}
     for k, v in host.items():
-        if v.dtype.kind == 'f' and (np.isinf(v).any() if k in self.sparse_metrics else not np.isfinite(v).all()):
+        if v.dtype.kind == 'f' and not np.isfinite(v).all():
             raise NonFiniteError(f"[{self.name}] the learner's {k} is {v.ravel()[~np.isfinite(v.ravel())][0]} at update {updates:,} "
                                  f"({self.env_steps:,} env steps): training stops, and these params are never saved (the last checkpoint "
                                  "stays the last good one). Lower the learning rate, clip the gradients or the rewards, or check the env's reward scale.")

@@ -132,7 +132,6 @@ class Spec(abc.ABC):
     algo_name: ClassVar[str] = 'runtime'  # registry name, stored in checkpoints
     rollout_field: ClassVar[str|None] = None  # config field a rollout's length lives in (DistributedAgent's `num_steps`)
     shape_fields: ClassVar[tuple] = ()  # config fields (besides actors and envs) that fix the checkpoint's shapes
-    sparse_metrics: ClassVar[tuple] = ()  # metrics that are NaN on updates that do not compute them (e.g. a delayed actor loss): only an infinity there is a fault
     train_steps: ClassVar[int] = 100_000  # env steps a run trains for when none are given (the CLI's default)
 
     def check_spaces(self, observation_space, action_space):
@@ -172,6 +171,9 @@ class Spec(abc.ABC):
     def prepare(self, data):
         "Host side: the learner's input from the pacing's data (fields the maths reads, fixed dtypes); may draw from `self.rng` (e.g. minibatch shuffles)."
         return data
+    def upgrade_learner(self, learner:dict) -> dict:
+        "A checkpoint's learner state as an earlier rlnb wrote it (pure data), in this version's layout; default unchanged."
+        return learner
     def after_updates(self, state, before:int, after:int):
         "Host side, after each dispatch: a new learner state from counters (e.g. a target-network sync); default unchanged."
         return state

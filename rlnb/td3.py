@@ -16,12 +16,13 @@ import jax.numpy as jnp
 import flax.linen as nn
 import optax
 
+from .apex_dqn import OnlineAndTarget
 from .parallel import pmean
 from .runtime import need, numpy_init
 from .sac import ContinuousOffPolicy, OffPolicyConfig
 
 # %% auto #0
-__all__ = ['TD3Config', 'DeterministicActor', 'TD3State', 'td3_target', 'TD3']
+__all__ = ['TD3Config', 'DeterministicActor', 'TD3Params', 'TD3OptStates', 'TD3State', 'td3_target', 'TD3']
 
 # %% ../nbs/16_td3.ipynb #718f2eb9
 @dataclass(frozen=True)
@@ -52,13 +53,20 @@ class DeterministicActor(nn.Module):
         return jnp.tanh(nn.Dense(self.action_dim)(x))
 
 # %% ../nbs/16_td3.ipynb #d611f09e
+class TD3Params(NamedTuple):
+    "What TD3 learns: the actor's params and the twin critics' params, each with its Polyak target."
+    actor_params: OnlineAndTarget
+    critic_params: OnlineAndTarget
+
+class TD3OptStates(NamedTuple):
+    "The optimizer's state for each of TD3's networks."
+    actor_opt_state: Any
+    critic_opt_state: Any
+
 class TD3State(NamedTuple):
-    "The learner's state: actor and twin critic params, their Polyak targets, optimizer states, critic updates so far."
-    params: Any
-    critic: Any
-    target_params: Any
-    target: Any
-    opt_state: Any  # (actor, critic) Adam states
+    "TD3's learner state: its params, their optimizer states, and the critic updates so far (the clock of the delayed actor updates)."
+    params: TD3Params
+    opt_states: TD3OptStates
     step: Any
 
 def td3_target(q1_next, q2_next, Rn, In):
@@ -68,7 +76,6 @@ def td3_target(q1_next, q2_next, Rn, In):
 class TD3(ContinuousOffPolicy):
     "TD3: deterministic actors with Gaussian exploration over a bounded Box, twin critics with target smoothing, delayed actor and target updates; replay at a fixed replay ratio."
     Config, algo_name = TD3Config, 'td3'
-    sparse_metrics = ('actor_loss',)  # NaN on the updates that leave the actor alone (policy_delay)
 
     def setup(self, func):
         cfg = self.config
@@ -76,8 +83,16 @@ class TD3(ContinuousOffPolicy):
         self.actor = actor if actor is not None else DeterministicActor(int(np.prod(self.action_space.shape)), tuple(cfg.hidden))
         params = numpy_init(self.actor, self.observation_space, cfg.seed)
         critics = self.init_critics(critic)
-        self.opt = self.adam()
-        return TD3State(params, critics, params, critics, (self.opt.init(params), self.opt.init(critics)), np.int32(0))
+        self.optimizer = opt = self.adam()
+        return TD3State(TD3Params(OnlineAndTarget(params, params), OnlineAndTarget(critics, critics)), TD3OptStates(opt.init(params), opt.init(critics)), np.int32(0))
+
+    def actor_params(self, state): return state.params.actor_params.online
+
+    def upgrade_learner(self, learner:dict) -> dict:
+        "A checkpoint's learner state as rlnb wrote it before its parts were named (`params`, `critic`, `target_params`, `target`, `opt_state`, `step`), in today's layout."
+        if 'target_params' not in learner: return learner
+        return dict(params=dict(actor_params=dict(online=learner['params'], target=learner['target_params']), critic_params=dict(online=learner['critic'], target=learner['target'])),
+                    opt_states=dict(actor_opt_state=learner['opt_state']['0'], critic_opt_state=learner['opt_state']['1']), step=learner['step'])
 
     def act(self, params, obs, noise):
         a = jnp.clip(self.actor.apply(params, obs) + self.config.exploration_noise * noise, -1.0, 1.0)
@@ -86,22 +101,23 @@ class TD3(ContinuousOffPolicy):
     def eval_act(self, params, obs): return self.actor.apply(params, obs)
 
     def learner_step(self, state, batch):
-        cfg, opt = self.config, self.opt
+        cfg, opt = self.config, self.optimizer
+        (actor, critic), (actor_opt, critic_opt) = state.params, state.opt_states
         smooth = jnp.clip(cfg.target_noise * batch['eps_next'], -cfg.target_noise_clip, cfg.target_noise_clip)
-        a_next = jnp.clip(self.actor.apply(state.target_params, batch['S_next']) + smooth, -1.0, 1.0)
-        q1, q2 = self.q(state.target, batch['S_next'], a_next)
+        a_next = jnp.clip(self.actor.apply(actor.target, batch['S_next']) + smooth, -1.0, 1.0)
+        q1, q2 = self.q(critic.target, batch['S_next'], a_next)
         y = jax.lax.stop_gradient(td3_target(q1, q2, batch['Rn'], batch['In']))
-        critic, critic_opt, metrics = self.critic_update(state.critic, state.opt_state[1], opt, batch, y)
+        online, critic_opt, metrics = self.critic_update(critic.online, critic_opt, batch, y)
+        loss = lambda p: -jnp.mean(self.critic.apply(jax.tree.map(lambda x: x[0], online), batch['S'], self.actor.apply(p, batch['S'])))
 
-        def actor_update(_):
-            loss = lambda p: -jnp.mean(self.critic.apply(jax.tree.map(lambda x: x[0], critic), batch['S'], self.actor.apply(p, batch['S'])))
-            l, g = jax.value_and_grad(loss)(state.params)
-            upd, actor_opt = opt.update(pmean(g), state.opt_state[0], state.params)
-            params = optax.apply_updates(state.params, upd)
-            return (params, actor_opt, optax.incremental_update(params, state.target_params, cfg.tau),
-                    optax.incremental_update(critic, state.target, cfg.tau), l)
-        def keep(_):
-            return state.params, state.opt_state[0], state.target_params, state.target, jnp.float32(jnp.nan)
-        params, actor_opt, target_params, target, a_loss = jax.lax.cond((state.step + 1) % cfg.policy_delay == 0, actor_update, keep, None)
+        def actor_update(_):  # every policy_delay-th update: an Adam step of the actor, then both Polyak targets
+            l, g = jax.value_and_grad(loss)(actor.online)
+            upd, opt_state = opt.update(pmean(g), actor_opt, actor.online)
+            new = optax.apply_updates(actor.online, upd)
+            return (OnlineAndTarget(new, optax.incremental_update(new, actor.target, cfg.tau)), opt_state,
+                    optax.incremental_update(online, critic.target, cfg.tau), l)
+        def hold(_):  # the others: the actor and the targets stay; the actor's loss is evaluated all the same (forward only)
+            return actor, actor_opt, critic.target, loss(actor.online)
+        actor, actor_opt, critic_target, a_loss = jax.lax.cond((state.step + 1) % cfg.policy_delay == 0, actor_update, hold, None)
         metrics.update(actor_loss=a_loss)
-        return TD3State(params, critic, target_params, target, (actor_opt, critic_opt), state.step + 1), metrics
+        return TD3State(TD3Params(actor, OnlineAndTarget(online, critic_target)), TD3OptStates(actor_opt, critic_opt), state.step + 1), metrics

@@ -1,4 +1,4 @@
-"""TD errors and PPO's clipped loss as pure functions (`q_learning`, `double_q_learning`, `sarsa`, `expected_sarsa`, `clipped_surrogate_pg_loss`); updaters for q-functions (`QLearning`, `DoubleQLearning`, `Sarsa`, `ExpectedSarsa`) and policy objectives (`VanillaPG`, `PPOClip`), each a set of pure functions a sharded learner can run, wrapped in an object with `update(transition_batch)`.
+"""TD errors as pure functions (`q_learning`, `double_q_learning`, `sarsa`, `expected_sarsa`); updaters for q-functions (`QLearning`, `DoubleQLearning`, `Sarsa`, `ExpectedSarsa`) and a policy objective (`VanillaPG`), each a set of pure functions a sharded learner can run, wrapped in an object with `update(transition_batch)`.
 
 Docs: https://rlnb.github.io/rlnb/td_learning.html.md"""
 
@@ -20,7 +20,7 @@ from .functions import Q, Policy, BasePolicy
 
 # %% auto #0
 __all__ = ['q_learning', 'double_q_learning', 'sarsa', 'expected_sarsa', 'huber', 'TDUpdater', 'QLearning', 'DoubleQLearning',
-           'Sarsa', 'ExpectedSarsa', 'clipped_surrogate_pg_loss', 'PolicyObjective', 'VanillaPG', 'PPOClip']
+           'Sarsa', 'ExpectedSarsa', 'PolicyObjective', 'VanillaPG']
 
 # %% ../nbs/05_td_learning.ipynb #7cce66c3
 def _td(q_tm1, a_tm1, r_t, discount_t, v_t, stop_target_gradients):
@@ -221,19 +221,6 @@ class ExpectedSarsa(TDUpdater):
         return td, jnp.take_along_axis(Qs, A[:, None], 1)[:, 0]
 
 # %% ../nbs/05_td_learning.ipynb #d8a9c30b
-def clipped_surrogate_pg_loss(prob_ratios_t,  # Ratios pi(a_t|s_t) / mu(a_t|s_t) of the batch, shape (batch,)
-                              adv_t,  # Advantages of the batch, shape (batch,)
-                              epsilon,  # Clipping range of the ratio
-                              use_stop_gradient=True,  # Treat the advantages as constants
-                             ):
-    "PPO's clipped surrogate loss: `-mean(min(rho * A, clip(rho, 1 - epsilon, 1 + epsilon) * A))`."
-    chex.assert_rank([prob_ratios_t, adv_t], [1, 1])
-    chex.assert_type([prob_ratios_t, adv_t], [float, float])
-    adv_t = jnp.where(use_stop_gradient, jax.lax.stop_gradient(adv_t), adv_t)
-    clipped = jnp.clip(prob_ratios_t, 1. - epsilon, 1. + epsilon)
-    return -jnp.mean(jnp.minimum(prob_ratios_t * adv_t, clipped * adv_t))
-
-# %% ../nbs/05_td_learning.ipynb #8c3b5eec
 class PolicyObjective(_Updater):
     "Base of the policy objectives: subclasses define `objective_fn(params, batch, Adv) -> (loss, metrics)`."
     def __init__(self,
@@ -282,23 +269,3 @@ class VanillaPG(PolicyObjective):
         logP, ent, W = self._common(params, batch)
         loss = -jnp.mean(W * jax.lax.stop_gradient(Adv) * logP) - self.entropy_coef * ent
         return loss, {'entropy': ent, 'kl_div': jnp.mean(batch.logP - logP)}
-
-class PPOClip(PolicyObjective):
-    "PPO's clipped surrogate objective (`clipped_surrogate_pg_loss`) on the ratio to the behaviour policy's `logP`."
-    def __init__(self,
-                 pi:Policy,  # The stochastic policy to update
-                 optimizer:optax.GradientTransformation|None=None,  # Defaults to optax.adam(1e-3)
-                 epsilon:float=0.2,  # Clipping range of the probability ratio
-                 entropy_coef:float=0.0,  # Weight of the entropy bonus
-                ):
-        if not 0 < epsilon < 1: raise ConfigError(f"PPOClip: epsilon must be in (0, 1), got {epsilon}.")
-        self.epsilon = epsilon
-        super().__init__(pi, optimizer, entropy_coef)
-
-    def objective_fn(self, params, batch, Adv):
-        "Pure: `(loss, metrics)`."
-        logP, ent, W = self._common(params, batch)
-        ratio = jnp.exp(logP - batch.logP)
-        loss = clipped_surrogate_pg_loss(ratio, W * Adv, self.epsilon) - self.entropy_coef * ent
-        clipped = jnp.mean((jnp.abs(ratio - 1.0) > self.epsilon).astype(jnp.float32))
-        return loss, {'entropy': ent, 'kl_div': jnp.mean(batch.logP - logP), 'clip_fraction': clipped}
