@@ -67,9 +67,6 @@ def _resolve_devices(devices, num_learners) -> list:
     return devs[:num_learners]
 
 # %% ../nbs/11_agent.ipynb #9e2292f2
-class _StopRequested(Exception):
-    "Raised from the progress callback to end the current chunk when `stop()` was asked for."
-
 _HEAD = ('wall_s', 'env_steps', 'updates', 'episodes', 'env_steps_per_s', 'updates_per_s', 'avg_G')  # columns before the algorithm's metrics
 _TAIL = ('lag_mean', 'lag_max', 'eval_return', 'eval_std')
 
@@ -249,7 +246,7 @@ async def atrain(self,
                  tensorboard:bool=True,  # TensorBoard event files in work_dir/tb
                  wandb=False,  # also log the rows to Weights & Biases: True, or a dict of `wandb.init` arguments (project, mode, ...); the `wandb` extra
                 ) -> dict:
-    "Train in chunks between evaluation/checkpoint boundaries; returns the last evaluation, counters, rates and the checkpoint written."
+    "Train with the runtime's loop and the agent's hooks (progress, rows, checkpoints, stop); returns the last evaluation, counters, rates and the checkpoint written."
     goal = self._check_train_args(num_train_steps, log_interval, eval_interval, save_interval, num_eval_episodes)
     if init_model_path is not None: await self.aload(init_model_path)
     a = self.algo
@@ -263,32 +260,20 @@ async def atrain(self,
     self._last_row = self._session
     next_log = [time.perf_counter() + log_interval]
 
-    def tick(_):
+    def tick(_) -> bool:
+        "The loop's callback: the progress bar, a metrics row every `log_interval` s; true once a stop is asked for."
         bar.update(min(a.env_steps, goal) - bar.n)
         bar.set_postfix(G=f"{a.stats.mean('G', 0):.0f}", eval=f"{self.evals[-1]['mean']:.0f}" if self.evals else '-', upd=a.updates, refresh=False)
         if log_interval and time.perf_counter() >= next_log[0]:
             next_log[0] = time.perf_counter() + log_interval
             self._emit(self._row(), verbose)
-        if self._stop_requested: raise _StopRequested()
+        return self._stop_requested
 
-    crossed = lambda before, interval: interval is not None and a.env_steps // interval > before // interval
-    nxt = lambda interval: goal if interval is None else (a.env_steps // interval + 1) * interval
-    last_eval, stopped, reached, saved_at = None, False, False, None
     try:
-        while a.env_steps < goal and not self._stop_requested:
-            before = a.env_steps
-            try:
-                await a.atrain(min(goal, nxt(eval_interval), nxt(save_interval)), eval_interval=None, final_eval=False, callback=tick)
-                tick(a)  # a stop requested just as the chunk ended is seen here
-            except _StopRequested: break
-            if crossed(before, eval_interval) or a.env_steps >= goal:
-                last_eval = await self._evaluate(num_eval_episodes, verbose)
-                reached = target_return is not None and last_eval['mean'] >= target_return
-            if crossed(before, save_interval) or a.env_steps >= goal or reached:
-                await self.asave(); saved_at = a.env_steps
-            if reached: break
+        res = await a.atrain(goal, eval_interval=eval_interval, num_eval_episodes=num_eval_episodes, target_return=target_return,
+                             callback=tick, final_eval=a.env_steps < goal,  # a call with nothing left to train does not evaluate again
+                             on_eval=lambda _, r: self._record_eval(r, verbose), save_interval=save_interval, on_save=lambda _: self.asave())
         stopped = self._stop_requested
-        if saved_at != a.env_steps: await self.asave()
     except (asyncio.CancelledError, KeyboardInterrupt):  # cell interrupt, Ctrl-C: the roles are stopped already; keep the run
         if not a.running: await self.asave()
         raise
@@ -301,7 +286,8 @@ async def atrain(self,
     finally: self._end_session(bar, goal)
     dt = max(self.wall_s, 1e-9)
     if self.history: self.plot(self.work_dir / 'curve.png')
-    return dict(eval=last_eval, env_steps=a.env_steps, updates=a.updates, episodes=a.episodes, stopped=stopped, reached_target=reached,
+    reached = target_return is not None and res['eval'] is not None and res['eval']['mean'] >= target_return
+    return dict(eval=res['eval'], env_steps=a.env_steps, updates=a.updates, episodes=a.episodes, stopped=stopped, reached_target=reached,
                 env_steps_per_s=a.env_steps / dt, updates_per_s=a.updates / dt, wall_s=self.wall_s,
                 checkpoint=str(self.last_checkpoint), work_dir=str(self.work_dir))
 
@@ -313,14 +299,11 @@ def train(self, num_train_steps:int|None=None, **kwargs) -> dict:
 
 # %% ../nbs/11_agent.ipynb #95da8e58
 @patch_to(DistributedAgent)
-async def _evaluate(self, num_eval_episodes:int, verbose:bool=False, record:bool=True) -> dict:
-    res = await self.algo.aevaluate(num_eval_episodes)
-    if not record: return res
+def _record_eval(self, res:dict, verbose:bool=False):
+    "The runtime's `on_eval` hook: an evaluation it made (and put in its `eval_history`) goes to `evals`, the history and the sinks."
     a = self.algo
-    a.eval_history.append((a.env_steps, res['mean']))
     self.evals.append(dict(env_steps=a.env_steps, updates=a.updates, mean=res['mean'], std=res['std'], returns=res['returns']))
     self._emit(self._row(res), verbose)
-    return res
 
 @patch_to(DistributedAgent)
 async def aeval(self,
@@ -330,7 +313,7 @@ async def aeval(self,
                ) -> dict:
     "Greedy evaluation of the current params: mean, std, min, max and the returns of `num_eval_episodes` episodes (and `video`: the recording)."
     if not isinstance(num_eval_episodes, int) or num_eval_episodes < 1: raise ConfigError(f"num_eval_episodes must be an int >= 1, got {num_eval_episodes!r}.")
-    res = await self._evaluate(num_eval_episodes, record=record)
+    res = await (self.algo.aeval_point(num_eval_episodes, lambda _, r: self._record_eval(r)) if record else self.algo.aevaluate(num_eval_episodes))
     if video is not None: res = dict(res, video=await self.algo.arecord(video))
     return res
 
@@ -376,7 +359,7 @@ def request_stop(self):
 
 @patch_to(DistributedAgent)
 async def stop(self,
-               timeout:float=60.0,  # seconds to wait for the current chunk to wind down before cancelling it
+               timeout:float=60.0,  # seconds to wait for the run to wind down before cancelling it
               ) -> dict|None:
     "Stop a background run: the actors and learner finish their step, a checkpoint is written; returns `atrain`'s result (raises its error)."
     t = self._task

@@ -262,52 +262,85 @@ def _run(self, until:int):
     else: self.start('rollout', 'learner')
 
 @patch_to(Runtime)
+async def _stretch(self, until:int, callback=None, fresh:bool=True, whole:bool=True) -> str|None:
+    "Run the roles up to `until` env steps and pause them (`whole`: with the dispatch finished and the queued steps in replay); returns 'stopped' (the callback asked), 'outside' (`stop()` from outside) or None."
+    if fresh:  # where a chunk starts
+        if not self._placement_logged and (self.actor_device.platform != 'cpu' or self.actor_device != local_devices(self.mesh)[0]):
+            logging.getLogger(f'rlnb.{self.name}').info(f"actors act on {self.actor_device} ({self.actor_device_reason})")  # once per runtime; silent where all is one CPU device
+        self._placement_logged = True
+        if self.config.deterministic:  # a chunk starts from (seed, env_steps) alone: fresh seeded episodes, current params
+            await self._fresh_actors().aclose()
+            self.push_state()
+        self.start_compile()  # the compiles run beside each other and beside the actors' first steps
+    self._run(until)
+    ended = None
+    while True:  # an error (a role's, the callback's, a cancel) goes to `atrain`, which stops the roles
+        await asyncio.sleep(0.01)
+        for t in self._tasks:
+            if t.done() and t.exception() is not None: raise t.exception()
+        if not self._tasks or self._stop.is_set(): ended = 'outside'; break
+        if callback is not None and callback(self): ended = 'stopped'; break
+        if self.config.deterministic and not self._tasks[0].done(): continue  # the schedule pauses itself at `until`
+        if self.config.deterministic or self.env_steps >= until: break
+    await self.stop()  # training pauses at evaluations, so the result describes these params
+    if whole:
+        await self._finish_dispatch()
+        await self.pacing.collect()
+    if not ended and callback is not None and callback(self): ended = 'stopped'  # asked for while the roles wound down
+    return ended
+
+# %% ../nbs/09_runtime.ipynb #5e1f0a7c
+@patch_to(Runtime)
+async def aeval_point(self,
+                      num_eval_episodes:int=10,  # episodes of the evaluation
+                      on_eval:Callable[[Runtime, dict], Any]|None=None,  # called with the runtime and the result
+                     ) -> dict:
+    "Evaluate the current params as a training run does at its evaluation points: `aevaluate`, then `(env_steps, mean)` onto `eval_history` (the one place it grows), then `on_eval`."
+    res = await self.aevaluate(num_eval_episodes)
+    self.eval_history.append((self.env_steps, res['mean']))
+    if on_eval is not None: on_eval(self, res)
+    return res
+
+@patch_to(Runtime)
 async def atrain(self,
                  num_train_steps:int,  # train until the run has this many env steps in all (a resumed run counts what it had)
-                 eval_interval:int|None=5_000,  # env steps between evaluations; None: no intermediate evaluation
+                 eval_interval:int|None=5_000,  # evaluate at every multiple of this many env steps; None: no intermediate evaluation
                  num_eval_episodes:int=10,  # episodes per evaluation
                  target_return:float|None=None,  # stop early once an evaluation reaches this mean return
-                 callback:Callable[[Runtime], Any]|None=None,  # called every ~0.01 s with the runtime (progress, logging)
+                 callback:Callable[[Runtime], Any]|None=None,  # called every ~0.01 s and at every pause with the runtime (progress, logging); a true return stops the run there
                  final_eval:bool=True,  # evaluate at the end (unless the last evaluation was at this step count)
+                 on_eval:Callable[[Runtime, dict], Any]|None=None,  # called with the runtime and the result after every evaluation
+                 save_interval:int|None=None,  # a checkpoint point at every multiple of this many env steps (needs `on_save`); None: only at the end
+                 on_save:Callable[[Runtime], Any]|None=None,  # coroutine function awaited at every checkpoint point and where the run ends; given, every pause is whole
                 ) -> dict:
-    "Train until the run has `num_train_steps` env steps (or `target_return`); returns the last evaluation (None if none ran) and the statistics."
+    "Train until the run has `num_train_steps` env steps (or `target_return`, or a stop); returns the last evaluation (None if none ran) and the statistics."
     if not isinstance(num_train_steps, (int, np.integer)) or num_train_steps <= 0: raise ConfigError(f"num_train_steps must be an int > 0, got {num_train_steps!r}.")
-    if eval_interval is not None and eval_interval <= 0: raise ConfigError(f"eval_interval must be > 0 or None, got {eval_interval}.")
-    goal = int(num_train_steps)
-    next_eval = float('inf') if eval_interval is None else self.env_steps + eval_interval
-    if not self._placement_logged and (self.actor_device.platform != 'cpu' or self.actor_device != local_devices(self.mesh)[0]):
-        logging.getLogger(f'rlnb.{self.name}').info(f"actors act on {self.actor_device} ({self.actor_device_reason})")  # once per runtime; silent where all is one CPU device
-    self._placement_logged = True
-    if self.config.deterministic:  # a chunk starts from (seed, env_steps) alone: fresh seeded episodes, current params
-        await self._fresh_actors().aclose()
-        self.push_state()
-    last = None
-    self.start_compile()  # the compiles run beside each other and beside the actors' first steps
-    if self.env_steps < goal: self._run(int(min(goal, next_eval)))
+    for name, every in (('eval_interval', eval_interval), ('save_interval', save_interval)):
+        if every is not None and every <= 0: raise ConfigError(f"{name} must be > 0 or None, got {every}.")
+    if save_interval is not None and on_save is None: raise ConfigError(f"save_interval={save_interval} needs on_save, the hook that saves (DistributedAgent's checkpoints).")
+    goal, whole = int(num_train_steps), on_save is not None
+    nxt = lambda every: goal if every is None else (self.env_steps // every + 1) * every  # the next multiple
+    due = lambda every, before: every is not None and self.env_steps // every > before // every  # a multiple passed since `before`
+    last, ended, reached, saved, fresh = None, None, False, None, True
     try:
-        while self.env_steps < goal:
-            await asyncio.sleep(0.01)
-            for t in self._tasks:
-                if t.done() and t.exception() is not None: raise t.exception()
-            if not self._tasks or self._stop.is_set(): break  # stopped from outside (agent.stop())
-            if callback is not None: callback(self)
-            if self.config.deterministic and not self._tasks[0].done(): continue  # the schedule pauses itself at next_eval
-            if self.env_steps >= next_eval:  # training pauses while it is evaluated, so the result describes these params
-                next_eval += eval_interval
-                await self.stop()
-                last = await self.aevaluate(num_eval_episodes)
-                self.eval_history.append((self.env_steps, last['mean']))
-                if callback is not None: callback(self)
-                if target_return is not None and last['mean'] >= target_return: break
-                self._run(int(min(goal, next_eval)))
-            elif self.config.deterministic: break  # the schedule reached the goal
+        while self.env_steps < goal and not reached:
+            if callback is not None and callback(self): ended = 'stopped'; break
+            before = self.env_steps
+            ended = await self._stretch(min(goal, nxt(eval_interval), nxt(save_interval)), callback, fresh=fresh or whole, whole=whole)
+            fresh = False
+            if ended: break
+            if due(eval_interval, before):
+                last = await self.aeval_point(num_eval_episodes, on_eval)
+                reached = target_return is not None and last['mean'] >= target_return
+            if whole and due(save_interval, before) and self.env_steps < goal:  # the end's is saved below, after its evaluation
+                await on_save(self); saved = self.env_steps
     finally:
         await self.stop()
         await self._finish_dispatch()  # every atrain call ends with its dispatch finished (the same point for a checkpoint and for a run that goes on)
         await self.pacing.collect()  # and with the actors' queued steps in replay, where a checkpoint keeps them
-    if final_eval and (last is None or self.eval_history[-1][0] != self.env_steps):
-        last = await self.aevaluate(num_eval_episodes)
-        self.eval_history.append((self.env_steps, last['mean']))
+    if ended != 'stopped' and final_eval and (last is None or self.eval_history[-1][0] != self.env_steps):
+        last = await self.aeval_point(num_eval_episodes, on_eval)
+    if whole and saved != self.env_steps: await on_save(self)
     return dict(eval=last, env_steps=self.env_steps, updates=self.updates, episodes=self.episodes, **{
         k: v for k, v in self.stats.summary().items() if k in ('env_steps_per_s', 'updates_per_s', 'avg_lag_mean', 'avg_lag_max', 'avg_G')})
 
