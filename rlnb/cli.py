@@ -82,6 +82,7 @@ def _run_dir_of(resume:str) -> str:
     if p.is_file(): return str(p.parent.parent if p.parent.name == CKPT_DIR else p.parent)
     return str(p)
 
+# %% ../nbs/20_cli.ipynb #30f85c84
 class _Interrupted(KeyboardInterrupt):
     "A signal that arrived before there was a run to stop."
     def __init__(self, signum): super().__init__(signum); self.signum = signum
@@ -106,6 +107,7 @@ class _SignalStop:
         elif self.count == 2: print("rlnb: still stopping: the checkpoint is being written", file=sys.stderr, flush=True)
         else: raise _Interrupted(self.signum)
 
+# %% ../nbs/20_cli.ipynb #d7e1823f
 def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
           env_id:str='CartPole-v1',  # gymnasium env id
           steps:int|None=None,  # env steps of the whole run (a resumed run counts what it had); None: the algorithm's `train_steps`
@@ -176,7 +178,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
     (run / 'result.json').write_text(json.dumps(out_d, indent=1))
     return out_d
 
-# %% ../nbs/20_cli.ipynb #30f85c84
+# %% ../nbs/20_cli.ipynb #cea2ae22
 def evaluate(run:str,  # run directory or checkpoint file
              episodes:int=10,  # evaluation episodes
              video:str|None=None,  # also record one episode into this file (.mp4 or .gif; the `video` extra)
@@ -192,7 +194,7 @@ def evaluate(run:str,  # run directory or checkpoint file
     if video is not None: out.update(video=r['video']['path'], video_frames=r['video']['frames'], video_return=r['video']['episode_return'])
     return out
 
-# %% ../nbs/20_cli.ipynb #69be69e3
+# %% ../nbs/20_cli.ipynb #dfd55c74
 _OWN = ('seed', 'num_actors', 'deterministic')  # config fields the train command has its own options for
 
 def _field_help(cls) -> dict:
@@ -246,7 +248,7 @@ def config_overrides(args:argparse.Namespace) -> dict:
     "The config fields given on the command line."
     return {k[4:]: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items() if k.startswith('cfg_')}
 
-# %% ../nbs/20_cli.ipynb #cea2ae22
+# %% ../nbs/20_cli.ipynb #d57fa53a
 def _train_options(t:argparse.ArgumentParser, algo:str):
     t.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
     t.add_argument('--steps', type=int, default=None, help=f"env steps of the whole run (default: {get_algo(algo).train_steps})")
@@ -277,6 +279,7 @@ def _target_of(args, pre:Preset|None=None) -> float|None:
     try: return gym.spec(args.env).reward_threshold
     except gym.error.Error: return None  # an unknown env id: `train` says so
 
+# %% ../nbs/20_cli.ipynb #de98a175
 class _Parser(argparse.ArgumentParser):
     "argparse, with a usage error on one line: what was wrong and where the options are listed (subcommands inherit it)."
     def error(self, message):
@@ -309,6 +312,7 @@ def _parser():
     e.add_argument('--video', default=None, metavar='FILE', help="record one episode into FILE (.mp4 or .gif; needs pip install 'rlnb[video]')")
     return p
 
+# %% ../nbs/20_cli.ipynb #2444aa99
 def main(argv:list[str]|None=None) -> int:
     "Console entry point `rlnb`; returns the process exit code."
     p = _parser()
@@ -345,6 +349,9 @@ def main(argv:list[str]|None=None) -> int:
         return 1
     return 0
 
+def _with_notes(e:BaseException) -> str: return '\n'.join([str(e), *getattr(e, '__notes__', [])])
+
+# %% ../nbs/20_cli.ipynb #9552a957
 def _print_presets(args):
     "`rlnb presets`: a table of the shipped presets, their JSON, or one preset's file."
     if args.name is not None:
@@ -362,5 +369,3 @@ def _print_presets(args):
     print(f"{'name':<{w[0]}}  {'algo':<{w[1]}}  {'env':<{w[2]}}  {'steps':>{w[3]}}  tuned result")
     for r in rows: print(f"{r[0]:<{w[0]}}  {r[1]:<{w[1]}}  {r[2]:<{w[2]}}  {r[3]:>{w[3]}}  {r[4]}")
     print(f"(files in {PRESET_DIR}; `rlnb presets NAME` prints one; `rlnb train ALGO --env ENV` uses its pair's, flags override it)")
-
-def _with_notes(e:BaseException) -> str: return '\n'.join([str(e), *getattr(e, '__notes__', [])])

@@ -12,7 +12,7 @@ from numpy.lib.stride_tricks import as_strided
 import jax
 import gymnasium as gym
 
-from .core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError, preallocate
+from .core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError, preallocate, patch_to
 from .replay import SumTree, WaitReady, _rng_state, _set_rng_state
 from .tracing import InsufficientCacheError, Tracer
 from .checkpoint import load_state, register_streamed, save_state
@@ -66,25 +66,8 @@ def stack_offsets(flags:np.ndarray,  # (B, stack) uint8 flags of rows t-stack+1 
 # %% ../nbs/18_frames.ipynb #b67d8631
 FRAME_KINDS = ('FrameReplayBuffer', 'PrioritizedFrameReplayBuffer')  # the `kind` of a frame buffer's state dict
 _MID, _DONE, _ENDED = 0, 1, 2  # a stream's last row: inside an episode; ended one (the next row is its final observation); was a final observation
-_CHUNK_BYTES = 64 << 20  # checkpoint copies move at most this many bytes at a time
 
-def _copy_chunks(dst:np.ndarray, src):
-    "dst[...] = src for (streams, rows, ...) arrays, at most `_CHUNK_BYTES` at a time."
-    S, F, tail = dst.shape[0], dst.shape[1], dst.shape[2:]
-    row = int(np.prod(tail, dtype=np.int64)) * dst.itemsize
-    step = max(1, _CHUNK_BYTES // max(1, row))
-    # a memory map from `load_state` is read one block at a time through a map of its own: the block's pages leave the
-    # process when the map is dropped, so the file never sits in the process's memory next to the storage
-    mapped = isinstance(src, np.memmap) and src.filename is not None and src.flags.c_contiguous
-    for s in range(S):
-        for i in range(0, F, step):
-            j = min(F, i + step)
-            if mapped:
-                block = np.memmap(src.filename, src.dtype, 'r', offset=src.offset + (s * F + i) * row, shape=(j - i, *tail))
-                dst[s, i:j] = block
-                del block
-            else: dst[s, i:j] = src[s, i:j]
-
+# %% ../nbs/18_frames.ipynb #b3f37f79
 class FrameReplayBuffer(WaitReady):
     "Uniform replay of stacked pixel observations that stores each env step's frame once (one ring per env stream)."
     def __init__(self,
@@ -160,317 +143,291 @@ class FrameReplayBuffer(WaitReady):
         return cls(capacity, num_streams, frame_shape, stack, stack_axis=stack_axis, frame_dtype=observation_space.dtype,
                    action_shape=act.shape[1:], action_dtype=act.dtype, **kwargs)
 
-    def clear(self):
-        "Drop every row (storage stays allocated); the RNG keeps its state."
-        self._count[:] = 0; self._state[:] = _MID
-        self._valid[:] = False; self._flags[:] = 0
-        self._tree.clear()
-        self._n_valid = 0
-
     def __len__(self): return self._n_valid
     def __repr__(self): return (f"{type(self).__name__}(capacity={self.capacity}, num_streams={self.num_streams}, len={len(self)}, "
                                 f"observation_shape={self.observation_shape})")
 
-    @property
-    def nbytes(self) -> int:
-        "Bytes of the preallocated storage: frames, per-row arrays and the sum tree."
-        return sum(x.nbytes for x in (self._frames, self._actions, self._rewards, self._flags, self._version, self._valid,
-                                      self._tree.leaves, self._tree.nodes))
+# %% ../nbs/18_frames.ipynb #329790ec
+@patch_to(FrameReplayBuffer)
+def clear(self):
+    "Drop every row (storage stays allocated); the RNG keeps its state."
+    self._count[:] = 0; self._state[:] = _MID
+    self._valid[:] = False; self._flags[:] = 0
+    self._tree.clear()
+    self._n_valid = 0
 
-    @property
-    def tree(self) -> SumTree:
-        "The `SumTree` over slots (priority 0 for slots that cannot be sampled); read it, do not write it."
-        return self._tree
+@patch_to(FrameReplayBuffer)
+@property
+def nbytes(self) -> int:
+    "Bytes of the preallocated storage: frames, per-row arrays and the sum tree."
+    return sum(x.nbytes for x in (self._frames, self._actions, self._rewards, self._flags, self._version, self._valid,
+                                  self._tree.leaves, self._tree.nodes))
 
-    @property
-    def rows(self) -> np.ndarray:
-        "Rows each stream has received so far (a copy)."
-        return self._count.copy()
+@patch_to(FrameReplayBuffer)
+@property
+def tree(self) -> SumTree:
+    "The `SumTree` over slots (priority 0 for slots that cannot be sampled); read it, do not write it."
+    return self._tree
 
-    # -- geometry: stream s, row t <-> slot, idx
-    def _slot(self, s, t): return s * self.stream_capacity + t % self.stream_capacity
-    def _rows_of(self, slots):
-        "Stream and row number now held by each slot (negative rows for slots never written)."
-        cap = self.stream_capacity
-        s = slots // cap
-        last = self._count[s] - 1
-        return s, last - (last - slots % cap) % cap
+@patch_to(FrameReplayBuffer)
+@property
+def rows(self) -> np.ndarray:
+    "Rows each stream has received so far (a copy)."
+    return self._count.copy()
 
-    def _stored(self, s, t):
-        cnt = self._count[s]
-        return (t >= 0) & (t < cnt) & (t >= cnt - self.stream_capacity)
+# %% ../nbs/18_frames.ipynb #c7f19699
+@patch_to(FrameReplayBuffer)
+def _slot(self, s, t): return s * self.stream_capacity + t % self.stream_capacity
+@patch_to(FrameReplayBuffer)
+def _rows_of(self, slots):
+    "Stream and row number now held by each slot (negative rows for slots never written)."
+    cap = self.stream_capacity
+    s = slots // cap
+    last = self._count[s] - 1
+    return s, last - (last - slots % cap) % cap
 
-    def _window(self, s, t):
-        "`nstep_window` for rows t of streams s, and whether their stacks are intact (no row of them overwritten)."
-        cap, n = self.stream_capacity, self.n_step
-        rows = t[:, None] + np.arange(n + 1)
-        cnt = self._count[s][:, None]
-        exists = (rows >= 0) & (rows < cnt) & (rows >= cnt - cap)
-        sl = s[:, None] * cap + rows % cap
-        ok, Rn, In, k = nstep_window(self._flags[sl], self._rewards[sl[:, :n]], exists, self.gamma)
-        ok &= np.maximum(t - self.stack + 1, 0) >= cnt[:, 0] - cap
-        return ok, Rn, In, k
+@patch_to(FrameReplayBuffer)
+def _stored(self, s, t):
+    cnt = self._count[s]
+    return (t >= 0) & (t < cnt) & (t >= cnt - self.stream_capacity)
 
-    def _leaf_priority(self, slots): return np.ones(len(slots), np.float32)
-    def _on_write(self, slots): pass
+@patch_to(FrameReplayBuffer)
+def _window(self, s, t):
+    "`nstep_window` for rows t of streams s, and whether their stacks are intact (no row of them overwritten)."
+    cap, n = self.stream_capacity, self.n_step
+    rows = t[:, None] + np.arange(n + 1)
+    cnt = self._count[s][:, None]
+    exists = (rows >= 0) & (rows < cnt) & (rows >= cnt - cap)
+    sl = s[:, None] * cap + rows % cap
+    ok, Rn, In, k = nstep_window(self._flags[sl], self._rewards[sl[:, :n]], exists, self.gamma)
+    ok &= np.maximum(t - self.stack + 1, 0) >= cnt[:, 0] - cap
+    return ok, Rn, In, k
 
-    def _drop(self, slots):
-        "Withdraw slots from sampling."
-        slots = slots[self._valid[slots]]
-        if len(slots):
-            self._valid[slots] = False
-            self._tree.set(slots, np.zeros(len(slots), np.float32))
-            self._n_valid -= len(slots)
+@patch_to(FrameReplayBuffer)
+def _leaf_priority(self, slots): return np.ones(len(slots), np.float32)
+@patch_to(FrameReplayBuffer)
+def _on_write(self, slots): pass
 
-    def _admit(self, s, t):
-        "Make the rows (s, t) sampleable where their windows are complete."
-        ok = self._window(s, t)[0]
-        slots = self._slot(s, t)[ok]
-        slots = slots[~self._valid[slots]]
-        if len(slots):
-            self._valid[slots] = True
-            self._tree.set(slots, self._leaf_priority(slots))
-            self._n_valid += len(slots)
+@patch_to(FrameReplayBuffer)
+def _drop(self, slots):
+    "Withdraw slots from sampling."
+    slots = slots[self._valid[slots]]
+    if len(slots):
+        self._valid[slots] = False
+        self._tree.set(slots, np.zeros(len(slots), np.float32))
+        self._n_valid -= len(slots)
 
-    # -- input checks
-    def _ids(self, stream_ids):
-        name = type(self).__name__
-        if stream_ids is None: return np.arange(self.num_streams)
-        ids = np.asarray(stream_ids)
-        if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):
-            raise ConfigError(f"{name}.add: stream_ids must be a 1-D int array (one id per row added), got {ids.dtype} of shape {ids.shape}.")
-        if len(ids) and (ids.min() < 0 or ids.max() >= self.num_streams):
-            bad = ids[(ids < 0) | (ids >= self.num_streams)]
-            raise ConfigError(f"{name}.add: stream id {int(bad[0])} is out of range: this buffer has num_streams={self.num_streams} "
-                              f"(ids 0 .. {self.num_streams - 1}). Create it with num_streams = the total number of envs that feed it.")
-        if len(np.unique(ids)) != len(ids):
-            raise ConfigError(f"{name}.add: stream_ids {ids.tolist()} repeat a stream; each call appends one step per stream, so add a stream's steps in separate calls.")
-        return ids.astype(np.int64)
+@patch_to(FrameReplayBuffer)
+def _admit(self, s, t):
+    "Make the rows (s, t) sampleable where their windows are complete."
+    ok = self._window(s, t)[0]
+    slots = self._slot(s, t)[ok]
+    slots = slots[~self._valid[slots]]
+    if len(slots):
+        self._valid[slots] = True
+        self._tree.set(slots, self._leaf_priority(slots))
+        self._n_valid += len(slots)
 
-    def _column(self, what, x, k, dtype, shape=()):
-        x = np.asarray(x)
-        if what == 'version' and x.ndim == 0: x = np.full(k, x, np.int64)
-        if x.shape != (k, *shape):
-            raise SpaceMismatchError(f"{type(self).__name__}.add: {what} has shape {x.shape}, expected {(k, *shape)}: one value per stream in stream_ids.")
-        if x.dtype != dtype and not np.can_cast(x.dtype, dtype, casting='same_kind') and not (dtype == bool and x.dtype.kind in 'iu'):
-            raise SpaceMismatchError(f"{type(self).__name__}.add: {what} has dtype {x.dtype}, expected {np.dtype(dtype)} (or one castable to it).")
-        return x.astype(dtype, copy=False)
+# %% ../nbs/18_frames.ipynb #0fce339e
+@patch_to(FrameReplayBuffer)
+def _ids(self, stream_ids):
+    name = type(self).__name__
+    if stream_ids is None: return np.arange(self.num_streams)
+    ids = np.asarray(stream_ids)
+    if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):
+        raise ConfigError(f"{name}.add: stream_ids must be a 1-D int array (one id per row added), got {ids.dtype} of shape {ids.shape}.")
+    if len(ids) and (ids.min() < 0 or ids.max() >= self.num_streams):
+        bad = ids[(ids < 0) | (ids >= self.num_streams)]
+        raise ConfigError(f"{name}.add: stream id {int(bad[0])} is out of range: this buffer has num_streams={self.num_streams} "
+                          f"(ids 0 .. {self.num_streams - 1}). Create it with num_streams = the total number of envs that feed it.")
+    if len(np.unique(ids)) != len(ids):
+        raise ConfigError(f"{name}.add: stream_ids {ids.tolist()} repeat a stream; each call appends one step per stream, so add a stream's steps in separate calls.")
+    return ids.astype(np.int64)
 
-    def _frames_in(self, frames, k):
-        name, x = type(self).__name__, np.asarray(frames)
-        if x.dtype != self.frame_dtype:
-            raise SpaceMismatchError(f"{name}.add: frames have dtype {x.dtype}, expected {self.frame_dtype}: pass the env's raw pixels "
-                                     f"and scale them on the device (a float frame would take {np.dtype(x.dtype).itemsize}x the memory).")
-        if x.shape == (k, *self.observation_shape):  # whole stacked observations: keep the newest frame
-            return x[..., -1] if self.stack_axis == -1 else x[:, -1]
-        if x.shape != (k, *self.frame_shape):
-            raise SpaceMismatchError(f"{name}.add: frames have shape {x.shape}; expected {(k, *self.frame_shape)} (the newest frame of each "
-                                     f"stream) or {(k, *self.observation_shape)} (stacked observations, of which the newest frame is kept). "
-                                     f"Check frame_shape, stack and stack_axis.")
-        return x
+@patch_to(FrameReplayBuffer)
+def _column(self, what, x, k, dtype, shape=()):
+    x = np.asarray(x)
+    if what == 'version' and x.ndim == 0: x = np.full(k, x, np.int64)
+    if x.shape != (k, *shape):
+        raise SpaceMismatchError(f"{type(self).__name__}.add: {what} has shape {x.shape}, expected {(k, *shape)}: one value per stream in stream_ids.")
+    if x.dtype != dtype and not np.can_cast(x.dtype, dtype, casting='same_kind') and not (dtype == bool and x.dtype.kind in 'iu'):
+        raise SpaceMismatchError(f"{type(self).__name__}.add: {what} has dtype {x.dtype}, expected {np.dtype(dtype)} (or one castable to it).")
+    return x.astype(dtype, copy=False)
 
-    def add(self,
-            frames,  # (k, *frame_shape) newest frame of each stream's observation o_t, or the stacked observations (k, *observation_shape)
-            actions,  # (k, *action_shape) actions a_t taken from o_t (ignored on final-observation rows)
-            rewards,  # (k,) rewards that followed a_t
-            terminated,  # (k,) bool: the episode terminated after a_t
-            truncated,  # (k,) bool: the episode was truncated (time limit) after a_t
-            first=None,  # (k,) bool: o_t starts an episode; None infers it (a stream's first row, or the row after a final observation)
-            stream_ids=None,  # (k,) distinct stream ids of these rows; None: all streams 0 .. num_streams-1 in order
-            version=0,  # (k,) or one int: param version that chose the actions
-           ) -> np.ndarray:
-        "Append one env step to each given stream (vectorized over envs); returns the rows' `idx`."
-        name = type(self).__name__
-        ids = self._ids(stream_ids)
-        k = len(ids)
-        x = self._frames_in(frames, k)
-        a = self._column('actions', actions, k, self.action_dtype, self.action_shape)
-        r = self._column('rewards', rewards, k, np.float32)
-        term, trunc = self._column('terminated', terminated, k, bool), self._column('truncated', truncated, k, bool)
-        ver = self._column('version', version, k, np.int64)
-        if self.check_finite and not np.isfinite(r).all():
-            raise ValueError(f"{name}.add: non-finite rewards {r[~np.isfinite(r)][:3]} (streams {ids[~np.isfinite(r)][:3].tolist()}); "
-                             f"fix the env or the reward scale, or pass check_finite=False to store them anyway.")
-        c, state = self._count[ids], self._state[ids]
-        final = state == _DONE  # the previous row ended an episode: this row is its final observation
-        start = (c == 0) | (state == _ENDED)
-        if first is not None:
-            fst = self._column('first', first, k, bool)
-            if (fst & final).any():
-                raise ValueError(f"{name}.add: stream {int(ids[fst & final][0])} ended an episode at its previous row, so this row must be that "
-                                 f"episode's final observation: pass first=False (or None) for it and the reset observation in the next call "
-                                 f"(the order of gymnasium's next-step autoreset; with same-step autoreset add info['final_obs'] first).")
-            if (start & ~fst).any():
-                raise ValueError(f"{name}.add: stream {int(ids[start & ~fst][0])} must start an episode with this row (it is the stream's first "
-                                 f"row, or its previous row was a final observation): pass first=True or None.")
-            start = start | fst
-        if final.any() and (final & (term | trunc | (r != 0))).any():
-            s = int(ids[final & (term | trunc | (r != 0))][0])
-            raise ValueError(f"{name}.add: stream {s}: this row is the final observation of the episode that ended at the previous row; no step "
-                             f"is taken from it, so its reward must be 0 and terminated/truncated False (as gymnasium's next-step autoreset "
-                             f"returns them). With same-step autoreset, add info['final_obs'] as this row, then the reset observation.")
-        flags = (final * FINAL | start * FIRST | (~final & term) * TERM | (~final & ~term & trunc) * TRUNC).astype(np.uint8)
-        if k == 0: return np.zeros(0, np.int64)
-        cap = self.stream_capacity
-        over = c >= cap  # the ring is full: the oldest row goes, and with it the stacks that reach it
-        if over.any():
-            old = c[over, None] - cap + np.arange(self.stack)
-            self._drop((ids[over, None] * cap + old % cap).ravel())
-        slots = ids * cap + c % cap
-        self._frames[slots] = x
-        self._actions[slots] = a
-        self._rewards[slots], self._flags[slots], self._version[slots] = r, flags, ver
-        self._on_write(slots)
-        self._count[ids] = c + 1
-        self._state[ids] = np.where(final, _ENDED, np.where(term | trunc, _DONE, _MID))
-        t = c[:, None] - np.arange(1, self.n_step + 1)  # rows whose windows the new rows may complete
-        self._admit(np.repeat(ids, self.n_step), t.ravel())
-        self._notify()
-        return c * self.num_streams + ids
+@patch_to(FrameReplayBuffer)
+def _frames_in(self, frames, k):
+    name, x = type(self).__name__, np.asarray(frames)
+    if x.dtype != self.frame_dtype:
+        raise SpaceMismatchError(f"{name}.add: frames have dtype {x.dtype}, expected {self.frame_dtype}: pass the env's raw pixels "
+                                 f"and scale them on the device (a float frame would take {np.dtype(x.dtype).itemsize}x the memory).")
+    if x.shape == (k, *self.observation_shape):  # whole stacked observations: keep the newest frame
+        return x[..., -1] if self.stack_axis == -1 else x[:, -1]
+    if x.shape != (k, *self.frame_shape):
+        raise SpaceMismatchError(f"{name}.add: frames have shape {x.shape}; expected {(k, *self.frame_shape)} (the newest frame of each "
+                                 f"stream) or {(k, *self.observation_shape)} (stacked observations, of which the newest frame is kept). "
+                                 f"Check frame_shape, stack and stack_axis.")
+    return x
 
-    # -- sampling
-    def _stack(self, slots:np.ndarray) -> np.ndarray:
-        "Frames of `slots` (B, stack) as a batch of observations, in the frames' dtype."
-        B, K = slots.shape
-        start = slots[:, 0]
-        run = slots[:, -1] - start == K - 1  # K consecutive slots (a padded stack repeats a slot or uses the zero frame, a wrapped one goes back)
-        out = self._runs[np.where(run, start, 0)]  # a new (B, P, K) or (B, K, P) array
-        rest = np.flatnonzero(~run)  # padded stacks, and stacks across the end of a ring: frame by frame
-        for j in range(K if len(rest) else 0):
-            if self.stack_axis == -1: out[rest, :, j] = self._flat[slots[rest, j]]
-            else: out[rest, j] = self._flat[slots[rest, j]]
-        return out.reshape(B, *self.observation_shape)
+# %% ../nbs/18_frames.ipynb #65679d64
+@patch_to(FrameReplayBuffer)
+def add(self,
+        frames,  # (k, *frame_shape) newest frame of each stream's observation o_t, or the stacked observations (k, *observation_shape)
+        actions,  # (k, *action_shape) actions a_t taken from o_t (ignored on final-observation rows)
+        rewards,  # (k,) rewards that followed a_t
+        terminated,  # (k,) bool: the episode terminated after a_t
+        truncated,  # (k,) bool: the episode was truncated (time limit) after a_t
+        first=None,  # (k,) bool: o_t starts an episode; None infers it (a stream's first row, or the row after a final observation)
+        stream_ids=None,  # (k,) distinct stream ids of these rows; None: all streams 0 .. num_streams-1 in order
+        version=0,  # (k,) or one int: param version that chose the actions
+       ) -> np.ndarray:
+    "Append one env step to each given stream (vectorized over envs); returns the rows' `idx`."
+    name = type(self).__name__
+    ids = self._ids(stream_ids)
+    k = len(ids)
+    x = self._frames_in(frames, k)
+    a = self._column('actions', actions, k, self.action_dtype, self.action_shape)
+    r = self._column('rewards', rewards, k, np.float32)
+    term, trunc = self._column('terminated', terminated, k, bool), self._column('truncated', truncated, k, bool)
+    ver = self._column('version', version, k, np.int64)
+    if self.check_finite and not np.isfinite(r).all():
+        raise ValueError(f"{name}.add: non-finite rewards {r[~np.isfinite(r)][:3]} (streams {ids[~np.isfinite(r)][:3].tolist()}); "
+                         f"fix the env or the reward scale, or pass check_finite=False to store them anyway.")
+    c, state = self._count[ids], self._state[ids]
+    final = state == _DONE  # the previous row ended an episode: this row is its final observation
+    start = (c == 0) | (state == _ENDED)
+    if first is not None:
+        fst = self._column('first', first, k, bool)
+        if (fst & final).any():
+            raise ValueError(f"{name}.add: stream {int(ids[fst & final][0])} ended an episode at its previous row, so this row must be that "
+                             f"episode's final observation: pass first=False (or None) for it and the reset observation in the next call "
+                             f"(the order of gymnasium's next-step autoreset; with same-step autoreset add info['final_obs'] first).")
+        if (start & ~fst).any():
+            raise ValueError(f"{name}.add: stream {int(ids[start & ~fst][0])} must start an episode with this row (it is the stream's first "
+                             f"row, or its previous row was a final observation): pass first=True or None.")
+        start = start | fst
+    if final.any() and (final & (term | trunc | (r != 0))).any():
+        s = int(ids[final & (term | trunc | (r != 0))][0])
+        raise ValueError(f"{name}.add: stream {s}: this row is the final observation of the episode that ended at the previous row; no step "
+                         f"is taken from it, so its reward must be 0 and terminated/truncated False (as gymnasium's next-step autoreset "
+                         f"returns them). With same-step autoreset, add info['final_obs'] as this row, then the reset observation.")
+    flags = (final * FINAL | start * FIRST | (~final & term) * TERM | (~final & ~term & trunc) * TRUNC).astype(np.uint8)
+    if k == 0: return np.zeros(0, np.int64)
+    cap = self.stream_capacity
+    over = c >= cap  # the ring is full: the oldest row goes, and with it the stacks that reach it
+    if over.any():
+        old = c[over, None] - cap + np.arange(self.stack)
+        self._drop((ids[over, None] * cap + old % cap).ravel())
+    slots = ids * cap + c % cap
+    self._frames[slots] = x
+    self._actions[slots] = a
+    self._rewards[slots], self._flags[slots], self._version[slots] = r, flags, ver
+    self._on_write(slots)
+    self._count[ids] = c + 1
+    self._state[ids] = np.where(final, _ENDED, np.where(term | trunc, _DONE, _MID))
+    t = c[:, None] - np.arange(1, self.n_step + 1)  # rows whose windows the new rows may complete
+    self._admit(np.repeat(ids, self.n_step), t.ravel())
+    self._notify()
+    return c * self.num_streams + ids
 
-    def _batch(self, s, t, W, sharding=None) -> TransitionBatch:
-        "The transitions of rows t of streams s (all sampleable)."
-        B, K, n, cap = len(t), self.stack, self.n_step, self.stream_capacity
-        sl = s[:, None] * cap + (t[:, None] + np.arange(1 - K, n + 1)) % cap  # slots of rows t-K+1 .. t+n
-        f = self._flags[sl]
-        r = self._rewards[sl[:, K - 1:K - 1 + n]]
-        if not f[:, 1:].any():  # no episode boundary in these rows (the common case): full windows, unpadded stacks (an end in the window flags the next row FINAL)
-            Rn, In = (r @ self._discounts).astype(np.float32), np.full(B, self.gamma ** n, np.float32)
-            slots = np.concatenate([sl[:, :K], sl[:, n:n + K]])
-        else:
-            _, Rn, In, k = nstep_window(f[:, K - 1:], r, np.ones((B, n + 1), bool), self.gamma)
-            # S stacks rows t-K+1 .. t (columns 0 .. K-1 of `sl`), S_next rows t+k-K+1 .. t+k (columns k .. k+K-1): both in one go
-            cols = np.concatenate([np.broadcast_to(np.arange(K), (B, K)), k[:, None] + np.arange(K)])
-            rows = np.concatenate([np.arange(B), np.arange(B)])[:, None]
-            pos = stack_offsets(f[rows, cols], self.padding)
-            slots = np.where(pos < 0, self._zero, sl[rows, cols[np.arange(2 * B)[:, None], np.maximum(pos, 0)]])
-        obs = self._stack(slots)
-        row = sl[:, K - 1]
-        A = self._actions[row]
-        batch = TransitionBatch(S=obs[:B], A=A, logP=np.zeros(B, np.float32), Rn=Rn, In=In, S_next=obs[B:],
-                                A_next=np.zeros_like(A), logP_next=np.zeros(B, np.float32), W=W, idx=t * self.num_streams + s,
-                                version=self._version[row])
-        if sharding is None: return batch
-        n_shards = len(sharding.device_set)
-        if B % n_shards:
-            raise ConfigError(f"{type(self).__name__}.sample: batch_size={B} does not split over the sharding's {n_shards} devices; "
-                              f"use a multiple of {n_shards}.")
-        return jax.device_put(batch.replace(idx=None), sharding).replace(idx=batch.idx)  # idx stays a host int64 array, for `update`
+# %% ../nbs/18_frames.ipynb #94801cbd
+@patch_to(FrameReplayBuffer)
+def _stack(self, slots:np.ndarray) -> np.ndarray:
+    "Frames of `slots` (B, stack) as a batch of observations, in the frames' dtype."
+    B, K = slots.shape
+    start = slots[:, 0]
+    run = slots[:, -1] - start == K - 1  # K consecutive slots (a padded stack repeats a slot or uses the zero frame, a wrapped one goes back)
+    out = self._runs[np.where(run, start, 0)]  # a new (B, P, K) or (B, K, P) array
+    rest = np.flatnonzero(~run)  # padded stacks, and stacks across the end of a ring: frame by frame
+    for j in range(K if len(rest) else 0):
+        if self.stack_axis == -1: out[rest, :, j] = self._flat[slots[rest, j]]
+        else: out[rest, j] = self._flat[slots[rest, j]]
+    return out.reshape(B, *self.observation_shape)
 
-    def _weights(self, p:np.ndarray) -> np.ndarray: return np.ones(len(p), np.float32)
+@patch_to(FrameReplayBuffer)
+def _batch(self, s, t, W, sharding=None) -> TransitionBatch:
+    "The transitions of rows t of streams s (all sampleable)."
+    B, K, n, cap = len(t), self.stack, self.n_step, self.stream_capacity
+    sl = s[:, None] * cap + (t[:, None] + np.arange(1 - K, n + 1)) % cap  # slots of rows t-K+1 .. t+n
+    f = self._flags[sl]
+    r = self._rewards[sl[:, K - 1:K - 1 + n]]
+    if not f[:, 1:].any():  # no episode boundary in these rows (the common case): full windows, unpadded stacks (an end in the window flags the next row FINAL)
+        Rn, In = (r @ self._discounts).astype(np.float32), np.full(B, self.gamma ** n, np.float32)
+        slots = np.concatenate([sl[:, :K], sl[:, n:n + K]])
+    else:
+        _, Rn, In, k = nstep_window(f[:, K - 1:], r, np.ones((B, n + 1), bool), self.gamma)
+        # S stacks rows t-K+1 .. t (columns 0 .. K-1 of `sl`), S_next rows t+k-K+1 .. t+k (columns k .. k+K-1): both in one go
+        cols = np.concatenate([np.broadcast_to(np.arange(K), (B, K)), k[:, None] + np.arange(K)])
+        rows = np.concatenate([np.arange(B), np.arange(B)])[:, None]
+        pos = stack_offsets(f[rows, cols], self.padding)
+        slots = np.where(pos < 0, self._zero, sl[rows, cols[np.arange(2 * B)[:, None], np.maximum(pos, 0)]])
+    obs = self._stack(slots)
+    row = sl[:, K - 1]
+    A = self._actions[row]
+    batch = TransitionBatch(S=obs[:B], A=A, logP=np.zeros(B, np.float32), Rn=Rn, In=In, S_next=obs[B:],
+                            A_next=np.zeros_like(A), logP_next=np.zeros(B, np.float32), W=W, idx=t * self.num_streams + s,
+                            version=self._version[row])
+    if sharding is None: return batch
+    n_shards = len(sharding.device_set)
+    if B % n_shards:
+        raise ConfigError(f"{type(self).__name__}.sample: batch_size={B} does not split over the sharding's {n_shards} devices; "
+                          f"use a multiple of {n_shards}.")
+    return jax.device_put(batch.replace(idx=None), sharding).replace(idx=batch.idx)  # idx stays a host int64 array, for `update`
 
-    def sample(self,
-               batch_size:int,  # number of transitions (drawn with replacement)
-               sharding:jax.sharding.Sharding|None=None,  # place the batch on devices, split along the leading axis
-              ) -> TransitionBatch:
-        "A batch of sampleable transitions (uniform here; by priority in `PrioritizedFrameReplayBuffer`), with `idx` and weights `W`."
-        name = type(self).__name__
-        if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ConfigError(f"{name}.sample: batch_size must be an int >= 1, got {batch_size!r}.")
-        if self._n_valid == 0:
-            raise RLNBError(f"{name}.sample: no transition can be sampled yet (a row needs its next n_step={self.n_step} rows, or its "
-                            f"episode's end); add more steps first (or `await buffer.wait_ready(warmup)`).")
-        if type(self)._weights is FrameReplayBuffer._weights and 2 * self._n_valid >= self.capacity:
-            # uniform and most slots sampleable: draw slots and keep the sampleable ones (cheaper than walking the tree)
-            cand = (self._rng.bit_generator.random_raw(batch_size + batch_size // 2 + 16) % np.uint64(self.capacity)).view(np.int64)
-            cand = cand[self._valid[cand]]
-            if len(cand) >= batch_size:
-                s, t = self._rows_of(cand[:batch_size])
-                return self._batch(s, t, np.ones(batch_size, np.float32), sharding)
-        slots, p = self._tree.stratified(self._rng, batch_size, self.capacity)
-        s, t = self._rows_of(slots)
-        return self._batch(s, t, self._weights(p), sharding)
+# %% ../nbs/18_frames.ipynb #c9a6775d
+@patch_to(FrameReplayBuffer)
+def _weights(self, p:np.ndarray) -> np.ndarray: return np.ones(len(p), np.float32)
 
-    def _fresh(self, idx):
-        "Which idx still name a stored row (not overwritten since)."
-        idx = np.asarray(idx, np.int64)
-        return self._stored(idx % self.num_streams, idx // self.num_streams)
+@patch_to(FrameReplayBuffer)
+def sample(self,
+           batch_size:int,  # number of transitions (drawn with replacement)
+           sharding:jax.sharding.Sharding|None=None,  # place the batch on devices, split along the leading axis
+          ) -> TransitionBatch:
+    "A batch of sampleable transitions (uniform here; by priority in `PrioritizedFrameReplayBuffer`), with `idx` and weights `W`."
+    name = type(self).__name__
+    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ConfigError(f"{name}.sample: batch_size must be an int >= 1, got {batch_size!r}.")
+    if self._n_valid == 0:
+        raise RLNBError(f"{name}.sample: no transition can be sampled yet (a row needs its next n_step={self.n_step} rows, or its "
+                        f"episode's end); add more steps first (or `await buffer.wait_ready(warmup)`).")
+    if type(self)._weights is FrameReplayBuffer._weights and 2 * self._n_valid >= self.capacity:
+        # uniform and most slots sampleable: draw slots and keep the sampleable ones (cheaper than walking the tree)
+        cand = (self._rng.bit_generator.random_raw(batch_size + batch_size // 2 + 16) % np.uint64(self.capacity)).view(np.int64)
+        cand = cand[self._valid[cand]]
+        if len(cand) >= batch_size:
+            s, t = self._rows_of(cand[:batch_size])
+            return self._batch(s, t, np.ones(batch_size, np.float32), sharding)
+    slots, p = self._tree.stratified(self._rng, batch_size, self.capacity)
+    s, t = self._rows_of(slots)
+    return self._batch(s, t, self._weights(p), sharding)
 
-    def indices(self) -> np.ndarray:
-        "`idx` of every transition that can be sampled now, in slot order (O(capacity): for tests and inspection)."
-        slots = np.flatnonzero(self._valid)
-        s, t = self._rows_of(slots)
-        return t * self.num_streams + s
+@patch_to(FrameReplayBuffer)
+def _fresh(self, idx):
+    "Which idx still name a stored row (not overwritten since)."
+    idx = np.asarray(idx, np.int64)
+    return self._stored(idx % self.num_streams, idx // self.num_streams)
 
-    def get(self,
-            idx,  # `idx` of sampleable transitions (from `sample` or `indices`)
-           ) -> TransitionBatch:
-        "The transitions with these `idx`, as `sample` would return them (unit weights)."
-        idx = np.asarray(idx, np.int64).reshape(-1)
-        s, t = idx % self.num_streams, idx // self.num_streams
-        ok = self._fresh(idx)
-        ok[ok] = self._valid[self._slot(s[ok], t[ok])]
-        if not ok.all():
-            raise ValueError(f"{type(self).__name__}.get: idx {idx[~ok][:3].tolist()} cannot be sampled (overwritten, its window not "
-                             f"complete yet, or a final observation).")
-        return self._batch(s, t, np.ones(len(idx), np.float32))
+@patch_to(FrameReplayBuffer)
+def indices(self) -> np.ndarray:
+    "`idx` of every transition that can be sampled now, in slot order (O(capacity): for tests and inspection)."
+    slots = np.flatnonzero(self._valid)
+    s, t = self._rows_of(slots)
+    return t * self.num_streams + s
 
-    # -- checkpoints
-    def _arrays(self) -> dict:
-        "Per-slot arrays as (num_streams, stream_capacity, ...) views."
-        S, cap, N = self.num_streams, self.stream_capacity, self.capacity
-        v = lambda x: x[:N].reshape(S, cap, *x.shape[1:])
-        return dict(frames=v(self._frames), actions=v(self._actions), rewards=v(self._rewards), flags=v(self._flags), version=v(self._version))
+@patch_to(FrameReplayBuffer)
+def get(self,
+        idx,  # `idx` of sampleable transitions (from `sample` or `indices`)
+       ) -> TransitionBatch:
+    "The transitions with these `idx`, as `sample` would return them (unit weights)."
+    idx = np.asarray(idx, np.int64).reshape(-1)
+    s, t = idx % self.num_streams, idx // self.num_streams
+    ok = self._fresh(idx)
+    ok[ok] = self._valid[self._slot(s[ok], t[ok])]
+    if not ok.all():
+        raise ValueError(f"{type(self).__name__}.get: idx {idx[~ok][:3].tolist()} cannot be sampled (overwritten, its window not "
+                         f"complete yet, or a final observation).")
+    return self._batch(s, t, np.ones(len(idx), np.float32))
 
-    def state_dict(self) -> dict:
-        "Contents, row counters and RNG state. The storage arrays are views of the live buffer, not copies: save them before the next `add`."
-        filled = int(min(self.stream_capacity, self._count.max()))
-        return dict(kind=type(self).__name__, num_streams=self.num_streams, stream_capacity=self.stream_capacity,
-                    frame_shape=np.array(self.frame_shape, np.int64), stack=self.stack, n_step=self.n_step, gamma=self.gamma,
-                    padding=self.padding, count=self._count.copy(), state=self._state.copy(), rng=_rng_state(self._rng),
-                    storage={k: x[:, :filled] for k, x in self._arrays().items()})
-
-    def load_state_dict(self, state:dict):
-        "Restore a `state_dict()` (arrays may be read-only memory maps: they are copied into the storage a chunk at a time)."
-        name = type(self).__name__
-        if state.get('kind') not in FRAME_KINDS:
-            raise ConfigError(f"{name}.load_state_dict: the state is a {state.get('kind', type(state).__name__)}'s, which keeps whole observations, not frames; "
-                              "load it into that kind of buffer (Ape-X: resume with frame_replay=False, `--frame-replay false`).")
-        if state.get('kind') != name or int(state['num_streams']) != self.num_streams or int(state['stream_capacity']) != self.stream_capacity \
-                or tuple(np.asarray(state['frame_shape']).tolist()) != self.frame_shape:
-            raise ConfigError(f"{name}.load_state_dict: state is from a {state.get('kind')} with {state.get('num_streams')} streams of "
-                              f"{state.get('stream_capacity')} rows and frames {tuple(np.asarray(state.get('frame_shape', ())).tolist())}; "
-                              f"this is a {name} with {self.num_streams} streams of {self.stream_capacity} rows and frames {self.frame_shape}.")
-        dst, src = self._arrays(), state['storage']
-        filled = np.shape(src['frames'])[1]
-        for k, d in dst.items():
-            x = src[k]
-            if np.shape(x) != (self.num_streams, filled, *d.shape[2:]) or np.asarray(x[:0]).dtype != d.dtype:
-                raise SpaceMismatchError(f"{name}.load_state_dict: storage {k} has shape {np.shape(x)} and dtype {np.asarray(x[:0]).dtype}, "
-                                         f"expected ({self.num_streams}, {filled}, {', '.join(map(str, d.shape[2:]))}) of {d.dtype}.")
-        self.clear()
-        for k, d in dst.items(): _copy_chunks(d[:, :filled], src[k])
-        self._count[:], self._state[:] = state['count'], state['state']
-        _set_rng_state(self._rng, state['rng'])
-        self._load_extra(state)
-        self._rebuild()
-
-    def _load_extra(self, state:dict): pass
-
-    def _rebuild(self):
-        "Recompute which slots are sampleable and the sum tree from the stored rows."
-        self._valid[:] = False; self._tree.clear(); self._n_valid = 0
-        step = 1 << 14
-        for a in range(0, self.capacity, step):
-            slots = np.arange(a, min(a + step, self.capacity))
-            s, t = self._rows_of(slots)
-            self._admit(s, t)
-        self._notify()
-
-# %% ../nbs/18_frames.ipynb #0354ead4
+# %% ../nbs/18_frames.ipynb #8615348a
 class PrioritizedFrameReplayBuffer(FrameReplayBuffer):
     "Proportional prioritized frame replay: priorities in a `SumTree`, importance weights, overwrite-safe `update`."
     def __init__(self,
@@ -510,34 +467,6 @@ class PrioritizedFrameReplayBuffer(FrameReplayBuffer):
     def _weights(self, p):
         return np.power(p * np.float32(1 / p.min()), np.float32(-self.beta), dtype=np.float32)  # (N P(i))^-beta / max over the batch
 
-    def _priorities(self, td_error, what:str) -> np.ndarray:
-        td = np.asarray(td_error, np.float64).reshape(-1)
-        if self.check_finite and not np.isfinite(td).all():
-            raise ValueError(f"{type(self).__name__}.{what}: non-finite TD errors {td[~np.isfinite(td)][:3]}; check the loss (or pass check_finite=False).")
-        return ((np.abs(td) + self.epsilon) ** self.alpha).astype(np.float32)
-
-    def update(self,
-               idx,  # `idx` of sampled transitions (or returned by `add`)
-               td_error,  # TD errors (or any new priority signal), one per idx
-              ):
-        "Set priorities `(|td_error| + epsilon)**alpha`; idx whose rows were overwritten since are ignored."
-        idx = np.asarray(idx, np.int64).reshape(-1)
-        p = self._priorities(td_error, 'update')
-        if len(p) != len(idx): raise SpaceMismatchError(f"{type(self).__name__}.update: {len(idx)} indices but {len(p)} TD errors.")
-        fresh = self._fresh(idx)
-        idx, p = idx[fresh], p[fresh]
-        if not len(idx): return
-        slots = self._slot(idx % self.num_streams, idx // self.num_streams)
-        self._p[slots] = p
-        live = self._valid[slots]
-        self._tree.set(slots[live], p[live])
-        self._max_priority = max(self._max_priority, float(p.max()))
-
-    def priorities(self, idx) -> np.ndarray:
-        "Priorities of the rows `idx` (NaN where overwritten; rows not yet sampleable show the priority they will enter with)."
-        idx = np.asarray(idx, np.int64)
-        return np.where(self._fresh(idx), self._p[self._slot(idx % self.num_streams, idx // self.num_streams)], np.nan)
-
     def state_dict(self) -> dict:
         "Like `FrameReplayBuffer.state_dict`, plus the priorities (a view) and the running maximum priority."
         sd = super().state_dict()
@@ -555,10 +484,119 @@ class PrioritizedFrameReplayBuffer(FrameReplayBuffer):
         self._max_priority = float(state['max_priority'])
         self.alpha, self.beta, self.epsilon = float(state['alpha']), float(state['beta']), float(state['epsilon'])
 
-# %% ../nbs/18_frames.ipynb #fa1406c4
+# %% ../nbs/18_frames.ipynb #66fa31b3
+@patch_to(PrioritizedFrameReplayBuffer)
+def _priorities(self, td_error, what:str) -> np.ndarray:
+    td = np.asarray(td_error, np.float64).reshape(-1)
+    if self.check_finite and not np.isfinite(td).all():
+        raise ValueError(f"{type(self).__name__}.{what}: non-finite TD errors {td[~np.isfinite(td)][:3]}; check the loss (or pass check_finite=False).")
+    return ((np.abs(td) + self.epsilon) ** self.alpha).astype(np.float32)
+
+@patch_to(PrioritizedFrameReplayBuffer)
+def update(self,
+           idx,  # `idx` of sampled transitions (or returned by `add`)
+           td_error,  # TD errors (or any new priority signal), one per idx
+          ):
+    "Set priorities `(|td_error| + epsilon)**alpha`; idx whose rows were overwritten since are ignored."
+    idx = np.asarray(idx, np.int64).reshape(-1)
+    p = self._priorities(td_error, 'update')
+    if len(p) != len(idx): raise SpaceMismatchError(f"{type(self).__name__}.update: {len(idx)} indices but {len(p)} TD errors.")
+    fresh = self._fresh(idx)
+    idx, p = idx[fresh], p[fresh]
+    if not len(idx): return
+    slots = self._slot(idx % self.num_streams, idx // self.num_streams)
+    self._p[slots] = p
+    live = self._valid[slots]
+    self._tree.set(slots[live], p[live])
+    self._max_priority = max(self._max_priority, float(p.max()))
+
+@patch_to(PrioritizedFrameReplayBuffer)
+def priorities(self, idx) -> np.ndarray:
+    "Priorities of the rows `idx` (NaN where overwritten; rows not yet sampleable show the priority they will enter with)."
+    idx = np.asarray(idx, np.int64)
+    return np.where(self._fresh(idx), self._p[self._slot(idx % self.num_streams, idx // self.num_streams)], np.nan)
+
+# %% ../nbs/18_frames.ipynb #6d40a22e
+_CHUNK_BYTES = 64 << 20  # checkpoint copies move at most this many bytes at a time
+
+def _copy_chunks(dst:np.ndarray, src):
+    "dst[...] = src for (streams, rows, ...) arrays, at most `_CHUNK_BYTES` at a time."
+    S, F, tail = dst.shape[0], dst.shape[1], dst.shape[2:]
+    row = int(np.prod(tail, dtype=np.int64)) * dst.itemsize
+    step = max(1, _CHUNK_BYTES // max(1, row))
+    # a memory map from `load_state` is read one block at a time through a map of its own: the block's pages leave the
+    # process when the map is dropped, so the file never sits in the process's memory next to the storage
+    mapped = isinstance(src, np.memmap) and src.filename is not None and src.flags.c_contiguous
+    for s in range(S):
+        for i in range(0, F, step):
+            j = min(F, i + step)
+            if mapped:
+                block = np.memmap(src.filename, src.dtype, 'r', offset=src.offset + (s * F + i) * row, shape=(j - i, *tail))
+                dst[s, i:j] = block
+                del block
+            else: dst[s, i:j] = src[s, i:j]
+
+# %% ../nbs/18_frames.ipynb #f90888e4
+@patch_to(FrameReplayBuffer)
+def _arrays(self) -> dict:
+    "Per-slot arrays as (num_streams, stream_capacity, ...) views."
+    S, cap, N = self.num_streams, self.stream_capacity, self.capacity
+    v = lambda x: x[:N].reshape(S, cap, *x.shape[1:])
+    return dict(frames=v(self._frames), actions=v(self._actions), rewards=v(self._rewards), flags=v(self._flags), version=v(self._version))
+
+@patch_to(FrameReplayBuffer)
+def state_dict(self) -> dict:
+    "Contents, row counters and RNG state. The storage arrays are views of the live buffer, not copies: save them before the next `add`."
+    filled = int(min(self.stream_capacity, self._count.max()))
+    return dict(kind=type(self).__name__, num_streams=self.num_streams, stream_capacity=self.stream_capacity,
+                frame_shape=np.array(self.frame_shape, np.int64), stack=self.stack, n_step=self.n_step, gamma=self.gamma,
+                padding=self.padding, count=self._count.copy(), state=self._state.copy(), rng=_rng_state(self._rng),
+                storage={k: x[:, :filled] for k, x in self._arrays().items()})
+
+@patch_to(FrameReplayBuffer)
+def load_state_dict(self, state:dict):
+    "Restore a `state_dict()` (arrays may be read-only memory maps: they are copied into the storage a chunk at a time)."
+    name = type(self).__name__
+    if state.get('kind') not in FRAME_KINDS:
+        raise ConfigError(f"{name}.load_state_dict: the state is a {state.get('kind', type(state).__name__)}'s, which keeps whole observations, not frames; "
+                          "load it into that kind of buffer (Ape-X: resume with frame_replay=False, `--frame-replay false`).")
+    if state.get('kind') != name or int(state['num_streams']) != self.num_streams or int(state['stream_capacity']) != self.stream_capacity \
+            or tuple(np.asarray(state['frame_shape']).tolist()) != self.frame_shape:
+        raise ConfigError(f"{name}.load_state_dict: state is from a {state.get('kind')} with {state.get('num_streams')} streams of "
+                          f"{state.get('stream_capacity')} rows and frames {tuple(np.asarray(state.get('frame_shape', ())).tolist())}; "
+                          f"this is a {name} with {self.num_streams} streams of {self.stream_capacity} rows and frames {self.frame_shape}.")
+    dst, src = self._arrays(), state['storage']
+    filled = np.shape(src['frames'])[1]
+    for k, d in dst.items():
+        x = src[k]
+        if np.shape(x) != (self.num_streams, filled, *d.shape[2:]) or np.asarray(x[:0]).dtype != d.dtype:
+            raise SpaceMismatchError(f"{name}.load_state_dict: storage {k} has shape {np.shape(x)} and dtype {np.asarray(x[:0]).dtype}, "
+                                     f"expected ({self.num_streams}, {filled}, {', '.join(map(str, d.shape[2:]))}) of {d.dtype}.")
+    self.clear()
+    for k, d in dst.items(): _copy_chunks(d[:, :filled], src[k])
+    self._count[:], self._state[:] = state['count'], state['state']
+    _set_rng_state(self._rng, state['rng'])
+    self._load_extra(state)
+    self._rebuild()
+
+@patch_to(FrameReplayBuffer)
+def _load_extra(self, state:dict): pass
+
+@patch_to(FrameReplayBuffer)
+def _rebuild(self):
+    "Recompute which slots are sampleable and the sum tree from the stored rows."
+    self._valid[:] = False; self._tree.clear(); self._n_valid = 0
+    step = 1 << 14
+    for a in range(0, self.capacity, step):
+        slots = np.arange(a, min(a + step, self.capacity))
+        s, t = self._rows_of(slots)
+        self._admit(s, t)
+    self._notify()
+
+# %% ../nbs/18_frames.ipynb #112cae02
 register_streamed(*FRAME_KINDS)  # `write_checkpoint` writes a frame buffer's state beside the checkpoint file, streamed
 
-# %% ../nbs/18_frames.ipynb #847c147b
+# %% ../nbs/18_frames.ipynb #747dcffd
 class FrameSteps:
     "What a `FrameTracer` hands on: the `FrameReplayBuffer.add` calls of some env steps; `len` counts their transitions (final-observation rows are not transitions)."
     def __init__(self, calls:list, transitions:int): self.calls, self.transitions = calls, int(transitions)
@@ -568,6 +606,7 @@ class FrameSteps:
         "Append the steps to `buffer`, in order."
         for kw in self.calls: buffer.add(**kw)
 
+# %% ../nbs/18_frames.ipynb #cd280519
 class FrameTracer(Tracer):
     "The actors' side of frame replay: each env step's newest frame, action, reward and ends, as rows for a `FrameReplayBuffer` (which rebuilds stacks and n-step returns)."
     keep_final = True  # the runtime passes each step's final observations (`s_next_final`)

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import gymnasium as gym
 
-from .core import ConfigError, in_thread
+from .core import ConfigError, in_thread, patch_to
 
 # %% auto #0
 __all__ = ['TrainMonitor', 'CSVSink', 'TensorBoardSink', 'WandbSink', 'read_wandb_offline']
@@ -50,7 +50,7 @@ def _fmt(v):
     if isinstance(v, (int, np.integer)): return f"{v:,d}"
     return f"{v:.3g}"
 
-# %% ../nbs/10_monitor.ipynb #d445b4a2
+# %% ../nbs/10_monitor.ipynb #b7dc7a4b
 class TrainMonitor(gym.Wrapper):
     "Counts, times and logs episodes of the wrapped env; keeps their history; records training metrics."
     def __init__(self,
@@ -73,100 +73,110 @@ class TrainMonitor(gym.Wrapper):
         self.history, self._recent = [], deque(maxlen=self.smoothing)
         self._metrics, self._last_log, self._ep_start = {}, None, None
 
-    # --- the wrapper -------------------------------------------------------------------------
-    def _need_env(self, what):
-        if self.env is None: raise ConfigError(f"TrainMonitor.{what}: this monitor wraps no env (created with env=None); "
-                                               "feed it with record_episode(G, t) and record(**metrics) instead.")
-
-    def reset(self, **kwargs):
-        "Reset the env and start a new episode (a previous unfinished episode is dropped, not recorded)."
-        self._need_env('reset')
-        self.G, self.t, self._ep_start = 0.0, 0, time.perf_counter()
-        return self.env.reset(**kwargs)
-
-    def step(self, action):
-        "Step the env, counting the step; an episode that terminates or is truncated is recorded."
-        self._need_env('step')
-        if self._ep_start is None: raise ConfigError("TrainMonitor.step: call reset() before the first step.")
-        obs, r, terminated, truncated, info = self.env.step(action)
-        self.T, self.t, self.G = self.T + 1, self.t + 1, self.G + float(r)
-        if terminated or truncated:
-            self.record_episode(self.G, self.t, time.perf_counter() - self._ep_start, count_steps=False)
-            self._ep_start = None
-        return obs, r, terminated, truncated, info
-
-    # --- the sink ----------------------------------------------------------------------------
-    def record(self, **metrics):
-        "Add training metrics (numbers or arrays, reduced to their mean); they join the next history row and log line."
-        for k, v in metrics.items():
-            v = float(np.mean(np.asarray(v)))
-            s, n = self._metrics.get(k, (0.0, 0))
-            self._metrics[k] = (s + v, n + 1)
-
-    def record_metrics(self, metrics:dict):
-        "coax's name: `record(**metrics)`."
-        self.record(**metrics)
-
-    def record_episode(self,
-                       G:float,  # The episode's return
-                       t:int,  # The episode's length in steps
-                       duration:float|None=None,  # Wall time of the episode in seconds, if known
-                       count_steps:bool=True,  # Add t to the global step count T (False when steps were counted already)
-                       **extra,  # More per-episode values to keep (e.g. actor=3, version=17)
-                      ) -> dict:
-        "Record a finished episode, update avg_G, maybe log; returns its history row."
-        if count_steps: self.T += int(t)
-        self.ep += 1
-        self.G, self.t = float(G), int(t)
-        self._recent.append(self.G)
-        self.avg_G = float(np.mean(self._recent))
-        row = {'ep': self.ep, 'T': self.T, 'G': self.G, 'avg_G': self.avg_G, 't': self.t,
-               'dt': (duration / max(t, 1)) if duration is not None else float('nan'), **extra}
-        row.update({k: s / n for k, (s, n) in self._metrics.items()})
-        self._metrics = {}
-        self.history.append(row)
-        now = time.perf_counter()
-        if self._last_log is None or now - self._last_log >= self.log_interval:
-            self._last_log = now
-            self.log(row)
-        return row
-
-    def log(self, row:dict|None=None):
-        "Write one log line (the latest history row by default)."
-        row = row if row is not None else (self.history[-1] if self.history else {'ep': 0, 'T': self.T})
-        parts = []
-        for k, v in row.items():
-            if k == 'dt': parts.append(f"dt: {v * 1e3:.3f}ms" if np.isfinite(v) else "dt: -")
-            else: parts.append(f"{k}: {_fmt(v)}")
-        self.logger.info(',\t'.join(parts))
-
-    def column(self, key:str) -> np.ndarray:
-        "One history field as an array over episodes (NaN where an episode lacks it)."
-        return np.array([r.get(key, np.nan) for r in self.history], dtype=float)
-
-    def plot(self,
-             path:str|None=None,  # Write a PNG here too
-             x:str='ep',  # 'ep' (episodes) or 'T' (environment steps) on the x axis
-             ax=None,  # Draw into this matplotlib Axes instead of a new figure
-            ):
-        "Learning curve: G per episode and avg_G; returns the matplotlib Figure."
-        if x not in ('ep', 'T'): raise ConfigError(f"TrainMonitor.plot: x must be 'ep' or 'T', got {x!r}.")
-        import matplotlib
-        from matplotlib.figure import Figure
-        fig = ax.figure if ax is not None else Figure(figsize=(7, 3.5))
-        ax = ax if ax is not None else fig.add_subplot()
-        xs = self.column(x)
-        ax.plot(xs, self.column('G'), lw=0.8, alpha=0.35, label='G')
-        ax.plot(xs, self.column('avg_G'), lw=2.0, label=f'avg_G (last {self.smoothing})')
-        ax.set_xlabel({'ep': 'episode', 'T': 'environment steps'}[x]); ax.set_ylabel('return')
-        ax.set_title(self.name); ax.legend(loc='best'); ax.grid(alpha=0.3)
-        if path is not None: fig.savefig(path, dpi=100, bbox_inches='tight')
-        return fig
-
     def __repr__(self):
         return f"TrainMonitor({self.env if self.env is not None else 'no env'}, ep={self.ep}, T={self.T}, avg_G={self.avg_G:.3g})"
 
-# %% ../nbs/10_monitor.ipynb #daab2a13
+# %% ../nbs/10_monitor.ipynb #1eaf857d
+@patch_to(TrainMonitor)
+def _need_env(self, what):
+    if self.env is None: raise ConfigError(f"TrainMonitor.{what}: this monitor wraps no env (created with env=None); "
+                                           "feed it with record_episode(G, t) and record(**metrics) instead.")
+
+@patch_to(TrainMonitor)
+def reset(self, **kwargs):
+    "Reset the env and start a new episode (a previous unfinished episode is dropped, not recorded)."
+    self._need_env('reset')
+    self.G, self.t, self._ep_start = 0.0, 0, time.perf_counter()
+    return self.env.reset(**kwargs)
+
+@patch_to(TrainMonitor)
+def step(self, action):
+    "Step the env, counting the step; an episode that terminates or is truncated is recorded."
+    self._need_env('step')
+    if self._ep_start is None: raise ConfigError("TrainMonitor.step: call reset() before the first step.")
+    obs, r, terminated, truncated, info = self.env.step(action)
+    self.T, self.t, self.G = self.T + 1, self.t + 1, self.G + float(r)
+    if terminated or truncated:
+        self.record_episode(self.G, self.t, time.perf_counter() - self._ep_start, count_steps=False)
+        self._ep_start = None
+    return obs, r, terminated, truncated, info
+
+# %% ../nbs/10_monitor.ipynb #d64f5067
+@patch_to(TrainMonitor)
+def record(self, **metrics):
+    "Add training metrics (numbers or arrays, reduced to their mean); they join the next history row and log line."
+    for k, v in metrics.items():
+        v = float(np.mean(np.asarray(v)))
+        s, n = self._metrics.get(k, (0.0, 0))
+        self._metrics[k] = (s + v, n + 1)
+
+@patch_to(TrainMonitor)
+def record_metrics(self, metrics:dict):
+    "coax's name: `record(**metrics)`."
+    self.record(**metrics)
+
+@patch_to(TrainMonitor)
+def record_episode(self,
+                   G:float,  # The episode's return
+                   t:int,  # The episode's length in steps
+                   duration:float|None=None,  # Wall time of the episode in seconds, if known
+                   count_steps:bool=True,  # Add t to the global step count T (False when steps were counted already)
+                   **extra,  # More per-episode values to keep (e.g. actor=3, version=17)
+                  ) -> dict:
+    "Record a finished episode, update avg_G, maybe log; returns its history row."
+    if count_steps: self.T += int(t)
+    self.ep += 1
+    self.G, self.t = float(G), int(t)
+    self._recent.append(self.G)
+    self.avg_G = float(np.mean(self._recent))
+    row = {'ep': self.ep, 'T': self.T, 'G': self.G, 'avg_G': self.avg_G, 't': self.t,
+           'dt': (duration / max(t, 1)) if duration is not None else float('nan'), **extra}
+    row.update({k: s / n for k, (s, n) in self._metrics.items()})
+    self._metrics = {}
+    self.history.append(row)
+    now = time.perf_counter()
+    if self._last_log is None or now - self._last_log >= self.log_interval:
+        self._last_log = now
+        self.log(row)
+    return row
+
+@patch_to(TrainMonitor)
+def log(self, row:dict|None=None):
+    "Write one log line (the latest history row by default)."
+    row = row if row is not None else (self.history[-1] if self.history else {'ep': 0, 'T': self.T})
+    parts = []
+    for k, v in row.items():
+        if k == 'dt': parts.append(f"dt: {v * 1e3:.3f}ms" if np.isfinite(v) else "dt: -")
+        else: parts.append(f"{k}: {_fmt(v)}")
+    self.logger.info(',\t'.join(parts))
+
+@patch_to(TrainMonitor)
+def column(self, key:str) -> np.ndarray:
+    "One history field as an array over episodes (NaN where an episode lacks it)."
+    return np.array([r.get(key, np.nan) for r in self.history], dtype=float)
+
+# %% ../nbs/10_monitor.ipynb #6c9f30dd
+@patch_to(TrainMonitor)
+def plot(self,
+         path:str|None=None,  # Write a PNG here too
+         x:str='ep',  # 'ep' (episodes) or 'T' (environment steps) on the x axis
+         ax=None,  # Draw into this matplotlib Axes instead of a new figure
+        ):
+    "Learning curve: G per episode and avg_G; returns the matplotlib Figure."
+    if x not in ('ep', 'T'): raise ConfigError(f"TrainMonitor.plot: x must be 'ep' or 'T', got {x!r}.")
+    import matplotlib
+    from matplotlib.figure import Figure
+    fig = ax.figure if ax is not None else Figure(figsize=(7, 3.5))
+    ax = ax if ax is not None else fig.add_subplot()
+    xs = self.column(x)
+    ax.plot(xs, self.column('G'), lw=0.8, alpha=0.35, label='G')
+    ax.plot(xs, self.column('avg_G'), lw=2.0, label=f'avg_G (last {self.smoothing})')
+    ax.set_xlabel({'ep': 'episode', 'T': 'environment steps'}[x]); ax.set_ylabel('return')
+    ax.set_title(self.name); ax.legend(loc='best'); ax.grid(alpha=0.3)
+    if path is not None: fig.savefig(path, dpi=100, bbox_inches='tight')
+    return fig
+
+# %% ../nbs/10_monitor.ipynb #c64382a3
 class CSVSink:
     "Rows appended to a CSV file with fixed columns: the header first in a new or empty file, NaN as an empty cell."
     def __init__(self,
@@ -187,7 +197,7 @@ class CSVSink:
     def close(self):
         "Nothing to flush: every row is on its way to the disk when `write` returns."
 
-# %% ../nbs/10_monitor.ipynb #bc3a1678
+# %% ../nbs/10_monitor.ipynb #5c2c3917
 def _scalar_key(column:str) -> str:
     "The TensorBoard / W&B name of a row's column: `eval/...` for the evaluation columns, `train/...` for the rest."
     return f"{'eval' if column.startswith('eval') else 'train'}/{column}"
@@ -212,7 +222,7 @@ class TensorBoardSink:
         "Flush the event file and close it (an `OSError` says it could not be flushed)."
         self.writer.close()
 
-# %% ../nbs/10_monitor.ipynb #85b527bf
+# %% ../nbs/10_monitor.ipynb #0927441d
 class WandbSink:
     "Rows to a Weights & Biases run: each finite number under `train/<column>` or `eval/<column>` at step `env_steps`."
     def __init__(self, run): self.run = run  # a run `wandb.init` returned
@@ -242,7 +252,7 @@ class WandbSink:
         "Finish the run (W&B's service flushes the rows it queued)."
         self.run.finish()
 
-# %% ../nbs/10_monitor.ipynb #a6cb2beb
+# %% ../nbs/10_monitor.ipynb #8c219613
 def read_wandb_offline(path) -> dict:
     "Config, history rows and summary of an offline W&B run: `path` is the run's folder, or a run directory whose `wandb/` holds one offline run."
     from wandb.proto import wandb_internal_pb2 as pb

@@ -71,6 +71,7 @@ def area_weights(src:int, dst:int) -> np.ndarray:
     j = np.arange(src)[None, :]
     return (np.clip(np.minimum(hi, j + 1) - np.maximum(lo, j), 0, None) / s).astype(np.float32)
 
+# %% ../nbs/19_pixels.ipynb #fd8b41e5
 class AtariPreprocessing(gym.Wrapper):
     "No-op resets, frame skip with a max over the last two frames, area resize to square grayscale frames; life loss as terminal and reward clipping (for training)."
     def __init__(self, env:gym.Env,  # an ALE env made with frameskip=1 and obs_type='grayscale'
@@ -124,6 +125,7 @@ class AtariPreprocessing(gym.Wrapper):
         self._lives = lives
         return self._resize(frame), (float(np.sign(total)) if self.clip_rewards else total), term, trunc, info
 
+# %% ../nbs/19_pixels.ipynb #21b7967d
 class FrameStack(gym.ObservationWrapper):
     "Stack the last `k` frames (2-D observations) of `env` channels-last, `(height, width, k)`, the first frame repeated after a reset; the space is `StackedFrames`."
     def __init__(self, env:gym.Env, k:int=4):
@@ -145,6 +147,7 @@ class FrameStack(gym.ObservationWrapper):
         self._frames.append(np.array(obs))
         return np.stack(self._frames, -1)
 
+# %% ../nbs/19_pixels.ipynb #ba7b3a62
 def make_atari(env_id:str,  # an ALE id, e.g. 'ALE/Pong-v5'
                train:bool=True,  # training env: life loss is terminal and rewards are clipped (unless set below)
                noop_max:int=30, frame_skip:int=4, screen_size:int=84, frame_stack:int=4,
@@ -161,7 +164,7 @@ def make_atari(env_id:str,  # an ALE id, e.g. 'ALE/Pong-v5'
                              train if clip_rewards is None else clip_rewards)
     return FrameStack(env, frame_stack)
 
-# %% ../nbs/19_pixels.ipynb #cf79d20c
+# %% ../nbs/19_pixels.ipynb #64450533
 def pixel_env(env, train:bool=True):
     "An `ALE/...` id as a factory of preprocessed Atari envs (`make_atari`); `MinAtar/...` ids registered; anything else as given."
     if not isinstance(env, str): return env

@@ -15,12 +15,12 @@ import numpy as np
 import jax
 import gymnasium as gym
 
-from .core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError, preallocate
+from .core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError, preallocate, patch_to
 
 # %% auto #0
 __all__ = ['WaitReady', 'ReplayBuffer', 'SumTree', 'PrioritizedReplayBuffer', 'init_replay_buffer', 'ainit_replay_buffer']
 
-# %% ../nbs/03_replay.ipynb #f7183640
+# %% ../nbs/03_replay.ipynb #7a454976
 _FIELDS = ('S', 'A', 'logP', 'Rn', 'In', 'S_next', 'A_next', 'logP_next', 'version')
 _SCALARS = {'logP': np.float32, 'Rn': np.float32, 'In': np.float32, 'logP_next': np.float32, 'version': np.int64}
 _OPTIONAL = ('A_next', 'logP_next', 'version')  # stored as zeros when a batch leaves them None
@@ -45,6 +45,7 @@ def _run_split(jobs:list, nbytes:int):
     finally: th.join()  # never leave the helper running, even when the main half failed
     if errors: raise errors[0]
 
+# %% ../nbs/03_replay.ipynb #0ff398f6
 def _words(x:int) -> np.ndarray: return np.array([x >> 64, x & (2**64 - 1)], np.uint64)
 def _int(w) -> int: return (int(w[0]) << 64) | int(w[1])
 
@@ -58,10 +59,7 @@ def _set_rng_state(rng:np.random.Generator, d:dict):
     rng.bit_generator.state = dict(bit_generator=str(d['bit_generator']), state=dict(state=_int(d['state']), inc=_int(d['inc'])),
                                    has_uint32=int(d['has_uint32']), uinteger=int(d['uinteger']))
 
-def _path_names(tree):
-    "Printable path of every leaf of `tree`, in `jax.tree.leaves` order."
-    return [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(tree)[0]]
-
+# %% ../nbs/03_replay.ipynb #f5b8846a
 class WaitReady:
     "Mixin for buffers: `await wait_ready(n)` parks a coroutine until `len(self) >= n`; the buffer calls `_notify()` after it grows and keeps `self._waiters = []`."
     def _notify(self):
@@ -93,6 +91,7 @@ class WaitReady:
             try: await entry[1]
             finally: self._waiters.remove(entry)
 
+# %% ../nbs/03_replay.ipynb #f831dc89
 class ReplayBuffer(WaitReady):
     "Uniform experience replay: circular, preallocated structure-of-arrays storage on the host."
     def __init__(self,
@@ -118,48 +117,6 @@ class ReplayBuffer(WaitReady):
                               f"(then the first batch fixes the storage).")
         self.clear()
 
-    def _allocate(self, like:dict):
-        "Preallocate storage for `capacity` rows shaped like the rows of `like` (field -> pytree of arrays)."
-        cap, widths, places, bigs = self.capacity, {}, [], []
-        for k in _FIELDS:
-            for x in jax.tree.leaves(like[k]):
-                tail, dt = tuple(np.shape(x)[1:]), np.asarray(x).dtype
-                w = int(np.prod(tail, dtype=np.int64))
-                if w * dt.itemsize <= _PACK_BYTES:
-                    places.append((k, tail, dt, 'pack', widths.get(dt, 0), w)); widths[dt] = widths.get(dt, 0) + w
-                else:
-                    places.append((k, tail, dt, 'own', len(bigs), w)); bigs.append(np.zeros((cap, *tail), dt))
-        # small leaves of one dtype share a (capacity, width) array: a sample gathers one row per group, not one per field
-        mats = {dt: np.zeros((cap, w), dt) for dt, w in widths.items()}
-        self._sources = list(mats.values()) + bigs
-        self._n_small, self._big_row_bytes = len(mats), sum(x[0].nbytes for x in bigs)
-        src_of = {dt: i for i, dt in enumerate(mats)}
-        views, recipes = {k: [] for k in _FIELDS}, {k: [] for k in _FIELDS}
-        for k, tail, dt, kind, pos, w in places:
-            if kind == 'pack':
-                m = mats[dt]
-                views[k].append(m[:, pos] if tail == () else m[:, pos:pos + w].reshape(cap, *tail))
-                recipes[k].append((src_of[dt], pos, pos + w, tail))
-            else:
-                views[k].append(bigs[pos]); recipes[k].append((len(mats) + pos, None, None, tail))
-        self._treedefs = {k: jax.tree.structure(like[k]) for k in _FIELDS}
-        self._leaves = views
-        self._recipes = [(k, None if jax.tree_util.treedef_is_leaf(self._treedefs[k]) else self._treedefs[k], recipes[k]) for k in _FIELDS]
-        self._specs = {k: [(v.shape[1:], v.dtype) for v in views[k]] for k in _FIELDS}
-        self._store = {k: jax.tree.unflatten(self._treedefs[k], views[k]) for k in _FIELDS}
-        self._plans = {}  # batch treedef -> write plan (see _plan)
-
-    def _allocate_like(self, batch:TransitionBatch):
-        "Storage shaped like the rows of `batch` (used when no spaces were given)."
-        like = {}
-        for k in _FIELDS:
-            v = getattr(batch, k)
-            if v is None and k == 'A_next': v = batch.A
-            if k in _SCALARS: like[k] = np.zeros(0, _SCALARS[k])
-            elif v is None: raise SpaceMismatchError(f"{type(self).__name__}.add: field {k} is None; a transition needs S, A and S_next.")
-            else: like[k] = jax.tree.map(lambda x: np.asarray(x)[:0], v)
-        self._allocate(like)
-
     def clear(self):
         "Drop every transition (storage stays allocated); the RNG keeps its state."
         self._ptr, self._size, self._added = 0, 0, 0
@@ -177,171 +134,236 @@ class ReplayBuffer(WaitReady):
         "Bytes of the preallocated storage arrays."
         return sum(x.nbytes for x in self._sources) if self._store is not None else 0
 
-    def _check(self, batch:TransitionBatch) -> int:
-        "Validate `batch` against the storage, field by field; returns its size. Errors name the field."
-        name = type(self).__name__
-        if not isinstance(batch, TransitionBatch):
-            raise TypeError(f"{name}.add: expected a TransitionBatch (e.g. from a tracer's flush()), got {type(batch).__name__}.")
-        if np.ndim(batch.Rn) != 1: raise SpaceMismatchError(f"{name}.add: field Rn: expected shape (batch,), got {np.shape(batch.Rn)}.")
-        n = int(np.shape(batch.Rn)[0])
-        for k in _FIELDS:
-            v = getattr(batch, k)
-            if v is None and k in _OPTIONAL: continue
-            leaves = jax.tree.leaves(v)
-            if len(leaves) != len(self._specs[k]) or jax.tree.structure(v) != self._treedefs[k]:
-                what = 'observation' if k.startswith('S') else 'action' if k.startswith('A') else 'scalar'
-                raise SpaceMismatchError(f"{name}.add: field {k} has structure {jax.tree.structure(v)}, "
-                                         f"expected {self._treedefs[k]} (the buffer's {what} layout).")
-            for i, (x, (shape, dtype)) in enumerate(zip(leaves, self._specs[k])):
-                xs, xd = np.shape(x), np.asarray(x).dtype
-                if xs[1:] != shape or len(xs) != len(shape) + 1 or xs[0] != n:
-                    raise SpaceMismatchError(f"{name}.add: field {k}{_path_names(v)[i]}: expected shape ({n}, {', '.join(map(str, shape))}) "
-                                             f"(batch, *element shape), got {xs}. Check the env's spaces and the tracer's output.")
-                if xd != dtype and not np.can_cast(xd, dtype, casting='same_kind'):
-                    raise SpaceMismatchError(f"{name}.add: field {k}{_path_names(v)[i]}: expected dtype {dtype} (or one castable to it), got {xd}.")
-        return n
+# %% ../nbs/03_replay.ipynb #84732e6b
+@patch_to(ReplayBuffer)
+def _allocate(self, like:dict):
+    "Preallocate storage for `capacity` rows shaped like the rows of `like` (field -> pytree of arrays)."
+    cap, widths, places, bigs = self.capacity, {}, [], []
+    for k in _FIELDS:
+        for x in jax.tree.leaves(like[k]):
+            tail, dt = tuple(np.shape(x)[1:]), np.asarray(x).dtype
+            w = int(np.prod(tail, dtype=np.int64))
+            if w * dt.itemsize <= _PACK_BYTES:
+                places.append((k, tail, dt, 'pack', widths.get(dt, 0), w)); widths[dt] = widths.get(dt, 0) + w
+            else:
+                places.append((k, tail, dt, 'own', len(bigs), w)); bigs.append(np.zeros((cap, *tail), dt))
+    # small leaves of one dtype share a (capacity, width) array: a sample gathers one row per group, not one per field
+    mats = {dt: np.zeros((cap, w), dt) for dt, w in widths.items()}
+    self._sources = list(mats.values()) + bigs
+    self._n_small, self._big_row_bytes = len(mats), sum(x[0].nbytes for x in bigs)
+    src_of = {dt: i for i, dt in enumerate(mats)}
+    views, recipes = {k: [] for k in _FIELDS}, {k: [] for k in _FIELDS}
+    for k, tail, dt, kind, pos, w in places:
+        if kind == 'pack':
+            m = mats[dt]
+            views[k].append(m[:, pos] if tail == () else m[:, pos:pos + w].reshape(cap, *tail))
+            recipes[k].append((src_of[dt], pos, pos + w, tail))
+        else:
+            views[k].append(bigs[pos]); recipes[k].append((len(mats) + pos, None, None, tail))
+    self._treedefs = {k: jax.tree.structure(like[k]) for k in _FIELDS}
+    self._leaves = views
+    self._recipes = [(k, None if jax.tree_util.treedef_is_leaf(self._treedefs[k]) else self._treedefs[k], recipes[k]) for k in _FIELDS]
+    self._specs = {k: [(v.shape[1:], v.dtype) for v in views[k]] for k in _FIELDS}
+    self._store = {k: jax.tree.unflatten(self._treedefs[k], views[k]) for k in _FIELDS}
+    self._plans = {}  # batch treedef -> write plan (see _plan)
 
-    def _plan(self, batch:TransitionBatch, treedef):
-        "Checked once per batch structure: where each leaf of the flattened batch goes."
-        self._check(batch)
-        flat, pos = [], 0
-        missing = []
-        for f in TransitionBatch.__dataclass_fields__:
-            v = getattr(batch, f)
-            nl = len(jax.tree.leaves(v))
-            if f in self._leaves:
-                if v is None: missing += self._leaves[f]
-                else: flat += [(pos + i, d, d.shape[1:], d.dtype) for i, d in enumerate(self._leaves[f])]
-            if f == 'Rn': rn = pos
-            pos += nl
-        plan = (flat, missing, rn)
-        self._plans[treedef] = plan
-        return plan
+@patch_to(ReplayBuffer)
+def _allocate_like(self, batch:TransitionBatch):
+    "Storage shaped like the rows of `batch` (used when no spaces were given)."
+    like = {}
+    for k in _FIELDS:
+        v = getattr(batch, k)
+        if v is None and k == 'A_next': v = batch.A
+        if k in _SCALARS: like[k] = np.zeros(0, _SCALARS[k])
+        elif v is None: raise SpaceMismatchError(f"{type(self).__name__}.add: field {k} is None; a transition needs S, A and S_next.")
+        else: like[k] = jax.tree.map(lambda x: np.asarray(x)[:0], v)
+    self._allocate(like)
 
-    def _write(self, batch:TransitionBatch):
-        "Copy `batch` into the circular storage; returns the slots written (in order)."
-        if self._store is None: self._allocate_like(batch)
-        leaves, treedef = jax.tree_util.tree_flatten(batch)
-        leaves = [x if hasattr(x, 'dtype') else np.asarray(x) for x in leaves]
-        plan = self._plans.get(treedef) or self._plan(batch, treedef)
-        flat, missing, rn = plan
-        Rn = leaves[rn]
-        n = Rn.shape[0] if Rn.ndim == 1 else self._check(batch)
-        for p, d, tail, dt in flat:  # fast re-check of shapes and dtypes; the slow path names the field
-            x = leaves[p]
-            if x.shape[1:] != tail or x.shape[0] != n or (x.dtype != dt and not np.can_cast(x.dtype, dt, casting='same_kind')):
-                self._check(batch)
-        if self.check_finite and not np.isfinite(Rn.sum(dtype=np.float64)):
-            bad = np.asarray(Rn)[~np.isfinite(Rn)]
-            if len(bad): raise ValueError(f"{type(self).__name__}.add: field Rn holds non-finite rewards {bad[:3]}; fix the env or the "
-                                          f"reward scale, or pass check_finite=False to store them anyway.")
-        if n == 0: return np.zeros(0, np.int64)
-        cap, skip = self.capacity, max(0, n - self.capacity)  # a batch larger than the buffer keeps its last `capacity` rows
-        start = (self._ptr + skip) % cap
-        m = n - skip
-        first = min(m, cap - start)
-        spans = [(start, start + first, skip, skip + first)]
-        if first < m: spans.append((0, m - first, skip + first, n))
-        for p, d, _, _ in flat:  # (slice assignment holds the GIL: a second thread would not help here)
-            x = leaves[p]
-            for a, b, i, j in spans: d[a:b] = x[i:j]
-        for d in missing:
-            for a, b, _, _ in spans: d[a:b] = 0
-        self._added += n
-        self._ptr = (self._ptr + n) % cap
-        self._size = min(cap, self._size + n)
-        return (start + np.arange(m)) % cap
+# %% ../nbs/03_replay.ipynb #dc80e674
+def _path_names(tree):
+    "Printable path of every leaf of `tree`, in `jax.tree.leaves` order."
+    return [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(tree)[0]]
 
-    def add(self,
-            batch:TransitionBatch,  # transitions to store, e.g. `tracer.flush()`
-           ):
-        "Store every transition of `batch` (vectorized), overwriting the oldest when full."
-        self._write(batch)
-        self._notify()
+@patch_to(ReplayBuffer)
+def _check(self, batch:TransitionBatch) -> int:
+    "Validate `batch` against the storage, field by field; returns its size. Errors name the field."
+    name = type(self).__name__
+    if not isinstance(batch, TransitionBatch):
+        raise TypeError(f"{name}.add: expected a TransitionBatch (e.g. from a tracer's flush()), got {type(batch).__name__}.")
+    if np.ndim(batch.Rn) != 1: raise SpaceMismatchError(f"{name}.add: field Rn: expected shape (batch,), got {np.shape(batch.Rn)}.")
+    n = int(np.shape(batch.Rn)[0])
+    for k in _FIELDS:
+        v = getattr(batch, k)
+        if v is None and k in _OPTIONAL: continue
+        leaves = jax.tree.leaves(v)
+        if len(leaves) != len(self._specs[k]) or jax.tree.structure(v) != self._treedefs[k]:
+            what = 'observation' if k.startswith('S') else 'action' if k.startswith('A') else 'scalar'
+            raise SpaceMismatchError(f"{name}.add: field {k} has structure {jax.tree.structure(v)}, "
+                                     f"expected {self._treedefs[k]} (the buffer's {what} layout).")
+        for i, (x, (shape, dtype)) in enumerate(zip(leaves, self._specs[k])):
+            xs, xd = np.shape(x), np.asarray(x).dtype
+            if xs[1:] != shape or len(xs) != len(shape) + 1 or xs[0] != n:
+                raise SpaceMismatchError(f"{name}.add: field {k}{_path_names(v)[i]}: expected shape ({n}, {', '.join(map(str, shape))}) "
+                                         f"(batch, *element shape), got {xs}. Check the env's spaces and the tracer's output.")
+            if xd != dtype and not np.can_cast(xd, dtype, casting='same_kind'):
+                raise SpaceMismatchError(f"{name}.add: field {k}{_path_names(v)[i]}: expected dtype {dtype} (or one castable to it), got {xd}.")
+    return n
 
-    def _insertion_numbers(self, slots:np.ndarray) -> np.ndarray:
-        "Insertion number of the transition now in each slot (writes are sequential, so no per-slot record is needed)."
-        idx = slots + (self._added - self._ptr)
-        if self._added > self._ptr: idx -= (slots >= self._ptr) * self.capacity  # slots at or after the pointer hold the previous lap
-        return idx
+@patch_to(ReplayBuffer)
+def _plan(self, batch:TransitionBatch, treedef):
+    "Checked once per batch structure: where each leaf of the flattened batch goes."
+    self._check(batch)
+    flat, pos = [], 0
+    missing = []
+    for f in TransitionBatch.__dataclass_fields__:
+        v = getattr(batch, f)
+        nl = len(jax.tree.leaves(v))
+        if f in self._leaves:
+            if v is None: missing += self._leaves[f]
+            else: flat += [(pos + i, d, d.shape[1:], d.dtype) for i, d in enumerate(self._leaves[f])]
+        if f == 'Rn': rn = pos
+        pos += nl
+    plan = (flat, missing, rn)
+    self._plans[treedef] = plan
+    return plan
 
-    def _uniform_slots(self, k:int) -> np.ndarray:
-        "k slots drawn uniformly among the filled ones (modulo bias below 1e-12 for any capacity that fits in memory)."
-        return (self._rng.bit_generator.random_raw(k) % np.uint64(self._size)).view(np.int64)
+# %% ../nbs/03_replay.ipynb #685f54cf
+@patch_to(ReplayBuffer)
+def _write(self, batch:TransitionBatch):
+    "Copy `batch` into the circular storage; returns the slots written (in order)."
+    if self._store is None: self._allocate_like(batch)
+    leaves, treedef = jax.tree_util.tree_flatten(batch)
+    leaves = [x if hasattr(x, 'dtype') else np.asarray(x) for x in leaves]
+    plan = self._plans.get(treedef) or self._plan(batch, treedef)
+    flat, missing, rn = plan
+    Rn = leaves[rn]
+    n = Rn.shape[0] if Rn.ndim == 1 else self._check(batch)
+    for p, d, tail, dt in flat:  # fast re-check of shapes and dtypes; the slow path names the field
+        x = leaves[p]
+        if x.shape[1:] != tail or x.shape[0] != n or (x.dtype != dt and not np.can_cast(x.dtype, dt, casting='same_kind')):
+            self._check(batch)
+    if self.check_finite and not np.isfinite(Rn.sum(dtype=np.float64)):
+        bad = np.asarray(Rn)[~np.isfinite(Rn)]
+        if len(bad): raise ValueError(f"{type(self).__name__}.add: field Rn holds non-finite rewards {bad[:3]}; fix the env or the "
+                                      f"reward scale, or pass check_finite=False to store them anyway.")
+    if n == 0: return np.zeros(0, np.int64)
+    cap, skip = self.capacity, max(0, n - self.capacity)  # a batch larger than the buffer keeps its last `capacity` rows
+    start = (self._ptr + skip) % cap
+    m = n - skip
+    first = min(m, cap - start)
+    spans = [(start, start + first, skip, skip + first)]
+    if first < m: spans.append((0, m - first, skip + first, n))
+    for p, d, _, _ in flat:  # (slice assignment holds the GIL: a second thread would not help here)
+        x = leaves[p]
+        for a, b, i, j in spans: d[a:b] = x[i:j]
+    for d in missing:
+        for a, b, _, _ in spans: d[a:b] = 0
+    self._added += n
+    self._ptr = (self._ptr + n) % cap
+    self._size = min(cap, self._size + n)
+    return (start + np.arange(m)) % cap
 
-    def _fresh(self, idx:np.ndarray) -> np.ndarray:
-        "Which insertion numbers still sit in the buffer (not overwritten since they were sampled)."
-        return (idx >= self._added - self._size) & (idx < self._added)
-
-    def _gather(self, slots:np.ndarray, W:np.ndarray, sharding=None) -> TransitionBatch:
-        B = len(slots)
-        got = [None] * len(self._sources)
-        def take(s):  # slots are valid by construction; 'clip' skips the bounds pass
-            def job(): got[s] = self._sources[s].take(slots, axis=0, mode='clip')
-            return job
-        k = self._n_small
-        for s in range(k): take(s)()
-        _run_split([take(s) for s in range(k, len(self._sources))], B * self._big_row_bytes)
-        fields = {}
-        for k, treedef, recipe in self._recipes:
-            leaves = [got[s] if c0 is None else got[s][:, c0] if tail == () else
-                      got[s][:, c0:c1] if len(tail) == 1 else got[s][:, c0:c1].reshape(B, *tail) for s, c0, c1, tail in recipe]
-            fields[k] = leaves[0] if treedef is None else jax.tree.unflatten(treedef, leaves)
-        batch = TransitionBatch(**fields, W=W, idx=self._insertion_numbers(slots))
-        if sharding is None: return batch
-        n_shards = len(sharding.device_set)
-        if B % n_shards:
-            raise ConfigError(f"{type(self).__name__}.sample: batch_size={B} does not split over the sharding's "
-                              f"{n_shards} devices; use a multiple of {n_shards}.")
-        # idx stays on the host as int64: it only goes back to `update`, and on devices without x64 it would become int32
-        return jax.device_put(batch.replace(idx=None), sharding).replace(idx=batch.idx)
-
-    def _check_sample(self, batch_size):
-        if self._size == 0: raise RLNBError(f"{type(self).__name__}.sample: the buffer is empty; add transitions first "
-                                            f"(or `await buffer.wait_ready(warmup)`).")
-        if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ConfigError(f"{type(self).__name__}.sample: batch_size must be an int >= 1, got {batch_size!r}.")
-
-    def sample(self,
-               batch_size:int,  # number of transitions (drawn with replacement)
-               sharding:jax.sharding.Sharding|None=None,  # place the batch on devices, split along the leading axis
-              ) -> TransitionBatch:
-        "A uniformly drawn batch with `idx` (insertion numbers; slot = idx % capacity) and unit weights `W`."
-        self._check_sample(batch_size)
-        slots = self._uniform_slots(batch_size)
-        return self._gather(slots, np.ones(batch_size, np.float32), sharding)
-
-    def state_dict(self) -> dict:
-        "Contents, write pointer, counters and RNG state as a plain dict of numpy arrays, ints and strings."
-        size = self._size
-        return dict(kind=type(self).__name__, capacity=self.capacity, ptr=self._ptr, size=size, added=self._added,
-                    rng=_rng_state(self._rng),
-                    storage={k: jax.tree.map(lambda x: x[:size].copy(), self._store[k]) for k in _FIELDS} if self._store else None)
-
-    def load_state_dict(self, state:dict):
-        "Restore a `state_dict()`: same contents, write pointer, RNG state, so sampling continues identically."
-        if state.get('kind') != type(self).__name__ or int(state['capacity']) != self.capacity:
-            raise ConfigError(f"{type(self).__name__}.load_state_dict: state is from a {state.get('kind')} of capacity "
-                              f"{state.get('capacity')}, this is a {type(self).__name__} of capacity {self.capacity}.")
-        size = int(state['size'])
-        if state['storage'] is not None:
-            if self._store is None:
-                self._allocate({k: jax.tree.map(np.asarray, v) for k, v in state['storage'].items()})
-            for k in _FIELDS:
-                src = state['storage'][k]
-                if jax.tree.structure(src) != self._treedefs[k]:
-                    raise SpaceMismatchError(f"{type(self).__name__}.load_state_dict: field {k} has structure "
-                                             f"{jax.tree.structure(src)}, expected {self._treedefs[k]}.")
-                for d, x in zip(self._leaves[k], jax.tree.leaves(src)):
-                    if np.shape(x) != (size, *d.shape[1:]):
-                        raise SpaceMismatchError(f"{type(self).__name__}.load_state_dict: field {k}: shape {np.shape(x)} "
-                                                 f"does not match ({size}, *{d.shape[1:]}).")
-                    d[:size] = x
-        self._ptr, self._size, self._added = int(state['ptr']), size, int(state['added'])
-        _set_rng_state(self._rng, state['rng'])
-        self._notify()
+@patch_to(ReplayBuffer)
+def add(self,
+        batch:TransitionBatch,  # transitions to store, e.g. `tracer.flush()`
+       ):
+    "Store every transition of `batch` (vectorized), overwriting the oldest when full."
+    self._write(batch)
+    self._notify()
 
 # %% ../nbs/03_replay.ipynb #63d116f5
+@patch_to(ReplayBuffer)
+def _insertion_numbers(self, slots:np.ndarray) -> np.ndarray:
+    "Insertion number of the transition now in each slot (writes are sequential, so no per-slot record is needed)."
+    idx = slots + (self._added - self._ptr)
+    if self._added > self._ptr: idx -= (slots >= self._ptr) * self.capacity  # slots at or after the pointer hold the previous lap
+    return idx
+
+@patch_to(ReplayBuffer)
+def _uniform_slots(self, k:int) -> np.ndarray:
+    "k slots drawn uniformly among the filled ones (modulo bias below 1e-12 for any capacity that fits in memory)."
+    return (self._rng.bit_generator.random_raw(k) % np.uint64(self._size)).view(np.int64)
+
+@patch_to(ReplayBuffer)
+def _fresh(self, idx:np.ndarray) -> np.ndarray:
+    "Which insertion numbers still sit in the buffer (not overwritten since they were sampled)."
+    return (idx >= self._added - self._size) & (idx < self._added)
+
+@patch_to(ReplayBuffer)
+def _gather(self, slots:np.ndarray, W:np.ndarray, sharding=None) -> TransitionBatch:
+    B = len(slots)
+    got = [None] * len(self._sources)
+    def take(s):  # slots are valid by construction; 'clip' skips the bounds pass
+        def job(): got[s] = self._sources[s].take(slots, axis=0, mode='clip')
+        return job
+    k = self._n_small
+    for s in range(k): take(s)()
+    _run_split([take(s) for s in range(k, len(self._sources))], B * self._big_row_bytes)
+    fields = {}
+    for k, treedef, recipe in self._recipes:
+        leaves = [got[s] if c0 is None else got[s][:, c0] if tail == () else
+                  got[s][:, c0:c1] if len(tail) == 1 else got[s][:, c0:c1].reshape(B, *tail) for s, c0, c1, tail in recipe]
+        fields[k] = leaves[0] if treedef is None else jax.tree.unflatten(treedef, leaves)
+    batch = TransitionBatch(**fields, W=W, idx=self._insertion_numbers(slots))
+    if sharding is None: return batch
+    n_shards = len(sharding.device_set)
+    if B % n_shards:
+        raise ConfigError(f"{type(self).__name__}.sample: batch_size={B} does not split over the sharding's "
+                          f"{n_shards} devices; use a multiple of {n_shards}.")
+    # idx stays on the host as int64: it only goes back to `update`, and on devices without x64 it would become int32
+    return jax.device_put(batch.replace(idx=None), sharding).replace(idx=batch.idx)
+
+@patch_to(ReplayBuffer)
+def _check_sample(self, batch_size):
+    if self._size == 0: raise RLNBError(f"{type(self).__name__}.sample: the buffer is empty; add transitions first "
+                                        f"(or `await buffer.wait_ready(warmup)`).")
+    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ConfigError(f"{type(self).__name__}.sample: batch_size must be an int >= 1, got {batch_size!r}.")
+
+@patch_to(ReplayBuffer)
+def sample(self,
+           batch_size:int,  # number of transitions (drawn with replacement)
+           sharding:jax.sharding.Sharding|None=None,  # place the batch on devices, split along the leading axis
+          ) -> TransitionBatch:
+    "A uniformly drawn batch with `idx` (insertion numbers; slot = idx % capacity) and unit weights `W`."
+    self._check_sample(batch_size)
+    slots = self._uniform_slots(batch_size)
+    return self._gather(slots, np.ones(batch_size, np.float32), sharding)
+
+# %% ../nbs/03_replay.ipynb #957b97e2
+@patch_to(ReplayBuffer)
+def state_dict(self) -> dict:
+    "Contents, write pointer, counters and RNG state as a plain dict of numpy arrays, ints and strings."
+    size = self._size
+    return dict(kind=type(self).__name__, capacity=self.capacity, ptr=self._ptr, size=size, added=self._added,
+                rng=_rng_state(self._rng),
+                storage={k: jax.tree.map(lambda x: x[:size].copy(), self._store[k]) for k in _FIELDS} if self._store else None)
+
+@patch_to(ReplayBuffer)
+def load_state_dict(self, state:dict):
+    "Restore a `state_dict()`: same contents, write pointer, RNG state, so sampling continues identically."
+    if state.get('kind') != type(self).__name__ or int(state['capacity']) != self.capacity:
+        raise ConfigError(f"{type(self).__name__}.load_state_dict: state is from a {state.get('kind')} of capacity "
+                          f"{state.get('capacity')}, this is a {type(self).__name__} of capacity {self.capacity}.")
+    size = int(state['size'])
+    if state['storage'] is not None:
+        if self._store is None:
+            self._allocate({k: jax.tree.map(np.asarray, v) for k, v in state['storage'].items()})
+        for k in _FIELDS:
+            src = state['storage'][k]
+            if jax.tree.structure(src) != self._treedefs[k]:
+                raise SpaceMismatchError(f"{type(self).__name__}.load_state_dict: field {k} has structure "
+                                         f"{jax.tree.structure(src)}, expected {self._treedefs[k]}.")
+            for d, x in zip(self._leaves[k], jax.tree.leaves(src)):
+                if np.shape(x) != (size, *d.shape[1:]):
+                    raise SpaceMismatchError(f"{type(self).__name__}.load_state_dict: field {k}: shape {np.shape(x)} "
+                                             f"does not match ({size}, *{d.shape[1:]}).")
+                d[:size] = x
+    self._ptr, self._size, self._added = int(state['ptr']), size, int(state['added'])
+    _set_rng_state(self._rng, state['rng'])
+    self._notify()
+
+# %% ../nbs/03_replay.ipynb #7864ce79
 class SumTree:
     "Batched sum tree over `capacity` non-negative priorities: O(log n) `find` and `set` for a whole batch at once."
     def __init__(self,
@@ -416,57 +438,62 @@ class SumTree:
             nodes[lo:hi] = nodes[2 * lo:2 * hi:2] + nodes[2 * lo + 1:2 * hi:2]
         self._cum = None
 
-    def find(self,
-             u:np.ndarray,  # prefix sums in [0, total)
-             overwrite:bool=False,  # allow `find` to use `u` (float64) as scratch space
-            ) -> np.ndarray:
-        "For each `u`, the leaf `k` with `sum(leaves[:k]) <= u < sum(leaves[:k+1])`."
-        nodes, cum, lo = self.nodes, self._top_cum(), 1 << self._top
-        u = u if overwrite and isinstance(u, np.ndarray) and u.dtype == np.float64 else np.array(u, np.float64)
-        j = np.searchsorted(cum[1:], u, side='right')  # the top level: one search over its running sums
-        np.minimum(j, lo - 1, out=j)  # rounding can put u at the total
-        u -= cum[j]
-        i = j + lo
-        for _ in range(self._depth - self._top):  # below it: one step down per level for the whole batch
-            i <<= 1
-            left = nodes[i]
-            right = u >= left
-            np.subtract(u, left, out=u, where=right)
-            i += right
-        b = i - self._nb
-        run = self._prefix_t @ self._blocks.take(b, axis=0).T  # (block, batch): running sums inside each chosen block
-        run[-1] = np.inf  # rounding can leave u past the block's sum: stay in the block
-        return (b << self._shift) + (run <= u.astype(np.float32)).sum(axis=0)
+# %% ../nbs/03_replay.ipynb #760707b9
+@patch_to(SumTree)
+def find(self,
+         u:np.ndarray,  # prefix sums in [0, total)
+         overwrite:bool=False,  # allow `find` to use `u` (float64) as scratch space
+        ) -> np.ndarray:
+    "For each `u`, the leaf `k` with `sum(leaves[:k]) <= u < sum(leaves[:k+1])`."
+    nodes, cum, lo = self.nodes, self._top_cum(), 1 << self._top
+    u = u if overwrite and isinstance(u, np.ndarray) and u.dtype == np.float64 else np.array(u, np.float64)
+    j = np.searchsorted(cum[1:], u, side='right')  # the top level: one search over its running sums
+    np.minimum(j, lo - 1, out=j)  # rounding can put u at the total
+    u -= cum[j]
+    i = j + lo
+    for _ in range(self._depth - self._top):  # below it: one step down per level for the whole batch
+        i <<= 1
+        left = nodes[i]
+        right = u >= left
+        np.subtract(u, left, out=u, where=right)
+        i += right
+    b = i - self._nb
+    run = self._prefix_t @ self._blocks.take(b, axis=0).T  # (block, batch): running sums inside each chosen block
+    run[-1] = np.inf  # rounding can leave u past the block's sum: stay in the block
+    return (b << self._shift) + (run <= u.astype(np.float32)).sum(axis=0)
 
-    def stratified(self,
-                   rng:np.random.Generator,  # draws the uniforms
-                   batch_size:int,  # leaves to draw
-                   n:int,  # leaves in use (the first n)
-                  ) -> tuple[np.ndarray, np.ndarray]:
-        "`(slots, values)` of `batch_size` leaves drawn in proportion to their values, one uniform draw in each of `batch_size` equal segments of the total."
-        u = rng.random(batch_size)
-        u += np.arange(batch_size)
-        u *= self.total / batch_size
-        slots = self.find(u.copy(), overwrite=True)
+@patch_to(SumTree)
+def stratified(self,
+               rng:np.random.Generator,  # draws the uniforms
+               batch_size:int,  # leaves to draw
+               n:int,  # leaves in use (the first n)
+              ) -> tuple[np.ndarray, np.ndarray]:
+    "`(slots, values)` of `batch_size` leaves drawn in proportion to their values, one uniform draw in each of `batch_size` equal segments of the total."
+    u = rng.random(batch_size)
+    u += np.arange(batch_size)
+    u *= self.total / batch_size
+    slots = self.find(u.copy(), overwrite=True)
+    p = self.leaves.take(slots)
+    if not p.min() > 0:  # a draw rounded onto an empty leaf: redo those few exactly
+        bad = ~(p > 0)
+        cum = np.cumsum(self.leaves[:n], dtype=np.float64)
+        slots[bad] = np.minimum(np.searchsorted(cum, np.minimum(u[bad], cum[-1] * (1 - 1e-12)), side='right'), n - 1)
         p = self.leaves.take(slots)
-        if not p.min() > 0:  # a draw rounded onto an empty leaf: redo those few exactly
-            bad = ~(p > 0)
-            cum = np.cumsum(self.leaves[:n], dtype=np.float64)
-            slots[bad] = np.minimum(np.searchsorted(cum, np.minimum(u[bad], cum[-1] * (1 - 1e-12)), side='right'), n - 1)
-            p = self.leaves.take(slots)
-        return slots, p
+    return slots, p
 
-    def check(self):
-        "Raise `AssertionError` where a stored sum disagrees with the priorities under it (a debugging aid; O(capacity))."
-        nb, lo = self._nb, 1 << self._top
-        np.testing.assert_allclose(self.nodes[nb:], self._blocks.sum(axis=1, dtype=np.float64), rtol=1e-6, err_msg='block sums')
-        np.testing.assert_allclose(self.nodes[lo:nb], self.nodes[2 * lo:2 * nb:2] + self.nodes[2 * lo + 1:2 * nb:2], rtol=1e-12,
-                                   err_msg='inner nodes')
-        if self.leaves[self.capacity:].any(): raise AssertionError("SumTree: a leaf past the capacity is not zero.")
-        total = self.leaves.sum(dtype=np.float64)
-        if not abs(self.total - total) <= 1e-6 * max(1.0, total): raise AssertionError(f"SumTree: total {self.total} != {total}, the sum of the leaves.")
+# %% ../nbs/03_replay.ipynb #5119afdb
+@patch_to(SumTree)
+def check(self):
+    "Raise `AssertionError` where a stored sum disagrees with the priorities under it (a debugging aid; O(capacity))."
+    nb, lo = self._nb, 1 << self._top
+    np.testing.assert_allclose(self.nodes[nb:], self._blocks.sum(axis=1, dtype=np.float64), rtol=1e-6, err_msg='block sums')
+    np.testing.assert_allclose(self.nodes[lo:nb], self.nodes[2 * lo:2 * nb:2] + self.nodes[2 * lo + 1:2 * nb:2], rtol=1e-12,
+                               err_msg='inner nodes')
+    if self.leaves[self.capacity:].any(): raise AssertionError("SumTree: a leaf past the capacity is not zero.")
+    total = self.leaves.sum(dtype=np.float64)
+    if not abs(self.total - total) <= 1e-6 * max(1.0, total): raise AssertionError(f"SumTree: total {self.total} != {total}, the sum of the leaves.")
 
-# %% ../nbs/03_replay.ipynb #1f2d5ff7
+# %% ../nbs/03_replay.ipynb #8f9151f7
 class PrioritizedReplayBuffer(ReplayBuffer):
     "Proportional prioritized replay with a vectorized sum tree, importance weights and overwrite-safe priority updates."
     def __init__(self,
@@ -504,66 +531,6 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         "Bytes of the storage arrays plus the sum tree."
         return super().nbytes + self._tree.leaves.nbytes + self._tree.nodes.nbytes
 
-    def _priorities(self, td_error, what:str) -> np.ndarray:
-        td = np.asarray(td_error, np.float64).reshape(-1)
-        p = np.abs(td)
-        p += self.epsilon
-        p **= self.alpha
-        if self.check_finite and not np.isfinite(td.sum()):
-            raise ValueError(f"{type(self).__name__}.{what}: non-finite TD errors {td[~np.isfinite(td)][:3]}; "
-                             f"check the loss (or pass check_finite=False).")
-        return p
-
-    def add(self,
-            batch:TransitionBatch,  # transitions to store
-            priorities=None,  # |TD errors| per transition (e.g. computed by the actor); None: the largest priority so far
-           ):
-        "Store `batch` with the given or the maximal priority."
-        if priorities is not None:
-            p = self._priorities(priorities, 'add')
-            if len(p) != np.shape(batch.Rn)[0]:
-                raise SpaceMismatchError(f"{type(self).__name__}.add: {len(p)} priorities for a batch of {np.shape(batch.Rn)[0]}.")
-        slots = self._write(batch)
-        if len(slots):
-            if priorities is None: p = np.full(len(slots), self._max_priority)
-            else:
-                p = p[len(p) - len(slots):]
-                self._max_priority = max(self._max_priority, float(p.max()))
-            first = min(len(slots), self.capacity - int(slots[0]))  # slots are contiguous, wrapping at most once
-            self._tree.set_range(int(slots[0]), p[:first])
-            if first < len(slots): self._tree.set_range(0, p[first:])
-        self._notify()
-
-    def sample(self,
-               batch_size:int,  # number of transitions
-               sharding:jax.sharding.Sharding|None=None,  # place the batch on devices, split along the leading axis
-              ) -> TransitionBatch:
-        "A batch drawn in proportion to priority, with importance weights `W` (max 1) and `idx` for `update`."
-        self._check_sample(batch_size)
-        slots, p = self._tree.stratified(self._rng, batch_size, self._size)
-        W = np.power(p * np.float32(1 / p.min()), np.float32(-self.beta), dtype=np.float32)  # (N P(i))^-beta / max over the batch
-        return self._gather(slots, W, sharding)
-
-    def update(self,
-               idx,  # `batch.idx` of a sampled batch (insertion numbers)
-               td_error,  # TD errors (or any new priority signal) per transition
-              ):
-        "Set new priorities `(|td_error| + epsilon)**alpha`; entries overwritten since they were sampled are ignored."
-        idx = np.asarray(idx, np.int64).reshape(-1)
-        p = self._priorities(td_error, 'update')
-        if len(p) != len(idx): raise SpaceMismatchError(f"{type(self).__name__}.update: {len(idx)} indices but {len(p)} TD errors.")
-        if len(idx) and not (idx.min() >= self._added - self._size and idx.max() < self._added):
-            fresh = self._fresh(idx)
-            idx, p = idx[fresh], p[fresh]
-        if len(idx) == 0: return
-        self._tree.set(idx % self.capacity, p)
-        self._max_priority = max(self._max_priority, float(p.max()))
-
-    def priorities(self, idx) -> np.ndarray:
-        "Current priorities `(|td| + epsilon)**alpha` of the transitions with insertion numbers `idx` (NaN if overwritten)."
-        idx = np.asarray(idx, np.int64)
-        return np.where(self._fresh(idx), self._tree.leaves[idx % self.capacity], np.nan)
-
     def state_dict(self) -> dict:
         "Like `ReplayBuffer.state_dict`, plus priorities and the running maximum priority."
         sd = super().state_dict()
@@ -579,7 +546,73 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         self._max_priority = float(state['max_priority'])
         self.alpha, self.beta, self.epsilon = float(state['alpha']), float(state['beta']), float(state['epsilon'])
 
-# %% ../nbs/03_replay.ipynb #94b53b2a
+# %% ../nbs/03_replay.ipynb #a8eafa2a
+@patch_to(PrioritizedReplayBuffer)
+def _priorities(self, td_error, what:str) -> np.ndarray:
+    td = np.asarray(td_error, np.float64).reshape(-1)
+    p = np.abs(td)
+    p += self.epsilon
+    p **= self.alpha
+    if self.check_finite and not np.isfinite(td.sum()):
+        raise ValueError(f"{type(self).__name__}.{what}: non-finite TD errors {td[~np.isfinite(td)][:3]}; "
+                         f"check the loss (or pass check_finite=False).")
+    return p
+
+@patch_to(PrioritizedReplayBuffer)
+def add(self,
+        batch:TransitionBatch,  # transitions to store
+        priorities=None,  # |TD errors| per transition (e.g. computed by the actor); None: the largest priority so far
+       ):
+    "Store `batch` with the given or the maximal priority."
+    if priorities is not None:
+        p = self._priorities(priorities, 'add')
+        if len(p) != np.shape(batch.Rn)[0]:
+            raise SpaceMismatchError(f"{type(self).__name__}.add: {len(p)} priorities for a batch of {np.shape(batch.Rn)[0]}.")
+    slots = self._write(batch)
+    if len(slots):
+        if priorities is None: p = np.full(len(slots), self._max_priority)
+        else:
+            p = p[len(p) - len(slots):]
+            self._max_priority = max(self._max_priority, float(p.max()))
+        first = min(len(slots), self.capacity - int(slots[0]))  # slots are contiguous, wrapping at most once
+        self._tree.set_range(int(slots[0]), p[:first])
+        if first < len(slots): self._tree.set_range(0, p[first:])
+    self._notify()
+
+@patch_to(PrioritizedReplayBuffer)
+def sample(self,
+           batch_size:int,  # number of transitions
+           sharding:jax.sharding.Sharding|None=None,  # place the batch on devices, split along the leading axis
+          ) -> TransitionBatch:
+    "A batch drawn in proportion to priority, with importance weights `W` (max 1) and `idx` for `update`."
+    self._check_sample(batch_size)
+    slots, p = self._tree.stratified(self._rng, batch_size, self._size)
+    W = np.power(p * np.float32(1 / p.min()), np.float32(-self.beta), dtype=np.float32)  # (N P(i))^-beta / max over the batch
+    return self._gather(slots, W, sharding)
+
+@patch_to(PrioritizedReplayBuffer)
+def update(self,
+           idx,  # `batch.idx` of a sampled batch (insertion numbers)
+           td_error,  # TD errors (or any new priority signal) per transition
+          ):
+    "Set new priorities `(|td_error| + epsilon)**alpha`; entries overwritten since they were sampled are ignored."
+    idx = np.asarray(idx, np.int64).reshape(-1)
+    p = self._priorities(td_error, 'update')
+    if len(p) != len(idx): raise SpaceMismatchError(f"{type(self).__name__}.update: {len(idx)} indices but {len(p)} TD errors.")
+    if len(idx) and not (idx.min() >= self._added - self._size and idx.max() < self._added):
+        fresh = self._fresh(idx)
+        idx, p = idx[fresh], p[fresh]
+    if len(idx) == 0: return
+    self._tree.set(idx % self.capacity, p)
+    self._max_priority = max(self._max_priority, float(p.max()))
+
+@patch_to(PrioritizedReplayBuffer)
+def priorities(self, idx) -> np.ndarray:
+    "Current priorities `(|td| + epsilon)**alpha` of the transitions with insertion numbers `idx` (NaN if overwritten)."
+    idx = np.asarray(idx, np.int64)
+    return np.where(self._fresh(idx), self._tree.leaves[idx % self.capacity], np.nan)
+
+# %% ../nbs/03_replay.ipynb #2fb383ce
 def _random_policy(space, seed):
     space.seed(seed)
     return lambda obs: space.sample()

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from .core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError
+from .core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError, patch_to
 
 # %% auto #0
 __all__ = ['Tracer', 'InsufficientCacheError', 'BatchedNStep', 'BatchedMonteCarlo', 'NStep', 'MonteCarlo', 'Trajectory',
@@ -52,6 +52,7 @@ class Tracer(abc.ABC):
 class InsufficientCacheError(RLNBError, IndexError):
     "`pop()` or `flush()` on a tracer that has no transition ready yet (check `bool(tracer)` first)."
 
+# %% ../nbs/02_tracing.ipynb #b2e56b37
 def _rows(tree, rows, cols):
     "Fancy-index the leading two axes of every leaf of `tree`."
     return jax.tree.map(lambda x: x[rows, cols], tree)
@@ -123,102 +124,107 @@ class _BatchedTracer(Tracer):
         self._ready.append(batch)
         self._num_ready += len(batch)
 
-    def add(self,
-            s,  # states s_t, pytree of arrays with leading axis num_envs
-            a,  # actions a_t, leading axis num_envs
-            r,  # rewards r_t, shape (num_envs,)
-            terminated,  # bool (num_envs,): the step ended the episode (no bootstrap)
-            truncated=None,  # bool (num_envs,): the step hit a time limit (bootstrap from s_next_final); default all False
-            s_next_final=None,  # final observations of the step (rows of envs that ended are read); needed when any env truncates
-            logp=None,  # log pi(a_t|s_t), shape (num_envs,); default 0
-            version=None,  # param version per env (or one int); default 0
-            w=None,  # sample weights, shape (num_envs,); default 1
-            valid=None,  # bool (num_envs,): envs whose step is real; others are skipped (e.g. Gymnasium next-step autoreset steps)
-           ):
-        "Record one step of every env; transitions whose n steps are complete become ready."
-        E = self.num_envs
-        s, a = jax.tree.map(np.asarray, s), jax.tree.map(np.asarray, a)
-        self._check('s', s, E); self._check('a', a, E)
-        r = np.asarray(r, np.float64)
-        term = np.asarray(terminated, bool)
-        trunc = np.zeros(E, bool) if truncated is None else np.asarray(truncated, bool)
-        for name, x in (('r', r), ('terminated', term), ('truncated', trunc)):
-            if x.shape != (E,): raise SpaceMismatchError(f"{type(self).__name__}.add: {name} must have shape ({E},), got {x.shape}.")
-        if not np.isfinite(r).all():
-            raise ValueError(f"{type(self).__name__}.add: non-finite reward {r[~np.isfinite(r)][:3]}; fix the env or clip rewards.")
-        logp = np.zeros(E, np.float32) if logp is None else np.broadcast_to(np.asarray(logp, np.float32), (E,))
-        version = np.zeros(E, np.int64) if version is None else np.broadcast_to(np.asarray(version, np.int64), (E,))
-        w = np.ones(E, np.float32) if w is None else np.broadcast_to(np.asarray(w, np.float32), (E,))
-        if self._ring is None: self._allocate(s, a)
-        if valid is None: e = np.arange(E)
-        else:
-            e = np.flatnonzero(np.asarray(valid, bool))
-            if len(e) == 0: return
-            s, a, r, term, trunc, logp, version, w = jax.tree.map(lambda x: x[e], (s, a, r, term, trunc, logp, version, w))
-            if s_next_final is not None: s_next_final = jax.tree.map(lambda x: np.asarray(x)[e], s_next_final)
-        n = self.n
-        if n is None and (self._count[e] >= self._cap).any(): self._grow()
-        ring = self._ring
-        # 1. windows that are full: the oldest step of each such env now has n rewards and s_t is its S_next
-        if n is not None:
-            full = self._count[e] == n
-            if full.any():
-                fe, fr = e[full], (self._ptr[e] % n)[full]
-                self._emit(S=_rows(ring['S'], fr, fe), A=_rows(ring['A'], fr, fe), logP=ring['logP'][fr, fe],
-                           Rn=ring['G'][fr, fe].astype(np.float32), In=np.full(len(fe), self._powers[n], np.float32),
-                           S_next=jax.tree.map(lambda x: x[full], s), A_next=jax.tree.map(lambda x: x[full], a),
-                           logP_next=logp[full], W=ring['W'][fr, fe], version=ring['version'][fr, fe])
-                self._count[fe] -= 1
-        cap = self._cap
-        # 2. write step t into each env's ring row
-        row = self._ptr[e] % cap
-        for x, v in zip(jax.tree.leaves(ring['S']) + jax.tree.leaves(ring['A']), jax.tree.leaves(s) + jax.tree.leaves(a), strict=True):
-            x[row, e] = v
-        ring['logP'][row, e], ring['W'][row, e], ring['version'][row, e], ring['G'][row, e] = logp, w, version, 0.0
-        self._count[e] += 1
-        self._ptr[e] += 1
-        # 3. every pending step of the env receives gamma**age * r_t
-        age = (row[None, :] - np.arange(cap)[:, None]) % cap  # (cap, m): age of each ring row, 0 = just written
-        live = age < self._count[e][None, :]
-        ring['G'][:, e] += np.where(live, self._powers[age] * r[None, :], 0.0)
-        # 4. episodes that ended: emit all their pending steps, bootstrapping only the truncated ones
-        done = term | trunc
-        if done.any():
-            if trunc.any() and s_next_final is None:
-                raise ValueError(f"{type(self).__name__}.add: some envs truncated but s_next_final is None; pass the final "
-                                 f"observations (Gymnasium's info['final_obs'] or the step's obs) so they can bootstrap.")
-            di = np.flatnonzero(done)
-            k, j = np.nonzero(live[:, di])  # ring row, index into di
-            order = np.lexsort((-age[k, di[j]], di[j]))  # by env, oldest step first
-            k, j = k[order], j[order]
-            de, dage = e[di[j]], age[k, di[j]]
-            src = di[j]
-            final = s if s_next_final is None else jax.tree.map(np.asarray, s_next_final)  # S_next of a terminated step is never used (In = 0)
-            self._emit(S=_rows(ring['S'], k, de), A=_rows(ring['A'], k, de), logP=ring['logP'][k, de],
-                       Rn=ring['G'][k, de].astype(np.float32),
-                       In=np.where(term[src], 0.0, self._powers[np.minimum(dage + 1, cap)]).astype(np.float32),
-                       S_next=jax.tree.map(lambda x: x[src], final),
-                       A_next=jax.tree.map(lambda x: np.zeros_like(x[src]), a), logP_next=np.zeros(len(src), np.float32),
-                       W=ring['W'][k, de], version=ring['version'][k, de])
-            self._count[e[di]] = 0
+# %% ../nbs/02_tracing.ipynb #1635836d
+@patch_to(_BatchedTracer)
+def add(self,
+        s,  # states s_t, pytree of arrays with leading axis num_envs
+        a,  # actions a_t, leading axis num_envs
+        r,  # rewards r_t, shape (num_envs,)
+        terminated,  # bool (num_envs,): the step ended the episode (no bootstrap)
+        truncated=None,  # bool (num_envs,): the step hit a time limit (bootstrap from s_next_final); default all False
+        s_next_final=None,  # final observations of the step (rows of envs that ended are read); needed when any env truncates
+        logp=None,  # log pi(a_t|s_t), shape (num_envs,); default 0
+        version=None,  # param version per env (or one int); default 0
+        w=None,  # sample weights, shape (num_envs,); default 1
+        valid=None,  # bool (num_envs,): envs whose step is real; others are skipped (e.g. Gymnasium next-step autoreset steps)
+       ):
+    "Record one step of every env; transitions whose n steps are complete become ready."
+    E = self.num_envs
+    s, a = jax.tree.map(np.asarray, s), jax.tree.map(np.asarray, a)
+    self._check('s', s, E); self._check('a', a, E)
+    r = np.asarray(r, np.float64)
+    term = np.asarray(terminated, bool)
+    trunc = np.zeros(E, bool) if truncated is None else np.asarray(truncated, bool)
+    for name, x in (('r', r), ('terminated', term), ('truncated', trunc)):
+        if x.shape != (E,): raise SpaceMismatchError(f"{type(self).__name__}.add: {name} must have shape ({E},), got {x.shape}.")
+    if not np.isfinite(r).all():
+        raise ValueError(f"{type(self).__name__}.add: non-finite reward {r[~np.isfinite(r)][:3]}; fix the env or clip rewards.")
+    logp = np.zeros(E, np.float32) if logp is None else np.broadcast_to(np.asarray(logp, np.float32), (E,))
+    version = np.zeros(E, np.int64) if version is None else np.broadcast_to(np.asarray(version, np.int64), (E,))
+    w = np.ones(E, np.float32) if w is None else np.broadcast_to(np.asarray(w, np.float32), (E,))
+    if self._ring is None: self._allocate(s, a)
+    if valid is None: e = np.arange(E)
+    else:
+        e = np.flatnonzero(np.asarray(valid, bool))
+        if len(e) == 0: return
+        s, a, r, term, trunc, logp, version, w = jax.tree.map(lambda x: x[e], (s, a, r, term, trunc, logp, version, w))
+        if s_next_final is not None: s_next_final = jax.tree.map(lambda x: np.asarray(x)[e], s_next_final)
+    n = self.n
+    if n is None and (self._count[e] >= self._cap).any(): self._grow()
+    ring = self._ring
+    # 1. windows that are full: the oldest step of each such env now has n rewards and s_t is its S_next
+    if n is not None:
+        full = self._count[e] == n
+        if full.any():
+            fe, fr = e[full], (self._ptr[e] % n)[full]
+            self._emit(S=_rows(ring['S'], fr, fe), A=_rows(ring['A'], fr, fe), logP=ring['logP'][fr, fe],
+                       Rn=ring['G'][fr, fe].astype(np.float32), In=np.full(len(fe), self._powers[n], np.float32),
+                       S_next=jax.tree.map(lambda x: x[full], s), A_next=jax.tree.map(lambda x: x[full], a),
+                       logP_next=logp[full], W=ring['W'][fr, fe], version=ring['version'][fr, fe])
+            self._count[fe] -= 1
+    cap = self._cap
+    # 2. write step t into each env's ring row
+    row = self._ptr[e] % cap
+    for x, v in zip(jax.tree.leaves(ring['S']) + jax.tree.leaves(ring['A']), jax.tree.leaves(s) + jax.tree.leaves(a), strict=True):
+        x[row, e] = v
+    ring['logP'][row, e], ring['W'][row, e], ring['version'][row, e], ring['G'][row, e] = logp, w, version, 0.0
+    self._count[e] += 1
+    self._ptr[e] += 1
+    # 3. every pending step of the env receives gamma**age * r_t
+    age = (row[None, :] - np.arange(cap)[:, None]) % cap  # (cap, m): age of each ring row, 0 = just written
+    live = age < self._count[e][None, :]
+    ring['G'][:, e] += np.where(live, self._powers[age] * r[None, :], 0.0)
+    # 4. episodes that ended: emit all their pending steps, bootstrapping only the truncated ones
+    done = term | trunc
+    if done.any():
+        if trunc.any() and s_next_final is None:
+            raise ValueError(f"{type(self).__name__}.add: some envs truncated but s_next_final is None; pass the final "
+                             f"observations (Gymnasium's info['final_obs'] or the step's obs) so they can bootstrap.")
+        di = np.flatnonzero(done)
+        k, j = np.nonzero(live[:, di])  # ring row, index into di
+        order = np.lexsort((-age[k, di[j]], di[j]))  # by env, oldest step first
+        k, j = k[order], j[order]
+        de, dage = e[di[j]], age[k, di[j]]
+        src = di[j]
+        final = s if s_next_final is None else jax.tree.map(np.asarray, s_next_final)  # S_next of a terminated step is never used (In = 0)
+        self._emit(S=_rows(ring['S'], k, de), A=_rows(ring['A'], k, de), logP=ring['logP'][k, de],
+                   Rn=ring['G'][k, de].astype(np.float32),
+                   In=np.where(term[src], 0.0, self._powers[np.minimum(dage + 1, cap)]).astype(np.float32),
+                   S_next=jax.tree.map(lambda x: x[src], final),
+                   A_next=jax.tree.map(lambda x: np.zeros_like(x[src]), a), logP_next=np.zeros(len(src), np.float32),
+                   W=ring['W'][k, de], version=ring['version'][k, de])
+        self._count[e[di]] = 0
 
-    def pop(self) -> TransitionBatch:
-        "The oldest ready transition, as a `TransitionBatch` of size one."
-        if not self._ready: raise InsufficientCacheError(f"{type(self).__name__}.pop: no transition is ready; check `bool(tracer)` first.")
-        chunk = self._ready[0]
-        if len(chunk) == 1: self._ready.popleft()
-        else: self._ready[0] = chunk[1:]
-        self._num_ready -= 1
-        return chunk[0:1]
+# %% ../nbs/02_tracing.ipynb #bcb5e037
+@patch_to(_BatchedTracer)
+def pop(self) -> TransitionBatch:
+    "The oldest ready transition, as a `TransitionBatch` of size one."
+    if not self._ready: raise InsufficientCacheError(f"{type(self).__name__}.pop: no transition is ready; check `bool(tracer)` first.")
+    chunk = self._ready[0]
+    if len(chunk) == 1: self._ready.popleft()
+    else: self._ready[0] = chunk[1:]
+    self._num_ready -= 1
+    return chunk[0:1]
 
-    def flush(self) -> TransitionBatch:
-        "Every ready transition, oldest first, as one `TransitionBatch`."
-        if not self._ready: raise InsufficientCacheError(f"{type(self).__name__}.flush: no transition is ready; check `bool(tracer)` first.")
-        out = self._ready[0] if len(self._ready) == 1 else TransitionBatch.concatenate(list(self._ready))
-        self._ready.clear(); self._num_ready = 0
-        return out
+@patch_to(_BatchedTracer)
+def flush(self) -> TransitionBatch:
+    "Every ready transition, oldest first, as one `TransitionBatch`."
+    if not self._ready: raise InsufficientCacheError(f"{type(self).__name__}.flush: no transition is ready; check `bool(tracer)` first.")
+    out = self._ready[0] if len(self._ready) == 1 else TransitionBatch.concatenate(list(self._ready))
+    self._ready.clear(); self._num_ready = 0
+    return out
 
-# %% ../nbs/02_tracing.ipynb #41985692
+# %% ../nbs/02_tracing.ipynb #cdbaa622
 class BatchedNStep(_BatchedTracer):
     "n-step tracer for `num_envs` envs stepping together: arrays in (leading axis `num_envs`), `TransitionBatch`es out."
     def __init__(self,
@@ -236,7 +242,7 @@ class BatchedMonteCarlo(_BatchedTracer):
                 ):
         super().__init__(None, gamma, num_envs)
 
-# %% ../nbs/02_tracing.ipynb #a7f1b189
+# %% ../nbs/02_tracing.ipynb #6e88f11b
 class _SingleEnv:
     "coax-style single-env tracer: a deque of the pending steps of the current episode (n-step, or Monte-Carlo when `n` is None)."
     def __init__(self, n:int|None, gamma:float):
@@ -311,6 +317,7 @@ class _SingleEnv:
         self._ready.clear()
         return out
 
+# %% ../nbs/02_tracing.ipynb #897b95c3
 class NStep(_SingleEnv):
     "n-step reward tracer for one env (coax's `NStep`)."
     def __init__(self,
@@ -326,7 +333,7 @@ class MonteCarlo(_SingleEnv):
                 ):
         super().__init__(None, gamma)
 
-# %% ../nbs/02_tracing.ipynb #db35d68b
+# %% ../nbs/02_tracing.ipynb #8f0320f9
 @struct.dataclass
 class Trajectory:
     "Unrolls of `B` envs over `T` steps in `[T, B]` layout; a pytree, so it goes through `jax.jit` and `jax.tree.map`."
@@ -371,7 +378,7 @@ class Trajectory:
         cat = jnp.concatenate if isinstance(jax.tree.leaves(trajs[0])[0], jax.Array) else np.concatenate
         return jax.tree.map(lambda *xs: cat(xs, axis=1), *trajs)
 
-# %% ../nbs/02_tracing.ipynb #3e4d92c0
+# %% ../nbs/02_tracing.ipynb #7a214be0
 class BatchedUnroll(Tracer):
     "Cuts the steps of `num_envs` envs into `T`-step unrolls: arrays in (leading axis `num_envs`), `Trajectory`s of `[T, num_envs]` out."
     def __init__(self,
@@ -424,95 +431,104 @@ class BatchedUnroll(Tracer):
         self._ready.append(Trajectory(**buf, S_final=S_final))
         self._buf, self._t = jax.tree.map(np.empty_like, buf), 0
 
-    def add(self,
-            s,  # observations s_t the actions were chosen from, pytree of arrays with leading axis num_envs
-            a,  # actions a_t, leading axis num_envs
-            r,  # rewards r_t, shape (num_envs,)
-            terminated,  # bool (num_envs,): the step ended the episode (no bootstrap)
-            truncated=None,  # bool (num_envs,): the step hit a time limit; default all False
-            valid=None,  # bool (num_envs,): the step is a real transition (False on next-step autoreset steps); default all True
-            logp=None,  # log pi(a_t|s_t) of the behaviour policy, shape (num_envs,); default 0
-            version=None,  # param version that chose a_t, per env (or one int); default 0
-            extras=None,  # dict of other per-step arrays with leading axis num_envs (logits, values); the same keys every step
-            s_next_final=None,  # observations the step reached (rows of envs that ended are read); keep_final only
-           ):
-        "Record one step of every env; a finished unroll becomes ready when this call brings its last observation."
-        E, name = self.num_envs, 'BatchedUnroll.add'
-        s, a = jax.tree.map(np.asarray, s), jax.tree.map(np.asarray, a)
-        if extras is None: extras = {}
-        if not isinstance(extras, Mapping): raise TypeError(f"{name}: extras must be a dict of arrays, got {type(extras).__name__}.")
-        extras = {k: np.asarray(v) for k, v in extras.items()}
-        self._check('add', 's', s); self._check('add', 'a', a); self._check('add', 'extras', extras)
-        r = np.asarray(r, np.float64)
-        term = np.asarray(terminated, bool)
-        trunc = np.zeros(E, bool) if truncated is None else np.asarray(truncated, bool)
-        valid = np.ones(E, bool) if valid is None else np.asarray(valid, bool)
-        for n, x in (('r', r), ('terminated', term), ('truncated', trunc), ('valid', valid)):
-            if x.shape != (E,): raise SpaceMismatchError(f"{name}: {n} must have shape ({E},), got {x.shape}.")
-        if not np.isfinite(r).all(): raise ValueError(f"{name}: non-finite reward {r[~np.isfinite(r)][:3]}; fix the env or clip rewards.")
-        logp = np.zeros(E, np.float32) if logp is None else np.broadcast_to(np.asarray(logp, np.float32), (E,))
-        version = np.zeros(E, np.int64) if version is None else np.broadcast_to(np.asarray(version, np.int64), (E,))
-        done = term | trunc
-        if not self.keep_final and s_next_final is not None:
-            raise ConfigError(f"{name}: s_next_final was passed but the tracer was built with keep_final=False, which drops it; "
-                              f"build BatchedUnroll(..., keep_final=True) to keep S_final (same-step autoreset envs).")
-        if self.keep_final and done.any():
-            if s_next_final is None:
-                raise ValueError(f"{name}: some envs ended an episode but s_next_final is None; with keep_final=True pass the "
-                                 f"observations the step reached (Gymnasium's info['final_obs'] rows, stacked).")
-            s_next_final = jax.tree.map(np.asarray, s_next_final)
-            self._check('add', 's_next_final', s_next_final)
-        step = dict(A=a, R=r.astype(np.float32), terminated=term, truncated=trunc, valid=valid, logP=logp, version=version, extras=extras)
-        if self._buf is None:
-            rows = lambda k: (lambda x: np.zeros((k, *x.shape), x.dtype))
-            self._buf = dict(S=jax.tree.map(rows(self.T + 1), s), **jax.tree.map(rows(self.T), step))
-            if self.keep_final: self._final = jax.tree.map(rows(self.T), s)
-        else:
-            self._check_like('add', 's', s, self._buf['S']); self._check_like('add', 'a', a, self._buf['A'])
-            self._check_like('add', 'extras', extras, self._buf['extras'])
-        if self.keep_final and done.any(): self._check_like('add', 's_next_final', s_next_final, self._final)
-        if self._t == self.T: self._close(s)  # s is the last observation of the finished unroll
-        t, buf = self._t, self._buf
-        for x, v in zip(jax.tree.leaves(buf['S']), jax.tree.leaves(s), strict=True): x[t] = v
-        for x, v in zip(jax.tree.leaves({k: buf[k] for k in step}), jax.tree.leaves(step), strict=True): x[t] = v
-        if self.keep_final and done.any():
-            e = np.flatnonzero(done)
-            for x, v in zip(jax.tree.leaves(self._final), jax.tree.leaves(s_next_final), strict=True): x[t, e] = v[e]
-        self._t = t + 1
+# %% ../nbs/02_tracing.ipynb #487d0873
+@patch_to(BatchedUnroll)
+def add(self,
+        s,  # observations s_t the actions were chosen from, pytree of arrays with leading axis num_envs
+        a,  # actions a_t, leading axis num_envs
+        r,  # rewards r_t, shape (num_envs,)
+        terminated,  # bool (num_envs,): the step ended the episode (no bootstrap)
+        truncated=None,  # bool (num_envs,): the step hit a time limit; default all False
+        valid=None,  # bool (num_envs,): the step is a real transition (False on next-step autoreset steps); default all True
+        logp=None,  # log pi(a_t|s_t) of the behaviour policy, shape (num_envs,); default 0
+        version=None,  # param version that chose a_t, per env (or one int); default 0
+        extras=None,  # dict of other per-step arrays with leading axis num_envs (logits, values); the same keys every step
+        s_next_final=None,  # observations the step reached (rows of envs that ended are read); keep_final only
+       ):
+    "Record one step of every env; a finished unroll becomes ready when this call brings its last observation."
+    E, name = self.num_envs, 'BatchedUnroll.add'
+    s, a = jax.tree.map(np.asarray, s), jax.tree.map(np.asarray, a)
+    if extras is None: extras = {}
+    if not isinstance(extras, Mapping): raise TypeError(f"{name}: extras must be a dict of arrays, got {type(extras).__name__}.")
+    extras = {k: np.asarray(v) for k, v in extras.items()}
+    self._check('add', 's', s); self._check('add', 'a', a); self._check('add', 'extras', extras)
+    r = np.asarray(r, np.float64)
+    term = np.asarray(terminated, bool)
+    trunc = np.zeros(E, bool) if truncated is None else np.asarray(truncated, bool)
+    valid = np.ones(E, bool) if valid is None else np.asarray(valid, bool)
+    for n, x in (('r', r), ('terminated', term), ('truncated', trunc), ('valid', valid)):
+        if x.shape != (E,): raise SpaceMismatchError(f"{name}: {n} must have shape ({E},), got {x.shape}.")
+    if not np.isfinite(r).all(): raise ValueError(f"{name}: non-finite reward {r[~np.isfinite(r)][:3]}; fix the env or clip rewards.")
+    logp = np.zeros(E, np.float32) if logp is None else np.broadcast_to(np.asarray(logp, np.float32), (E,))
+    version = np.zeros(E, np.int64) if version is None else np.broadcast_to(np.asarray(version, np.int64), (E,))
+    done = term | trunc
+    if not self.keep_final and s_next_final is not None:
+        raise ConfigError(f"{name}: s_next_final was passed but the tracer was built with keep_final=False, which drops it; "
+                          f"build BatchedUnroll(..., keep_final=True) to keep S_final (same-step autoreset envs).")
+    if self.keep_final and done.any():
+        if s_next_final is None:
+            raise ValueError(f"{name}: some envs ended an episode but s_next_final is None; with keep_final=True pass the "
+                             f"observations the step reached (Gymnasium's info['final_obs'] rows, stacked).")
+        s_next_final = jax.tree.map(np.asarray, s_next_final)
+        self._check('add', 's_next_final', s_next_final)
+    step = dict(A=a, R=r.astype(np.float32), terminated=term, truncated=trunc, valid=valid, logP=logp, version=version, extras=extras)
+    if self._buf is None:
+        rows = lambda k: (lambda x: np.zeros((k, *x.shape), x.dtype))
+        self._buf = dict(S=jax.tree.map(rows(self.T + 1), s), **jax.tree.map(rows(self.T), step))
+        if self.keep_final: self._final = jax.tree.map(rows(self.T), s)
+    else:
+        self._check_like('add', 's', s, self._buf['S']); self._check_like('add', 'a', a, self._buf['A'])
+        self._check_like('add', 'extras', extras, self._buf['extras'])
+    if self.keep_final and done.any(): self._check_like('add', 's_next_final', s_next_final, self._final)
+    if self._t == self.T: self._close(s)  # s is the last observation of the finished unroll
+    t, buf = self._t, self._buf
+    for x, v in zip(jax.tree.leaves(buf['S']), jax.tree.leaves(s), strict=True): x[t] = v
+    for x, v in zip(jax.tree.leaves({k: buf[k] for k in step}), jax.tree.leaves(step), strict=True): x[t] = v
+    if self.keep_final and done.any():
+        e = np.flatnonzero(done)
+        for x, v in zip(jax.tree.leaves(self._final), jax.tree.leaves(s_next_final), strict=True): x[t, e] = v[e]
+    self._t = t + 1
 
-    def add_final_obs(self,
-                      s,  # observations after the unroll's last step, leading axis num_envs
-                     ):
-        "Close a finished unroll with its last observation `S[T]` without recording a step (the next `add` starts the next unroll)."
-        s = jax.tree.map(np.asarray, s)
-        self._check('add_final_obs', 's', s)
-        if self._buf is None or self._t != self.T:
-            raise ValueError(f"BatchedUnroll.add_final_obs: {self._t} of T={self.T} steps are recorded; an unroll takes its last "
-                             f"observation only once all T steps are in (check `tracer.steps_recorded`).")
-        self._check_like('add_final_obs', 's', s, self._buf['S'])
-        self._close(s)
+# %% ../nbs/02_tracing.ipynb #6679263f
+@patch_to(BatchedUnroll)
+def add_final_obs(self,
+                  s,  # observations after the unroll's last step, leading axis num_envs
+                 ):
+    "Close a finished unroll with its last observation `S[T]` without recording a step (the next `add` starts the next unroll)."
+    s = jax.tree.map(np.asarray, s)
+    self._check('add_final_obs', 's', s)
+    if self._buf is None or self._t != self.T:
+        raise ValueError(f"BatchedUnroll.add_final_obs: {self._t} of T={self.T} steps are recorded; an unroll takes its last "
+                         f"observation only once all T steps are in (check `tracer.steps_recorded`).")
+    self._check_like('add_final_obs', 's', s, self._buf['S'])
+    self._close(s)
 
-    @property
-    def steps_recorded(self) -> int:
-        "Steps recorded in the unroll under way (0 to T; at T it waits for its last observation)."
-        return self._t
+@patch_to(BatchedUnroll)
+@property
+def steps_recorded(self) -> int:
+    "Steps recorded in the unroll under way (0 to T; at T it waits for its last observation)."
+    return self._t
 
-    @property
-    def needs_last_obs(self) -> bool:
-        "All T steps of an unroll are in: it waits for `add_final_obs`."
-        return self._t == self.T
+@patch_to(BatchedUnroll)
+@property
+def needs_last_obs(self) -> bool:
+    "All T steps of an unroll are in: it waits for `add_final_obs`."
+    return self._t == self.T
 
-    def drop(self, envs):
-        "Nothing to forget: the step where an env restarts is not valid, and the unroll's steps before it bootstrap from the last observation they reached."
+@patch_to(BatchedUnroll)
+def drop(self, envs):
+    "Nothing to forget: the step where an env restarts is not valid, and the unroll's steps before it bootstrap from the last observation they reached."
 
-    def pop(self) -> Trajectory:
-        "The oldest ready unroll, a `Trajectory` of `[T, num_envs]`."
-        if not self._ready: raise InsufficientCacheError("BatchedUnroll.pop: no unroll is ready; check `bool(tracer)` first.")
-        return self._ready.popleft()
+@patch_to(BatchedUnroll)
+def pop(self) -> Trajectory:
+    "The oldest ready unroll, a `Trajectory` of `[T, num_envs]`."
+    if not self._ready: raise InsufficientCacheError("BatchedUnroll.pop: no unroll is ready; check `bool(tracer)` first.")
+    return self._ready.popleft()
 
-    def flush(self) -> Trajectory:
-        "Every ready unroll, oldest first, concatenated along the batch axis: a `Trajectory` of `[T, num_ready * num_envs]`."
-        if not self._ready: raise InsufficientCacheError("BatchedUnroll.flush: no unroll is ready; check `bool(tracer)` first.")
-        out = self._ready[0] if len(self._ready) == 1 else Trajectory.concatenate(list(self._ready))
-        self._ready.clear()
-        return out
+@patch_to(BatchedUnroll)
+def flush(self) -> Trajectory:
+    "Every ready unroll, oldest first, concatenated along the batch axis: a `Trajectory` of `[T, num_ready * num_envs]`."
+    if not self._ready: raise InsufficientCacheError("BatchedUnroll.flush: no unroll is ready; check `bool(tracer)` first.")
+    out = self._ready[0] if len(self._ready) == 1 else Trajectory.concatenate(list(self._ready))
+    self._ready.clear()
+    return out
