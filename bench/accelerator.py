@@ -53,7 +53,7 @@ HIDDEN = {'CUDA_VISIBLE_DEVICES': '', 'JAX_PLATFORMS': 'cpu'}
 # Atari hyperparameters (DQN/Rainbow-like replay ratio, IMPALA's and PPO's papers); a shipped preset for (algo, Pong) wins.
 ATARI = {'apex-dqn': dict(replay_ratio=0.25, learning_rate=1e-4, target_update_interval=2_000, buffer_warmup=5_000),
          'impala': dict(unroll_length=20, batch_size=32, learning_rate=6e-4, entropy_coef=0.01),
-         'ppo': dict(unroll_length=128, batch_size=1024, num_epochs=4, learning_rate=2.5e-4, gamma=0.99, gae_lambda=0.95,
+         'ppo': dict(unroll_length=128, batch_size=1024, num_epochs=4, learning_rate=2.5e-4, gamma=0.99, lambda_=0.95,
                      clip_eps=0.1, entropy_coef=0.01)}
 ATARI_QUICK = {'apex-dqn': dict(buffer_warmup=200, buffer_capacity=5_000, updates_per_dispatch=4, actor_slack=8),
                'impala': dict(unroll_length=20, batch_size=2), 'ppo': dict(unroll_length=32, batch_size=32, num_epochs=1)}

@@ -36,7 +36,7 @@ CASES = {
     "td3": ("td3", "Pendulum-v1", 1_500, {}),
     "apex-pixels": ("apex-dqn", "MinAtar/Breakout-v1", 3_000, {}),  # frame replay (FrameTracer, streamed checkpoint)
 }
-RENAMED = {}  # config key at the reference -> its name now
+RENAMED = {"gae_lambda": "lambda_"}  # config key at the reference -> its name now (issue 29 item 6: one lambda, as rlnb.spec.RENAMED)
 LEAF_RENAMED = {  # algo -> {path under state/learner/ at the reference (a prefix where it ends in /): its path now}
     "apex-dqn": {"params/": "params/online/", "target/": "params/target/"},  # issue 29 item 7: named learner states
     "sac": {"params/": "params/actor_params/", "critic/": "params/critic_params/online/", "target/": "params/critic_params/target/",

@@ -9,7 +9,7 @@ Every run is a fresh subprocess; rlnb runs on one CPU device. A run evaluates ev
 whole budget and reports the last evaluation). Prints one JSON object with per-seed figures and a summary.
 
 rlnb's hyperparameters per task are rl-zoo3's PPO entries (hyperparams/ppo.yml) translated to PPOConfig: n_envs ->
-envs_per_actor, n_steps -> unroll_length, batch_size, n_epochs -> num_epochs, gae_lambda, gamma, ent_coef, lin_ schedules ->
+envs_per_actor, n_steps -> unroll_length, batch_size, n_epochs -> num_epochs, gae_lambda -> lambda_, gamma, ent_coef, lin_ schedules ->
 schedule_steps, normalize -> normalize_obs (rlnb does not normalize rewards). SB3 runs the zoo entry itself (for Pendulum:
 gSDE with sde_sample_freq 4, which rlnb does not have).
 """
@@ -27,10 +27,10 @@ TASKS = {
     "cartpole": dict(env="CartPole-v1", budget=100_000, target=475.0, eval_every=5_000,
                      rlnb=dict(schedule_steps=100_000)),
     "acrobot": dict(env="Acrobot-v1", budget=1_000_000, target=-100.0, eval_every=20_000,
-                    rlnb=dict(envs_per_actor=16, unroll_length=256, batch_size=64, num_epochs=4, gamma=0.99, gae_lambda=0.94,
+                    rlnb=dict(envs_per_actor=16, unroll_length=256, batch_size=64, num_epochs=4, gamma=0.99, lambda_=0.94,
                               normalize_obs=True)),
     "pendulum": dict(env="Pendulum-v1", budget=100_000, target=None, eval_every=20_000,
-                     rlnb=dict(envs_per_actor=4, unroll_length=1024, batch_size=64, num_epochs=10, gamma=0.9, gae_lambda=0.95),
+                     rlnb=dict(envs_per_actor=4, unroll_length=1024, batch_size=64, num_epochs=10, gamma=0.9, lambda_=0.95),
                      sb3=dict(n_steps=1024, gae_lambda=0.95, gamma=0.9, n_epochs=10, ent_coef=0.0, learning_rate=1e-3,
                               clip_range=0.2, use_sde=True, sde_sample_freq=4), sb3_envs=4),
 }

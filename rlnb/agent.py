@@ -18,7 +18,9 @@ import numpy as np
 import jax
 
 from .core import ConfigError, TrainingError, fix_mmap_threshold, in_thread, run_sync, trim_heap
-from .runtime import ALGOS, Policy, config_from_state, env_spaces, get_algo, patch_to
+from .runtime import ALGOS, TrainedPolicy, config_from_state, env_spaces, get_algo, patch_to
+from .evaluation import _renamed_policy
+from .spec import check_options, check_renamed
 from .presets import Preset, resolve_preset
 from .monitor import CSVSink, TensorBoardSink, WandbSink, _fmt, _logger, read_wandb_offline
 from .checkpoint import CKPT_DIR, _ckpt_name, check_run_dir, find_checkpoint, list_checkpoints, process_dir
@@ -33,18 +35,15 @@ __all__ = ['DistributedAgent', 'MetricsTable', 'load_policy', 'CKPT_DIR', 'write
            'read_wandb_offline']
 
 # %% ../nbs/11_agent.ipynb #ac36129c
-def _config_overrides(cls, algo:str, kwargs:dict, seed:int, deterministic:bool, keep_checkpoints, num_actors, num_storages, num_steps) -> dict:
+def _config_overrides(cls, algo:str, kwargs:dict, seed:int, deterministic:bool, keep_checkpoints, num_actors, queue_size, num_steps) -> dict:
     "The algorithm's config fields the constructor's arguments set (RLLTE's names translated), after checking them."
-    cfg_cls = cls.Config
-    fields = {f.name for f in dataclasses.fields(cfg_cls)}
-    unknown = sorted(set(kwargs) - fields)
-    if unknown: raise ConfigError(f"unknown option(s) {', '.join(unknown)} for {algo}; {cfg_cls.__name__} has {', '.join(sorted(fields))}.")
+    check_options(kwargs, cls.Config, algo)  # an unknown field, or an old name (rlnb.spec.RENAMED: num_storages, gae_lambda, ...) with its new one
     if not isinstance(keep_checkpoints, int) or keep_checkpoints < 1: raise ConfigError(f"keep_checkpoints must be an int >= 1, got {keep_checkpoints!r}.")
-    if num_storages is not None and (not isinstance(num_storages, int) or num_storages < 1):
-        raise ConfigError(f"num_storages={num_storages!r}: the rollout queue needs at least one slot (an int >= 1).")
+    if queue_size is not None and (not isinstance(queue_size, int) or queue_size < 1):
+        raise ConfigError(f"queue_size={queue_size!r}: the rollout queue needs at least one slot (an int >= 1).")
     over = dict(kwargs, seed=seed, deterministic=bool(deterministic))
     if num_actors is not None: over['num_actors'] = num_actors
-    if num_storages is not None: over['queue_size'] = num_storages
+    if queue_size is not None: over['queue_size'] = queue_size
     if num_steps is not None:
         if cls.rollout_field is None: raise ConfigError(f"num_steps: {algo} has no rollout length to set.")
         over[cls.rollout_field] = num_steps
@@ -76,12 +75,12 @@ class DistributedAgent:
                  env,  # gymnasium env id or zero-argument env factory (each actor builds its own copies)
                  eval_env=None,  # env id or factory for evaluation; None: `env`
                  tag:str='default',  # experiment tag: logger name, default run directory runs/<tag>
-                 seed:int=1,  # seed of everything (envs, params, exploration, replay)
+                 seed:int=0,  # seed of everything (envs, params, exploration, replay); 0 as in every config and the CLI
                  devices=None,  # learner devices: None (all; of every process in a multi-process run), an int (the first k local ones) or a list of jax.Device
                  num_steps:int|None=None,  # rollout length (the algorithm's `rollout_field`: Ape-X's n_step, IMPALA's unroll_length); None: the algorithm's
                  num_actors:int|None=None,  # actors; None: the algorithm's
                  num_learners:int|None=None,  # learner devices taken from `devices`; None: all of them
-                 num_storages:int|None=None,  # rollout queue slots between actors and learner; None: the algorithm's
+                 queue_size:int|None=None,  # storage slots between actors and learner (RLLTE's num_storages); None: the algorithm's
                  algo:str='apex-dqn',  # algorithm, a key of `ALGOS`
                  work_dir=None,  # run directory; None: runs/<tag>
                  deterministic:bool=False,  # fixed seeded schedule: same seed, same params, bit for bit (slower)
@@ -93,7 +92,7 @@ class DistributedAgent:
         cls = get_algo(algo)
         self.preset: Preset|None = resolve_preset(preset, algo, env)
         if self.preset is not None: kwargs = {**self.preset.config, **kwargs}
-        over = _config_overrides(cls, algo, kwargs, seed, deterministic, keep_checkpoints, num_actors, num_storages, num_steps)
+        over = _config_overrides(cls, algo, kwargs, seed, deterministic, keep_checkpoints, num_actors, queue_size, num_steps)
         self.devices = _resolve_devices(devices, num_learners)
         self.tag, self.seed, self.algo_name, self.deterministic = tag, seed, algo, bool(deterministic)
         self.env_id = env if isinstance(env, str) else None  # kept in checkpoints, so `from_checkpoint` can rebuild the agent
@@ -308,12 +307,15 @@ def _record_eval(self, res:dict, verbose:bool=False):
 @patch_to(DistributedAgent)
 async def aeval(self,
                 num_eval_episodes:int=10,  # episodes, one env each, stepped together
-                record:bool=True,  # add the result to `evals`, the history and metrics.csv
+                history:bool=True,  # add the result to the evaluation history: `eval_history`, `evals`, the history and metrics.csv
                 video=None,  # also play one episode in a rendering env and write it here (.mp4 or .gif; the `video` extra)
+                **kwargs,  # none: old names (`record`, now `history`) get a `ConfigError` naming the new one
                ) -> dict:
     "Greedy evaluation of the current params: mean, std, min, max and the returns of `num_eval_episodes` episodes (and `video`: the recording)."
+    check_renamed(kwargs, 'aeval')
+    if kwargs: raise TypeError(f"aeval got unexpected keyword argument(s) {', '.join(kwargs)}.")
     if not isinstance(num_eval_episodes, int) or num_eval_episodes < 1: raise ConfigError(f"num_eval_episodes must be an int >= 1, got {num_eval_episodes!r}.")
-    res = await (self.algo.aeval_point(num_eval_episodes, lambda _, r: self._record_eval(r)) if record else self.algo.aevaluate(num_eval_episodes))
+    res = await (self.algo.aeval_point(num_eval_episodes, lambda _, r: self._record_eval(r)) if history else self.algo.aevaluate(num_eval_episodes))
     if video is not None: res = dict(res, video=await self.algo.arecord(video))
     return res
 
@@ -323,10 +325,11 @@ def act(self, obs):
     return self.algo.eval_actions(obs)
 
 @patch_to(DistributedAgent)
-def eval(self, num_eval_episodes:int=10, record:bool=True, video=None) -> dict:
+def eval(self, num_eval_episodes:int=10, history:bool=True, video=None, **kwargs) -> dict:
     "Plain form of `aeval`."
+    check_renamed(kwargs, 'eval')
     if self.running: raise ConfigError(f"[{self.tag}] training runs in the background on this loop; use `await agent.aeval(...)`.")
-    return run_sync(self.aeval(num_eval_episodes, record, video))
+    return run_sync(self.aeval(num_eval_episodes, history, video, **kwargs))
 
 # %% ../nbs/11_agent.ipynb #08d46f6c
 @patch_to(DistributedAgent)
@@ -550,7 +553,11 @@ def close(self):
 def load_policy(path,  # run directory (its latest checkpoint) or checkpoint file
                 env=None,  # env id or zero-argument factory for the spaces; None: the env id stored in the checkpoint
                 func=None,  # the forward pass the run was trained with, if it was not the algorithm's default
-               ) -> Policy:
+               ) -> TrainedPolicy:
     "The trained policy of a run, without actors or replay: `load_policy(run_dir).act(obs)`."
     path, tree, env = _read_run(path, env, 'load_policy', replay=False)  # a policy needs no replay
-    return Policy(tree['state'], *env_spaces(env), func=func)
+    return TrainedPolicy(tree['state'], *env_spaces(env), func=func)
+
+def __getattr__(name):
+    if name == 'Policy': raise _renamed_policy(__name__)  # the old name of TrainedPolicy
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

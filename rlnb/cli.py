@@ -25,6 +25,7 @@ import gymnasium as gym
 
 from .core import EnvWorkerError, RLNBError, TrainingError, TransitionBatch, check_batch
 from .runtime import ALGOS, get_algo
+from .spec import RENAMED
 from .presets import PRESET_DIR, Preset, presets, resolve_preset
 from .pixels import pixel_env
 
@@ -187,7 +188,7 @@ def evaluate(run:str,  # run directory or checkpoint file
     from rlnb.agent import DistributedAgent
     try: agent = DistributedAgent.from_checkpoint(run, keep_checkpoints=1)
     except RLNBError as e: raise RLNBError(f"rlnb eval: {e}") from None
-    try: r = agent.eval(episodes, record=False, video=video)
+    try: r = agent.eval(episodes, history=False, video=video)
     finally: agent.close()
     out = dict(run=str(run), checkpoint=str(agent.last_checkpoint), env=agent.env_id, algo=agent.algo_name, env_steps=agent.algo.env_steps,
                episodes=episodes, eval_return=r['mean'], eval_std=r['std'], eval_min=r['min'], eval_max=r['max'])
@@ -243,6 +244,9 @@ def add_config_arguments(parser:argparse.ArgumentParser, cfg_cls:type):
             kw.update(type=_or_none(cast), metavar=f"{cast.__name__.upper()}|none")
         else: kw.update(type=type(d), metavar=type(d).__name__.upper())
         group.add_argument(config_flag(f.name), **kw)
+    fields = {f.name for f in dataclasses.fields(cfg_cls)} - set(_OWN)
+    for old, new in RENAMED.items():  # old flags, hidden: `main` names the new one
+        if new in fields: group.add_argument(config_flag(old), dest=f'cfg_{old}', nargs='*', default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 def config_overrides(args:argparse.Namespace) -> dict:
     "The config fields given on the command line."
@@ -320,6 +324,7 @@ def main(argv:list[str]|None=None) -> int:
     for name in ('steps', 'num_actors', 'eval_interval', 'eval_episodes', 'save_interval', 'episodes', 'devices'):
         v = getattr(args, name, None)
         if v is not None and v <= 0: p.error(f"--{name.replace('_', '-')} must be a positive integer, got {v}")
+    for old in sorted(config_overrides(args).keys() & RENAMED.keys()): p.error(f"{config_flag(old)} is called {config_flag(RENAMED[old])} now")
     if getattr(args, 'log_interval', 1) < 0: p.error(f"--log-interval must be >= 0 seconds, got {args.log_interval}")
     try:
         if args.command == 'smoke': print(json.dumps(smoke(args.env, args.steps, args.seed)))

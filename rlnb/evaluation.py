@@ -1,4 +1,4 @@
-"""The one evaluation path of the library — the runtime's, the agent's and `rlnb eval`'s — with videos of an episode, and `Policy`: a trained policy without actors or replay.
+"""The one evaluation path of the library — the runtime's, the agent's and `rlnb eval`'s — with videos of an episode, and `TrainedPolicy`: a trained policy without actors or replay.
 
 Docs: https://rlnb.github.io/rlnb/evaluation.html.md"""
 
@@ -18,12 +18,12 @@ import gymnasium as gym
 
 from .core import ConfigError, check_batch, in_thread, patch_to, preallocate, run_sync
 from .parallel import ready
-from .spec import make_vector_env
+from .spec import check_renamed, make_vector_env
 from .registry import get_algo
 from .runstate import config_from_state
 
 # %% auto #0
-__all__ = ['Evaluation', 'write_video', 'Policy']
+__all__ = ['Evaluation', 'write_video', 'TrainedPolicy']
 
 # %% ../nbs/09g_evaluation.ipynb #53c8f7d6
 class Evaluation:
@@ -33,13 +33,20 @@ class Evaluation:
 
 # %% ../nbs/09g_evaluation.ipynb #4d30e7d4
 @patch_to(Evaluation)
-async def aevaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
-    "Returns of `num_episodes` episodes of the evaluation policy (one env each, stepped together); yields to the loop every step."
-    if not isinstance(num_episodes, int) or num_episodes < 1: raise ConfigError(f"num_episodes must be an int >= 1, got {num_episodes!r}.")
-    venv, t0 = make_vector_env(self.eval_env, num_episodes), time.perf_counter()
+async def aevaluate(self,
+                    num_eval_episodes:int=10,  # episodes, one env each, stepped together (`DistributedAgent.aeval`'s name too)
+                    seed:int|None=None,  # seed of the envs' resets; None: the config's seed + 10,000
+                    **kwargs,  # none: old names (`num_episodes`) get a `ConfigError` naming the new one
+                   ) -> dict:
+    "Returns of `num_eval_episodes` episodes of the evaluation policy (one env each, stepped together); yields to the loop every step."
+    check_renamed(kwargs, 'aevaluate')
+    if kwargs: raise TypeError(f"aevaluate got unexpected keyword argument(s) {', '.join(kwargs)}.")
+    n = num_eval_episodes
+    if not isinstance(n, int) or n < 1: raise ConfigError(f"num_eval_episodes must be an int >= 1, got {n!r}.")
+    venv, t0 = make_vector_env(self.eval_env, n), time.perf_counter()
     try:
         obs, _ = venv.reset(seed=self.config.seed + 10_000 if seed is None else seed)
-        G, done = np.zeros(num_episodes), np.zeros(num_episodes, bool)
+        G, done = np.zeros(n), np.zeros(n, bool)
         params = self._on_actor_device(self.params)  # the evaluation policy acts where the actors act
         while not done.all():
             a = np.asarray(await ready(self._eval_act(params, obs)))
@@ -53,9 +60,10 @@ async def aevaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
     return dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()), returns=G.tolist())
 
 @patch_to(Evaluation)
-def evaluate(self, num_episodes:int=10, seed:int|None=None) -> dict:
+def evaluate(self, num_eval_episodes:int=10, seed:int|None=None, **kwargs) -> dict:
     "Plain form of `aevaluate`."
-    return run_sync(self.aevaluate(num_episodes, seed))
+    check_renamed(kwargs, 'evaluate')
+    return run_sync(self.aevaluate(num_eval_episodes, seed, **kwargs))
 
 # %% ../nbs/09g_evaluation.ipynb #4d1c7eda
 def _render_env(env):
@@ -121,7 +129,7 @@ def eval_actions(self, obs):
     return _act(self, self._eval_act, self.params, obs)
 
 # %% ../nbs/09g_evaluation.ipynb #45eb7aab
-class Policy:
+class TrainedPolicy:
     "A trained policy without actors or replay: the algorithm's network and evaluation policy with a state dict's params."
     def __init__(self,
                  state:dict,  # a `Runtime.state_dict()` (or a checkpoint's `state`)
@@ -130,22 +138,31 @@ class Policy:
                  func=None,  # the forward pass the run was trained with, if not the algorithm's default
                 ):
         cls = get_algo(state.get('algo', '?')) if isinstance(state, dict) else None
-        if cls is None: raise ConfigError(f"Policy needs a runtime state dict, got {type(state).__name__}.")
+        if cls is None: raise ConfigError(f"TrainedPolicy needs a runtime state dict, got {type(state).__name__}.")
         for k, space in (('observation', observation_space), ('action', action_space)):
-            if state['spaces'][k] != str(space): raise ConfigError(f"Policy: the run's {k} space is {state['spaces'][k]}, the env's {space}.")
+            if state['spaces'][k] != str(space): raise ConfigError(f"TrainedPolicy: the run's {k} space is {state['spaces'][k]}, the env's {space}.")
         spec = cls.__new__(cls)  # the algorithm's spec methods only: no actors, no pacing
         spec.config, spec.observation_space, spec.action_space = config_from_state(cls.Config, state['config']), observation_space, action_space
         spec.check_spaces(observation_space, action_space)
         template = spec.setup(func)
         try: learner = serialization.from_state_dict(jax.tree.map(np.asarray, template), spec.upgrade_learner(state['learner']))
-        except (ValueError, KeyError, TypeError) as e: raise ConfigError(f"Policy: the state's network does not fit {cls.__name__}'s ({e}).") from None
+        except (ValueError, KeyError, TypeError) as e: raise ConfigError(f"TrainedPolicy: the state's network does not fit {cls.__name__}'s ({e}).") from None
         self.algo_name, self.config, self.spec = cls.algo_name, spec.config, spec
         self.observation_space, self.action_space = observation_space, action_space
         self.params = jax.device_put(spec.actor_params(learner))
         self._eval_act = jax.jit(spec.eval_act)
 
-    def __repr__(self): return f"Policy({self.algo_name}, {self.observation_space} -> {self.action_space})"
+    def __repr__(self): return f"TrainedPolicy({self.algo_name}, {self.observation_space} -> {self.action_space})"
 
     def act(self, obs):
         "Evaluation actions for one observation or a batch (numpy)."
         return _act(self.spec, self._eval_act, self.params, obs)
+
+# %% ../nbs/09g_evaluation.ipynb #e6a83a41
+def _renamed_policy(module:str) -> ImportError:
+    "The error for the old name `Policy` of `module` (an ImportError, so that `from module import Policy` shows it too)."
+    return ImportError(f"{module}.Policy is called TrainedPolicy now (rlnb.functions.Policy is coax's policy from a forward pass): import TrainedPolicy instead.")
+
+def __getattr__(name):
+    if name == 'Policy': raise _renamed_policy(__name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -92,23 +92,23 @@ class Pacing(abc.ABC):
 
 # %% ../nbs/09c_pacing.ipynb #5e71e5dc
 class ReplayRatio(Pacing):
-    "Off-policy pacing: traced transitions go into replay; the learner runs `ratio` updates per inserted transition, the actors wait when it falls `slack` updates behind."
+    "Off-policy pacing: traced transitions go into replay; the learner runs `ratio` updates per inserted transition, the actors wait when it falls `actor_slack` updates behind."
     def __init__(self,
                  buffer,  # the replay buffer: a ReplayBuffer or FrameReplayBuffer, prioritized or uniform
                  ratio:float,  # learner updates per inserted transition
-                 slack:int,  # updates the learner may fall behind before the actors wait
-                 warmup:int,  # transitions in replay before the first update
+                 actor_slack:int,  # updates the learner may fall behind before the actors wait
+                 buffer_warmup:int,  # transitions in replay before the first update (Maze's initial_buffer_size)
                  priority_fn:Callable|None=None,  # pure `(params, batch) -> td errors`: priorities at insertion (prioritized replay)
                 ):
-        self.buffer, self.ratio, self.slack, self.warmup, self.priority_fn = buffer, float(ratio), int(slack), int(warmup), priority_fn
+        self.buffer, self.ratio, self.actor_slack, self.buffer_warmup, self.priority_fn = buffer, float(ratio), int(actor_slack), int(buffer_warmup), priority_fn
         self.inserted_after_warmup, self._queue, self._queued = 0, collections.deque(), 0
         self.prioritized = callable(getattr(buffer, 'update', None))  # takes the dispatches' TD errors as priorities
 
     def bind(self, rt):
         super().bind(rt)
-        self.warmup = max(self.warmup, rt.config.batch_size)
-        if self.slack < rt.config.updates_per_dispatch:
-            raise ConfigError(f"actor_slack={self.slack} must be >= updates_per_dispatch={rt.config.updates_per_dispatch}: the learner waits "
+        self.buffer_warmup = max(self.buffer_warmup, rt.config.batch_size)
+        if self.actor_slack < rt.config.updates_per_dispatch:
+            raise ConfigError(f"actor_slack={self.actor_slack} must be >= updates_per_dispatch={rt.config.updates_per_dispatch}: the learner waits "
                               "for a whole dispatch of owed updates, so a smaller slack would stop the actors and the learner at once.")
         self._td = None if self.priority_fn is None else jax.jit(self.priority_fn)
 
@@ -126,12 +126,12 @@ class ReplayRatio(Pacing):
             self._queue.popleft(); self._queued -= len(batch)
 
     def actors_may_run(self) -> bool:
-        return len(self._queue) < self.rt.config.queue_size and self.behind() + self.ratio * self._queued <= self.slack
+        return len(self._queue) < self.rt.config.queue_size and self.behind() + self.ratio * self._queued <= self.actor_slack
 
     def learner_may_run(self) -> bool:
-        return len(self.buffer) >= self.warmup and self.behind() >= self.rt.config.updates_per_dispatch
+        return len(self.buffer) >= self.buffer_warmup and self.behind() >= self.rt.config.updates_per_dispatch
 
-    def filling(self) -> bool: return len(self.buffer) + self._queued < self.warmup
+    def filling(self) -> bool: return len(self.buffer) + self._queued < self.buffer_warmup
     def queued(self) -> int: return len(self._queue)
 
     async def insert(self, batch:TransitionBatch|FrameSteps):
@@ -143,7 +143,7 @@ class ReplayRatio(Pacing):
             td = np.asarray(await ready(self._priorities(batch)))[:n]
             self.buffer.add(batch, priorities=td)
         else: self.buffer.add(batch)
-        if len(self.buffer) >= self.warmup: self.inserted_after_warmup += n
+        if len(self.buffer) >= self.buffer_warmup: self.inserted_after_warmup += n
         self.rt.stats.count(inserted=n)
 
     def take(self):

@@ -36,7 +36,7 @@ class PPOConfig(RuntimeConfig):
     unroll_length: int = 32  # T, the steps of one rollout in every env
     num_epochs: int = 20  # passes over the rollout per update
     gamma: float = 0.98  # discount factor
-    gae_lambda: float = 0.8  # GAE's lambda
+    lambda_: float = 0.8  # GAE's lambda (IMPALA's and rlax's name; it was gae_lambda)
     clip_eps: float = 0.2  # epsilon, the clip range of the probability ratio
     clip_value: float|None = None  # clip of the value prediction around the old values (None: no value clipping)
     learning_rate: float = 1e-3  # Adam step size
@@ -57,7 +57,7 @@ class PPOConfig(RuntimeConfig):
         need(self, (self.unroll_length * self.num_envs) % self.batch_size == 0, 'batch_size',
              f'must divide the rollout of unroll_length * num_envs = {self.unroll_length * self.num_envs} steps into whole minibatches')
         need(self, 0 < self.gamma <= 1, 'gamma', 'must be in (0, 1]')
-        need(self, 0 <= self.gae_lambda <= 1, 'gae_lambda', 'must be in [0, 1]')
+        need(self, 0 <= self.lambda_ <= 1, 'lambda_', 'must be in [0, 1]')
         for name in ('clip_eps', 'learning_rate', 'max_grad_norm'): need(self, getattr(self, name) > 0, name, 'must be > 0')
         need(self, self.clip_value is None or self.clip_value > 0, 'clip_value', 'must be None or > 0')
         need(self, isinstance(self.schedule_steps, int) and self.schedule_steps >= 0, 'schedule_steps', 'must be an int >= 0 (0: constant)')
@@ -173,7 +173,7 @@ class PPO(ActorCriticSpec):
         valid, term, trunc = batch['valid'], batch['terminated'], batch['truncated']
         r = valid * (batch['R'] + cfg.gamma * trunc * v_next)  # a truncated step bootstraps from the observation it reached...
         discount = valid * cfg.gamma * (1 - term) * (1 - trunc)  # ...and no trace runs past an episode end
-        adv = jax.vmap(lambda *x: gae(*x, lambda_=cfg.gae_lambda), in_axes=1, out_axes=1)(v_t, v_next, r, discount)
+        adv = jax.vmap(lambda *x: gae(*x, lambda_=cfg.lambda_), in_axes=1, out_axes=1)(v_t, v_next, r, discount)
         # every device gets the whole rollout, flattened to N = T * num_envs steps
         data, perms = gather((dict(S=batch['S'], A=batch['A'], logP=batch['logP'], adv=adv, ret=adv + v_t, v=v_t, valid=valid), batch['perm']), axis=1)
         data = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), data)

@@ -17,6 +17,7 @@ import rlnb
 
 from .core import ConfigError
 from .runtime import ALGOS, get_algo
+from .spec import check_renamed
 
 # %% auto #0
 __all__ = ['PRESET_DIR', 'TRAIN_KEYS', 'Preset', 'read_preset', 'presets', 'find_preset', 'get_preset', 'resolve_preset']
@@ -69,6 +70,7 @@ def read_preset(path) -> Preset:
     fields = {f.name for f in dataclasses.fields(cfg_cls)}
     config = dict(raw.get('config', {}))
     bad = sorted(set(config) - fields)
+    check_renamed(bad, f"{algo} in preset {path}'s [config]", fields, keyword=False)  # an old name (rlnb.spec.RENAMED) gets its new one
     if bad:
         hints = [f"{b} (did you mean {m[0]}?)" if (m := difflib.get_close_matches(b, fields, 1)) else b for b in bad]
         raise ConfigError(f"preset {path}: [config] has field(s) {cfg_cls.__name__} does not: {', '.join(hints)}.")
@@ -79,6 +81,7 @@ def read_preset(path) -> Preset:
     except ConfigError as e: raise ConfigError(f"preset {path}: {e}") from None
     train = dict(raw.get('train', {}))
     for k, v in train.items():
+        check_renamed([k], f"preset {path}'s [train]", TRAIN_KEYS, keyword=False)
         if k not in TRAIN_KEYS: raise ConfigError(f"preset {path}: [train] key {k!r} is not one of {', '.join(TRAIN_KEYS)}.")
         if not isinstance(v, (int, float)) or isinstance(v, bool) or (TRAIN_KEYS[k] is int and (not isinstance(v, int) or v <= 0)):
             raise ConfigError(f"preset {path}: [train] {k}={v!r} must be {'a positive int' if TRAIN_KEYS[k] is int else 'a number'}.")

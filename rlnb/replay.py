@@ -657,9 +657,12 @@ def _fill_steps(buffer, env, tracer, policy, size, seed):
         yield steps
     return steps
 
-def _check_fill(buffer, initial_buffer_size, replay_buffer_seed, env, initial_sampling_policy):
-    if not 0 <= initial_buffer_size <= buffer.capacity:
-        raise ConfigError(f"init_replay_buffer: initial_buffer_size must be in [0, capacity={buffer.capacity}], got {initial_buffer_size}.")
+def _check_fill(buffer, buffer_warmup, replay_buffer_seed, env, initial_sampling_policy, kwargs):
+    if 'initial_buffer_size' in kwargs:  # Maze's name (rlnb.spec.RENAMED has it too)
+        raise ConfigError("unknown option initial_buffer_size for init_replay_buffer: it is called buffer_warmup now; pass buffer_warmup=... instead.")
+    if kwargs: raise TypeError(f"init_replay_buffer got unexpected keyword argument(s) {', '.join(kwargs)}.")
+    if not 0 <= buffer_warmup <= buffer.capacity:
+        raise ConfigError(f"init_replay_buffer: buffer_warmup must be in [0, capacity={buffer.capacity}], got {buffer_warmup}.")
     if replay_buffer_seed is not None: buffer._rng = np.random.default_rng(replay_buffer_seed)
     if initial_sampling_policy in (None, 'random'):
         return _random_policy(env.action_space, replay_buffer_seed)
@@ -672,20 +675,21 @@ def init_replay_buffer(buffer:ReplayBuffer,  # buffer to fill
                        env,  # gymnasium Env (with a single-env tracer) or VectorEnv (with a batched tracer)
                        tracer,  # NStep / MonteCarlo, or BatchedNStep / BatchedMonteCarlo
                        initial_sampling_policy:Callable|str='random',  # obs -> action, or 'random' (uniform over the action space)
-                       initial_buffer_size:int=1000,  # fill until the buffer holds this many transitions
+                       buffer_warmup:int=1000,  # fill until the buffer holds this many transitions (Maze's initial_buffer_size)
                        replay_buffer_seed:int|None=0,  # seeds the env reset, the random policy and the buffer's sampling RNG
+                       **kwargs,  # none: Maze's `initial_buffer_size` is a ConfigError naming `buffer_warmup`
                       ) -> int:
     "Fill `buffer` with transitions of `initial_sampling_policy` before training (Maze's `init_replay_buffer`); returns env steps taken."
-    policy = _check_fill(buffer, initial_buffer_size, replay_buffer_seed, env, initial_sampling_policy)
+    policy = _check_fill(buffer, buffer_warmup, replay_buffer_seed, env, initial_sampling_policy, kwargs)
     steps = 0
-    for steps in _fill_steps(buffer, env, tracer, policy, initial_buffer_size, replay_buffer_seed): pass
+    for steps in _fill_steps(buffer, env, tracer, policy, buffer_warmup, replay_buffer_seed): pass
     return steps
 
 async def ainit_replay_buffer(buffer:ReplayBuffer, env, tracer, initial_sampling_policy:Callable|str='random',
-                              initial_buffer_size:int=1000, replay_buffer_seed:int|None=0) -> int:
+                              buffer_warmup:int=1000, replay_buffer_seed:int|None=0, **kwargs) -> int:
     "`init_replay_buffer` as a coroutine: yields to the event loop after every env step."
-    policy = _check_fill(buffer, initial_buffer_size, replay_buffer_seed, env, initial_sampling_policy)
+    policy = _check_fill(buffer, buffer_warmup, replay_buffer_seed, env, initial_sampling_policy, kwargs)
     steps = 0
-    for steps in _fill_steps(buffer, env, tracer, policy, initial_buffer_size, replay_buffer_seed):
+    for steps in _fill_steps(buffer, env, tracer, policy, buffer_warmup, replay_buffer_seed):
         await asyncio.sleep(0)
     return steps

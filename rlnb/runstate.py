@@ -16,6 +16,7 @@ from flax import serialization
 from .core import ConfigError, NonFiniteError, in_thread, patch_to
 from .parallel import replicate
 from .replay import _rng_state, _set_rng_state
+from .spec import RENAMED
 
 # %% auto #0
 __all__ = ['RunState', 'config_from_state']
@@ -47,9 +48,13 @@ def _same(a, b) -> bool:
 
 def _as_numpy(tree): return jax.tree.map(lambda x: np.asarray(x), tree)
 
+def _renamed_config(saved:dict) -> dict:
+    "A saved config with the fields rlnb renamed since (`rlnb.spec.RENAMED`: `gae_lambda` -> `lambda_`, ...) under their names now."
+    return {(RENAMED[k] if k in RENAMED and RENAMED[k] not in saved else k): v for k, v in saved.items()}
+
 def config_from_state(config_cls:type, saved:dict):
-    "The config a state dict's `config` describes (tuples restored; fields this version does not have are left out)."
-    kw = {}
+    "The config a state dict's `config` describes (tuples restored; renamed fields under their new names; fields this version does not have are left out)."
+    kw, saved = {}, _renamed_config(saved)
     for f in dataclasses.fields(config_cls):
         if f.name not in saved: continue
         v = saved[f.name]
@@ -89,7 +94,7 @@ def _checked_learner(self, state:dict):
         raise ConfigError(f"load_state_dict: not a {self.algo_name} state (algo={state.get('algo') if isinstance(state, dict) else type(state).__name__!r}).")
     if state.get('format') != _STATE_FORMAT:
         raise ConfigError(f"load_state_dict: state format {state.get('format')}, this rlnb reads format {_STATE_FORMAT}.")
-    saved, mine = state['config'], _config_state(self.config)
+    saved, mine = _renamed_config(state['config']), _config_state(self.config)
     for k in _SHAPE_FIELDS + tuple(self.shape_fields):
         if not _same(saved.get(k), mine.get(k)):
             raise ConfigError(f"load_state_dict: config field {k} differs: the checkpoint has {np.asarray(saved.get(k)).tolist()!r}, "

@@ -22,13 +22,13 @@ from .core import ConfigError, in_thread, patch_to, preallocate, run_sync
 from .parallel import data_parallel, local_devices, make_mesh, replicate
 from .pixels import pixel_env
 from .workers import WorkerBase
-from .spec import RuntimeConfig, Spec, adam_clipped, env_spaces, make_actors, make_vector_env, need, numpy_init, zero_init
+from .spec import RuntimeConfig, Spec, adam_clipped, check_options, check_renamed, env_spaces, make_actors, make_vector_env, need, numpy_init, zero_init
 from .registry import ALGOS, get_algo, register
 from .pacing import OnPolicyQueue, Pacing, PacingHost, ReplayRatio
 from .acting import Acting, _first_device, choose_actor_device
 from .schedules import Schedules
 from .runstate import RunState, config_from_state
-from .evaluation import Evaluation, Policy, write_video
+from .evaluation import Evaluation, TrainedPolicy, _renamed_policy, write_video
 
 # %% auto #0
 __all__ = ['Runtime']
@@ -46,9 +46,7 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
                  **overrides,  # fields of the config
                 ):
         cls = self.Config
-        unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(cls)})
-        if unknown: raise ConfigError(f"unknown option(s) {', '.join(unknown)} for {self.algo_name}; {cls.__name__} has "
-                                      f"{', '.join(f.name for f in dataclasses.fields(cls))}.")
+        check_options(overrides, cls, self.algo_name)  # an unknown field, or an old name (rlnb.spec.RENAMED) with its new one
         if config is not None and not isinstance(config, cls): raise ConfigError(f"config must be a {cls.__name__}, got {type(config).__name__}.")
         cfg = dataclasses.replace(config or cls(), **overrides)
         env, eval_env = pixel_env(env, train=True), pixel_env(env if eval_env is None else eval_env, train=False)  # Atari ids get their preprocessing
@@ -212,14 +210,17 @@ async def compiled(self, name:str):
 @patch_to(Runtime)
 async def ainit_replay_buffer(self,
                               initial_sampling_policy='random',  # 'random' (uniform over the action space) or a function obs batch -> actions
-                              initial_buffer_size:int|None=None,  # transitions replay must hold; None: the pacing's warm-up
+                              buffer_warmup:int|None=None,  # transitions replay must hold; None: the pacing's warm-up
+                              **kwargs,  # none: Maze's `initial_buffer_size` is called `buffer_warmup` here
                              ) -> int:
     "Fill replay by stepping the actors with `initial_sampling_policy`, learning nothing (Maze's `init_replay_buffer`); returns the env steps taken."
     if self.buffer is None: raise ConfigError(f"{self.algo_name} learns on-policy from a queue, not from replay: init_replay_buffer has nothing to fill.")
+    check_renamed(kwargs, 'init_replay_buffer')
+    if kwargs: raise TypeError(f"init_replay_buffer got unexpected keyword argument(s) {', '.join(kwargs)}.")
     if self.running: raise ConfigError(f"[{self.name}] init_replay_buffer needs a stopped agent; await stop() first.")
-    size = self.pacing.warmup if initial_buffer_size is None else initial_buffer_size
+    size = self.pacing.buffer_warmup if buffer_warmup is None else buffer_warmup
     if not isinstance(size, (int, np.integer)) or not 0 <= size <= self.buffer.capacity:
-        raise ConfigError(f"init_replay_buffer: initial_buffer_size must be an int in [0, capacity={self.buffer.capacity}], got {size!r}.")
+        raise ConfigError(f"init_replay_buffer: buffer_warmup must be an int in [0, capacity={self.buffer.capacity}], got {size!r}.")
     if not (initial_sampling_policy == 'random' or callable(initial_sampling_policy)):
         raise ConfigError(f"init_replay_buffer: initial_sampling_policy must be 'random' or a function obs -> actions, got {initial_sampling_policy!r}.")
     states, start = await self._first_states(), self.env_steps
@@ -231,9 +232,9 @@ async def ainit_replay_buffer(self,
     return self.env_steps - start
 
 @patch_to(Runtime)
-def init_replay_buffer(self, initial_sampling_policy='random', initial_buffer_size:int|None=None) -> int:
+def init_replay_buffer(self, initial_sampling_policy='random', buffer_warmup:int|None=None, **kwargs) -> int:
     "Plain form of `ainit_replay_buffer`."
-    return run_sync(self.ainit_replay_buffer(initial_sampling_policy, initial_buffer_size))
+    return run_sync(self.ainit_replay_buffer(initial_sampling_policy, buffer_warmup, **kwargs))
 
 @patch_to(Runtime)
 async def acollect_rollouts(self) -> tuple[int, int, float]:
@@ -367,3 +368,8 @@ def metric_names(self) -> tuple:
         _, m = jax.eval_shape(self.learner_step, shapes, b)
         self._metric_names = tuple(k for k, v in m.items() if v.ndim == 0)
     return self._metric_names
+
+# %% ../nbs/09_runtime.ipynb #7bfba689
+def __getattr__(name):
+    if name == 'Policy': raise _renamed_policy(__name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

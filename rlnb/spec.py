@@ -8,6 +8,7 @@ Docs: https://rlnb.github.io/rlnb/spec.html.md"""
 from __future__ import annotations
 
 import abc
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -22,8 +23,8 @@ from .envs import AsyncEnvWorker, SyncEnvWorker, env_factory, get_worker_pool
 from .functions import preprocessed_shape
 
 # %% auto #0
-__all__ = ['need', 'RuntimeConfig', 'make_vector_env', 'make_actors', 'env_spaces', 'numpy_init', 'zero_init', 'adam_clipped',
-           'Spec']
+__all__ = ['RENAMED', 'need', 'RuntimeConfig', 'renamed_message', 'check_renamed', 'check_options', 'make_vector_env',
+           'make_actors', 'env_spaces', 'numpy_init', 'zero_init', 'adam_clipped', 'Spec']
 
 # %% ../nbs/09a_spec.ipynb #9f7a1448
 def need(cfg, ok:bool, name:str, what:str):
@@ -72,6 +73,32 @@ class RuntimeConfig:
         return self.num_actors * self.envs_per_actor
 
 # %% ../nbs/09a_spec.ipynb #863ecb6c
+RENAMED = {  # a name users may have typed (a config field, a preset key, a keyword) -> its one name in rlnb now
+    'gae_lambda': 'lambda_',  # PPO's GAE lambda: one lambda, IMPALA's and rlax's name
+    'num_storages': 'queue_size',  # RLLTE's storage slots between actors and learner
+    'initial_buffer_size': 'buffer_warmup',  # Maze's replay warm-up
+    'num_episodes': 'num_eval_episodes',  # episodes of an evaluation (`Runtime.aevaluate`), as `DistributedAgent.aeval` and `train` name them
+    'record': 'history',  # `DistributedAgent.aeval`'s switch: add the result to the evaluation history (`arecord` writes videos)
+}
+
+def renamed_message(old:str, where:str, keyword:bool=True) -> str:
+    "The message for option `old` of `where`, which rlnb renamed (`RENAMED`); `keyword`: it was passed as a keyword argument."
+    new = RENAMED[old]
+    return f"unknown option {old} for {where}: it is called {new} now" + (f"; pass {new}=... instead." if keyword else ".")
+
+def check_renamed(names, where:str, fields=None, keyword:bool=True):
+    "Raise a `ConfigError` for the first of `names` that rlnb renamed (whose new name is in `fields`, when given)."
+    for old in sorted(set(names) & RENAMED.keys()):
+        if fields is None or RENAMED[old] in fields: raise ConfigError(renamed_message(old, where, keyword))
+
+def check_options(names, config_cls:type, where:str):
+    "Raise a `ConfigError` unless every name in `names` is a field of `config_cls`: a renamed one gets its new name, any other the list of fields."
+    fields = [f.name for f in dataclasses.fields(config_cls)]
+    unknown = sorted(set(names) - set(fields))
+    check_renamed(unknown, where, fields)
+    if unknown: raise ConfigError(f"unknown option(s) {', '.join(unknown)} for {where}; {config_cls.__name__} has {', '.join(fields)}.")
+
+# %% ../nbs/09a_spec.ipynb #cee6b8e7
 def _derived_seed(*ints) -> int:
     "A 31-bit seed derived from a sequence of non-negative ints."
     return int(np.random.SeedSequence([int(i) for i in ints]).generate_state(1)[0] >> 1)
@@ -103,7 +130,7 @@ def env_spaces(env) -> tuple:
     try: return probe.single_observation_space, probe.single_action_space
     finally: probe.close()
 
-# %% ../nbs/09a_spec.ipynb #c64c3771
+# %% ../nbs/09a_spec.ipynb #6511f39c
 def numpy_init(net, observation_space, seed:int, *more_spaces):
     "Params of a Dense-only flax module drawn with numpy (LeCun-normal kernels truncated at 2 std, zero biases): no device op, no compile. `more_spaces` are the spaces of further inputs (e.g. the action of a critic Q(s, a))."
     xs = [jax.ShapeDtypeStruct((1, *preprocessed_shape(s)), jnp.float32) for s in (observation_space, *more_spaces)]
@@ -125,7 +152,7 @@ def adam_clipped(learning_rate:float, max_grad_norm:float) -> optax.GradientTran
     "Global-norm clipping then Adam, on one flat vector (a few fused ops instead of one per layer), with a shape-only `init`."
     return zero_init(optax.flatten(optax.chain(optax.clip_by_global_norm(max_grad_norm), optax.adam(learning_rate))))
 
-# %% ../nbs/09a_spec.ipynb #9ab9978c
+# %% ../nbs/09a_spec.ipynb #bbaadaf6
 class Spec(abc.ABC):
     "What an algorithm supplies to the runtime: its config class, its name, and the hooks below (the abstract ones are required). `Runtime` subclasses it; an algorithm subclasses `Runtime`."
     Config: ClassVar[type] = RuntimeConfig  # the algorithm's frozen config dataclass (a RuntimeConfig)
