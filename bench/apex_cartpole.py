@@ -4,11 +4,12 @@
     python bench/apex_cartpole.py [--seeds 0,1,2] [--max-steps 100000] [--algos rlnb,rlnb_ppo,sb3_ppo,sb3_dqn,sbx_ppo,sbx_dqn]
     python bench/apex_cartpole.py --algos rlnb_ppo,sb3_ppo,sbx_ppo --seeds 0,1,2,3,4,5,6,7,8,9   # PPO against PPO
     python bench/apex_cartpole.py --algos rlnb,rlnb_base,sb3_ppo --base-tree /tmp/rlnb-before   # before/after a change
+    python bench/apex_cartpole.py --algos rlnb,rlnb_base,rlnb_ppo,rlnb_ppo_base --seeds 0,1,2,3,4,5,6,7,8,9 --base-tree /tmp/rlnb-before
 
 `rlnb` is rlnb's Ape-X DQN with its defaults; `rlnb_ppo` is rlnb's PPO with its defaults (rl-zoo3's CartPole-v1
 hyperparameters) and, like the zoo's `lin_` entries, the learning rate and clip range decaying linearly over --max-steps.
-`rlnb_base` is rlnb as checked out in --base-tree (e.g. `git worktree add /tmp/rlnb-before REV`), imported ahead of the
-installed one through PYTHONPATH, interleaved with the rest; the output then has `rlnb_vs_base` as well.
+`rlnb_base` (and `rlnb_ppo_base`) is rlnb's Ape-X (PPO) as checked out in --base-tree (e.g. `git worktree add /tmp/rlnb-before REV`), imported ahead of the
+installed one through PYTHONPATH, interleaved with the rest; the output then has `rlnb_vs_base` (`rlnb_ppo_vs_base`) as well.
 
 Every (algorithm, seed) runs in a fresh subprocess. Each evaluates every 5,000 env steps on 10 episodes
 (greedy / deterministic) and stops at the first evaluation with mean return >= 475. `train_s` is the
@@ -117,7 +118,7 @@ def main():
     args = ap.parse_args()
     if args.child:
         return child(args)
-    if "rlnb_base" in args.algos.split(",") and not args.base_tree: ap.error("rlnb_base needs --base-tree")
+    if any(a.endswith("_base") for a in args.algos.split(",")) and not args.base_tree: ap.error("rlnb_base and rlnb_ppo_base need --base-tree")
     # Split the CPU into host devices only when rlnb's learner is asked to use several: the flag applies to every
     # child (sbx runs on JAX too) and, measured here, makes a one-device update about 2.5x slower even when only one
     # of the forced devices is used.
@@ -130,7 +131,7 @@ def main():
             cmd = [sys.executable, __file__, "--child", f"{name}:{seed}", "--max-steps", str(args.max_steps),
                    "--devices", str(args.devices)]
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800,
-                               env={**env, "PYTHONPATH": args.base_tree} if name == "rlnb_base" else env)
+                               env={**env, "PYTHONPATH": args.base_tree} if name.endswith("_base") else env)
             line = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
             r = json.loads(line[-1][7:]) if line else dict(error=p.stderr[-2000:])
             results.setdefault(name, []).append(dict(seed=seed, **r))
@@ -147,8 +148,9 @@ def main():
     for mine in ("rlnb", "rlnb_ppo"):
         if mine in summary and peers: out[f"{mine}_vs_best_peer"] = summary[mine]["median_train_s"] / min(peers)
     if "rlnb_base" in summary and peers: out["rlnb_base_vs_best_peer"] = summary["rlnb_base"]["median_train_s"] / min(peers)
-    if "rlnb" in summary and "rlnb_base" in summary:
-        out["rlnb_vs_base"] = summary["rlnb"]["median_train_s"] / summary["rlnb_base"]["median_train_s"]
+    for mine in ("rlnb", "rlnb_ppo"):
+        if mine in summary and f"{mine}_base" in summary:
+            out[f"{mine}_vs_base"] = summary[mine]["median_train_s"] / summary[f"{mine}_base"]["median_train_s"]
     print(json.dumps(out, default=str))
 
 

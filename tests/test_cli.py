@@ -75,6 +75,16 @@ def _wait_for(cond, timeout, p):
         time.sleep(0.1)
 
 
+def _logged_steps(run_dir) -> int:
+    "The env steps of the last row of a run's metrics.csv (0 before the first row)."
+    try: rows = (run_dir / "metrics.csv").read_text().splitlines()
+    except FileNotFoundError: return 0
+    if len(rows) < 2: return 0
+    header, last = rows[0].split(","), rows[-1].split(",")
+    try: return int(float(last[header.index("env_steps")]))
+    except (ValueError, IndexError): return 0
+
+
 def test_sigint_stops_training_cleanly_with_a_checkpoint_then_eval_and_resume(tmp_path):
     "Ctrl-C during training: exit code 130 within 5 s, a checkpoint of that moment, nothing left running; the run evaluates and resumes."
     p = subprocess.Popen([RLNB, "train", "apex-dqn", "--env", "CartPole-v1", "--out", str(tmp_path), "--no-progress",
@@ -82,7 +92,9 @@ def test_sigint_stops_training_cleanly_with_a_checkpoint_then_eval_and_resume(tm
                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ckpts = lambda: sorted((tmp_path / "checkpoints").glob("ckpt-*.msgpack"))
     try:
-        _wait_for(lambda: len(ckpts()) >= 1, 300, p)  # compiled, trained 1,000 steps and saved: it is mid-run now
+        _wait_for(lambda: len(ckpts()) >= 1, 300, p)  # compiled, trained 1,000 steps and saved
+        first = int(ckpts()[0].stem.split("-")[1])
+        _wait_for(lambda: _logged_steps(tmp_path) > first, 120, p)  # and trained on past it: mid-run, with steps no checkpoint holds yet
         children = psutil.Process(p.pid).children(recursive=True)
         before = set(ckpts())
         p.send_signal(signal.SIGINT)
