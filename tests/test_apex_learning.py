@@ -1,6 +1,6 @@
 """Ape-X DQN solves CartPole-v1 (evaluation mean return >= 475 over 10 episodes) on this 2-core machine.
 
-Seed 0 on the 8-device learner mesh runs in the notebook (nbs/12_apex_dqn.ipynb) and through the CLI
+Seed 0 on the 8-device learner mesh runs in the notebook (nbs/23_apex_dqn.ipynb) and through the CLI
 (tests/test_cli.py); here seeds 1 and 2 on 8 host devices and seed 0 on a single device, each in a fresh
 process so that its XLA device count is its own.
 """
