@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import flax.linen as nn
 import gymnasium as gym
 
-from .core import ConfigError
+from .core import ConfigError, patch_to
 from .functions import Q
 from .parallel import pmean
 from .pixels import image_encoder, is_image_space
@@ -111,6 +111,7 @@ class DQNState(NamedTuple):
     params: OnlineAndTarget
     opt_state: Any
 
+# %% ../nbs/23_apex_dqn.ipynb #3756790a
 class ApeXDQN(Runtime):
     "Ape-X DQN: epsilon-ladder actors, prioritized n-step double-Q replay, data-parallel learner."
     Config, algo_name, rollout_field = ApeXConfig, 'apex-dqn', 'n_step'
@@ -164,24 +165,32 @@ class ApeXDQN(Runtime):
         td = lambda params, batch: self.updater.td_error_fn(params, params, batch)[0]
         return ReplayRatio(buffer, cfg.replay_ratio, cfg.actor_slack, cfg.buffer_warmup, priority_fn=td)
 
-    def noise(self, rng, n):
-        return rng.random(n) < self.eps, rng.integers(0, int(self.action_space.n), n)
+# %% ../nbs/23_apex_dqn.ipynb #6cb7331a
+@patch_to(ApeXDQN)
+def noise(self, rng, n):
+    return rng.random(n) < self.eps, rng.integers(0, int(self.action_space.n), n)
 
-    def act(self, params, obs, noise):
-        explore, random_a = noise
-        a = jnp.where(explore, random_a, self.eval_act(params, obs))
-        return a, jnp.zeros(a.shape, jnp.float32)
+@patch_to(ApeXDQN)
+def act(self, params, obs, noise):
+    explore, random_a = noise
+    a = jnp.where(explore, random_a, self.eval_act(params, obs))
+    return a, jnp.zeros(a.shape, jnp.float32)
 
-    def eval_act(self, params, obs): return jnp.argmax(self.q.apply(params, obs), -1)
+@patch_to(ApeXDQN)
+def eval_act(self, params, obs): return jnp.argmax(self.q.apply(params, obs), -1)
 
-    def prepare(self, data): return self.updater.prepare(data)
+# %% ../nbs/23_apex_dqn.ipynb #6709d344
+@patch_to(ApeXDQN)
+def prepare(self, data): return self.updater.prepare(data)
 
-    def learner_step(self, state, batch):
-        upd, q = self.updater, state.params
-        grads, metrics = upd.grads_and_metrics(q.online, q.target, batch)
-        online, opt_state = upd.apply(q.online, state.opt_state, pmean(grads))
-        return DQNState(q._replace(online=online), opt_state), metrics
+@patch_to(ApeXDQN)
+def learner_step(self, state, batch):
+    upd, q = self.updater, state.params
+    grads, metrics = upd.grads_and_metrics(q.online, q.target, batch)
+    online, opt_state = upd.apply(q.online, state.opt_state, pmean(grads))
+    return DQNState(q._replace(online=online), opt_state), metrics
 
-    def after_updates(self, state, before, after):
-        n, q = self.config.target_update_interval, state.params
-        return state._replace(params=q._replace(target=q.online)) if after // n > before // n else state
+@patch_to(ApeXDQN)
+def after_updates(self, state, before, after):
+    n, q = self.config.target_update_interval, state.params
+    return state._replace(params=q._replace(target=q.online)) if after // n > before // n else state

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .core import ConfigError
+from .core import ConfigError, patch_to
 from .impala import ActorCriticSpec
 from .parallel import axis_index, axis_size, gather, pmean
 from .policy_gradient import gae
@@ -161,49 +161,51 @@ class PPO(ActorCriticSpec):
         params, stats = params
         return self.net.apply(params, self._norm(stats)(obs))[0]
 
-    def learner_step(self, state, batch):
-        cfg, net, dist = self.config, self.net, self.dist
-        norm = self._norm((state.obs_mean, state.obs_var))
-        T, b = batch['R'].shape  # this device's env columns
-        # values of each step's observation and of the observation it reached, and GAE per column
-        S = jnp.concatenate([batch['S'], batch['S_final']])
-        _, v = net.apply(state.params, norm(S.reshape(2 * T * b, *S.shape[2:])))
-        v = v.reshape(2 * T, b)
-        v_t, v_next = v[:T], v[T:]
-        valid, term, trunc = batch['valid'], batch['terminated'], batch['truncated']
-        r = valid * (batch['R'] + cfg.gamma * trunc * v_next)  # a truncated step bootstraps from the observation it reached...
-        discount = valid * cfg.gamma * (1 - term) * (1 - trunc)  # ...and no trace runs past an episode end
-        adv = jax.vmap(lambda *x: gae(*x, lambda_=cfg.lambda_), in_axes=1, out_axes=1)(v_t, v_next, r, discount)
-        # every device gets the whole rollout, flattened to N = T * num_envs steps
-        data, perms = gather((dict(S=batch['S'], A=batch['A'], logP=batch['logP'], adv=adv, ret=adv + v_t, v=v_t, valid=valid), batch['perm']), axis=1)
-        data = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), data)
-        N, M, D = data['valid'].shape[0], cfg.batch_size, axis_size()
-        perms = perms.reshape(-1, M)  # epoch after epoch, minibatch after minibatch
-        mine = jax.lax.dynamic_slice_in_dim(perms, axis_index() * (M // D), M // D, axis=1)  # this device's share of each minibatch
-        learned = state.rollouts * N  # env steps learned from: the schedules' clock
-        clip_eps, optimizer = self.clip_schedule(learned), ppo_optimizer(self.lr_schedule(learned), cfg.max_grad_norm)
+# %% ../nbs/25_ppo.ipynb #dbbf4de1
+@patch_to(PPO)
+def learner_step(self, state, batch):
+    cfg, net, dist = self.config, self.net, self.dist
+    norm = self._norm((state.obs_mean, state.obs_var))
+    T, b = batch['R'].shape  # this device's env columns
+    # values of each step's observation and of the observation it reached, and GAE per column
+    S = jnp.concatenate([batch['S'], batch['S_final']])
+    _, v = net.apply(state.params, norm(S.reshape(2 * T * b, *S.shape[2:])))
+    v = v.reshape(2 * T, b)
+    v_t, v_next = v[:T], v[T:]
+    valid, term, trunc = batch['valid'], batch['terminated'], batch['truncated']
+    r = valid * (batch['R'] + cfg.gamma * trunc * v_next)  # a truncated step bootstraps from the observation it reached...
+    discount = valid * cfg.gamma * (1 - term) * (1 - trunc)  # ...and no trace runs past an episode end
+    adv = jax.vmap(lambda *x: gae(*x, lambda_=cfg.lambda_), in_axes=1, out_axes=1)(v_t, v_next, r, discount)
+    # every device gets the whole rollout, flattened to N = T * num_envs steps
+    data, perms = gather((dict(S=batch['S'], A=batch['A'], logP=batch['logP'], adv=adv, ret=adv + v_t, v=v_t, valid=valid), batch['perm']), axis=1)
+    data = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), data)
+    N, M, D = data['valid'].shape[0], cfg.batch_size, axis_size()
+    perms = perms.reshape(-1, M)  # epoch after epoch, minibatch after minibatch
+    mine = jax.lax.dynamic_slice_in_dim(perms, axis_index() * (M // D), M // D, axis=1)  # this device's share of each minibatch
+    learned = state.rollouts * N  # env steps learned from: the schedules' clock
+    clip_eps, optimizer = self.clip_schedule(learned), ppo_optimizer(self.lr_schedule(learned), cfg.max_grad_norm)
 
-        def minibatch(carry, idx):
-            params, opt_state = carry
-            full, own = idx
-            w, a = data['valid'][full], data['adv'][full]
-            n = jnp.maximum(w.sum(), 1.0)
-            a_mean = jnp.sum(w * a) / n
-            a_std = jnp.sqrt(jnp.sum(w * (a - a_mean) ** 2) / jnp.maximum(n - 1, 1.0))
-            part = jax.tree.map(lambda x: x[own], data)
-            grads, m = jax.grad(lambda p: _minibatch_loss(net, dist, cfg, p, part, (a_mean, a_std, n), clip_eps, norm), has_aux=True)(params)
-            updates, opt_state = optimizer.update(pmean(grads), opt_state, params)
-            return (optax.apply_updates(params, updates), opt_state), m
-
-        (params, opt_state), ms = jax.lax.scan(minibatch, (state.params, state.opt_state), (perms, mine))
-        mean, var, count = state.obs_mean, state.obs_var, state.obs_count
-        if cfg.normalize_obs: mean, var, count = update_moments(mean, var, count, data['S'], data['valid'])
-        w = data['valid']
-        ret, vals = data['ret'], data['v']
+    def minibatch(carry, idx):
+        params, opt_state = carry
+        full, own = idx
+        w, a = data['valid'][full], data['adv'][full]
         n = jnp.maximum(w.sum(), 1.0)
-        var_ret = jnp.sum(w * (ret - jnp.sum(w * ret) / n) ** 2) / n
-        err = ret - vals
-        var_err = jnp.sum(w * (err - jnp.sum(w * err) / n) ** 2) / n
-        metrics = {k: x.mean() for k, x in ms.items()}
-        metrics.update(value=jnp.sum(w * vals) / n, explained_variance=1 - var_err / jnp.maximum(var_ret, 1e-8), clip_eps=jnp.float32(clip_eps))
-        return PPOState(params, opt_state, mean, var, count, state.rollouts + 1), metrics
+        a_mean = jnp.sum(w * a) / n
+        a_std = jnp.sqrt(jnp.sum(w * (a - a_mean) ** 2) / jnp.maximum(n - 1, 1.0))
+        part = jax.tree.map(lambda x: x[own], data)
+        grads, m = jax.grad(lambda p: _minibatch_loss(net, dist, cfg, p, part, (a_mean, a_std, n), clip_eps, norm), has_aux=True)(params)
+        updates, opt_state = optimizer.update(pmean(grads), opt_state, params)
+        return (optax.apply_updates(params, updates), opt_state), m
+
+    (params, opt_state), ms = jax.lax.scan(minibatch, (state.params, state.opt_state), (perms, mine))
+    mean, var, count = state.obs_mean, state.obs_var, state.obs_count
+    if cfg.normalize_obs: mean, var, count = update_moments(mean, var, count, data['S'], data['valid'])
+    w = data['valid']
+    ret, vals = data['ret'], data['v']
+    n = jnp.maximum(w.sum(), 1.0)
+    var_ret = jnp.sum(w * (ret - jnp.sum(w * ret) / n) ** 2) / n
+    err = ret - vals
+    var_err = jnp.sum(w * (err - jnp.sum(w * err) / n) ** 2) / n
+    metrics = {k: x.mean() for k, x in ms.items()}
+    metrics.update(value=jnp.sum(w * vals) / n, explained_variance=1 - var_err / jnp.maximum(var_ret, 1e-8), clip_eps=jnp.float32(clip_eps))
+    return PPOState(params, opt_state, mean, var, count, state.rollouts + 1), metrics

@@ -612,7 +612,7 @@ def priorities(self, idx) -> np.ndarray:
     idx = np.asarray(idx, np.int64)
     return np.where(self._fresh(idx), self._tree.leaves[idx % self.capacity], np.nan)
 
-# %% ../nbs/03_replay.ipynb #2fb383ce
+# %% ../nbs/03_replay.ipynb #ae69b525
 def _random_policy(space, seed):
     space.seed(seed)
     return lambda obs: space.sample()
@@ -657,6 +657,7 @@ def _fill_steps(buffer, env, tracer, policy, size, seed):
         yield steps
     return steps
 
+# %% ../nbs/03_replay.ipynb #a72501b9
 def _check_fill(buffer, buffer_warmup, replay_buffer_seed, env, initial_sampling_policy, kwargs):
     if 'initial_buffer_size' in kwargs:  # Maze's name (rlnb.spec.RENAMED has it too)
         raise ConfigError("unknown option initial_buffer_size for init_replay_buffer: it is called buffer_warmup now; pass buffer_warmup=... instead.")

@@ -166,6 +166,7 @@ class TDUpdater(_Updater):
         A = jnp.asarray(batch.A).astype(jnp.int32)
         return Qs, A
 
+# %% ../nbs/05_td_learning.ipynb #ce5e8966
 class QLearning(TDUpdater):
     "Q-learning: target `Rn + In * max_a q_targ(S_next, a)`."
     def td_error_fn(self, params, target_params, batch):
@@ -175,6 +176,7 @@ class QLearning(TDUpdater):
         td = jax.vmap(q_learning)(Qs, A, batch.Rn, batch.In, Q_next)
         return td, jnp.take_along_axis(Qs, A[:, None], 1)[:, 0]
 
+# %% ../nbs/05_td_learning.ipynb #39306e2c
 class DoubleQLearning(TDUpdater):
     "Double Q-learning: the online q picks `argmax_a q(S_next, a)`, the target network values it."
     def td_error_fn(self, params, target_params, batch):
@@ -185,6 +187,7 @@ class DoubleQLearning(TDUpdater):
         td = jax.vmap(double_q_learning)(Qs, A, batch.Rn, batch.In, Q_next_value, Q_next_select)
         return td, jnp.take_along_axis(Qs, A[:, None], 1)[:, 0]
 
+# %% ../nbs/05_td_learning.ipynb #f930b86d
 class Sarsa(TDUpdater):
     "SARSA: target `Rn + In * q_targ(S_next, A_next)`; works for any action space with a type-1 q."
     needs_A_next, needs_max = True, False
@@ -195,6 +198,7 @@ class Sarsa(TDUpdater):
         target = batch.Rn + batch.In * q_next
         return target - q_sa, q_sa
 
+# %% ../nbs/05_td_learning.ipynb #ffa92ced
 class ExpectedSarsa(TDUpdater):
     "Expected SARSA: target `Rn + In * sum_a pi_targ(a|S_next) q_targ(S_next, a)`."
     def __init__(self,
@@ -220,7 +224,7 @@ class ExpectedSarsa(TDUpdater):
         td = jax.vmap(expected_sarsa)(Qs, A, batch.Rn, batch.In, Q_next, probs)
         return td, jnp.take_along_axis(Qs, A[:, None], 1)[:, 0]
 
-# %% ../nbs/05_td_learning.ipynb #d8a9c30b
+# %% ../nbs/05_td_learning.ipynb #34ccc23b
 class PolicyObjective(_Updater):
     "Base of the policy objectives: subclasses define `objective_fn(params, batch, Adv) -> (loss, metrics)`."
     def __init__(self,
