@@ -70,6 +70,7 @@ _MID, _DONE, _ENDED = 0, 1, 2  # a stream's last row: inside an episode; ended o
 # %% ../nbs/10_frames.ipynb #b3f37f79
 class FrameReplayBuffer(WaitReady):
     "Uniform replay of stacked pixel observations that stores each env step's frame once (one ring per env stream)."
+    prioritized = False  # does `update` take TD errors as new priorities? (`ReplayRatio` writes them back when it is True)
     def __init__(self,
                  capacity:int,  # frames (env steps) stored in all, split evenly over the streams
                  num_streams:int=1,  # env streams that feed the buffer (every env of every actor); each gets capacity // num_streams rows
@@ -430,6 +431,7 @@ def get(self,
 # %% ../nbs/10_frames.ipynb #8615348a
 class PrioritizedFrameReplayBuffer(FrameReplayBuffer):
     "Proportional prioritized frame replay: priorities in a `SumTree`, importance weights, overwrite-safe `update`."
+    prioritized = True
     def __init__(self,
                  capacity:int,  # frames stored in all, split evenly over the streams
                  num_streams:int=1,  # env streams that feed the buffer

@@ -42,6 +42,8 @@ class PacingHost(Protocol):
 # %% ../nbs/14_pacing.ipynb #0b56c0ce
 class Pacing(abc.ABC):
     "How traced data goes from the actors to the learner, and who waits for whom."
+    buffer = None  # the replay buffer, where the pacing has one (the runtime's `buffer`, Maze's buffer side)
+    batch_axis = 0  # the axis of the learner's input that is split over the devices: 0 for transitions
     def bind(self, rt:PacingHost):
         "Attach to the runtime `rt`, read through `PacingHost`'s members only."
         self.rt = rt
@@ -102,7 +104,7 @@ class ReplayRatio(Pacing):
                 ):
         self.buffer, self.ratio, self.actor_slack, self.buffer_warmup, self.priority_fn = buffer, float(ratio), int(actor_slack), int(buffer_warmup), priority_fn
         self.inserted_after_warmup, self._queue, self._queued = 0, collections.deque(), 0
-        self.prioritized = callable(getattr(buffer, 'update', None))  # takes the dispatches' TD errors as priorities
+        self.prioritized = buffer.prioritized  # takes the dispatches' TD errors as priorities
 
     def bind(self, rt):
         super().bind(rt)
@@ -206,6 +208,7 @@ def counters(self) -> dict:
 # %% ../nbs/14_pacing.ipynb #426f77d3
 class OnPolicyQueue(Pacing):
     "On-policy pacing: unrolls go through a bounded queue to the learner, each used once; the queue's bound bounds the policy lag."
+    batch_axis = 1  # the learner's input is [T, B] unrolls: split over the devices along B
     def __init__(self,
                  unroll_length:int,  # T, the steps of one unroll
                  columns:int|None=None,  # trajectory columns per dispatch; None: updates_per_dispatch * batch_size

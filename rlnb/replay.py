@@ -94,6 +94,7 @@ class WaitReady:
 # %% ../nbs/03_replay.ipynb #f831dc89
 class ReplayBuffer(WaitReady):
     "Uniform experience replay: circular, preallocated structure-of-arrays storage on the host."
+    prioritized = False  # does `update` take TD errors as new priorities? (`ReplayRatio` writes them back when it is True)
     def __init__(self,
                  capacity:int,  # maximum number of transitions; the oldest are overwritten first
                  seed:int=0,  # seed of the sampling RNG (numpy `Generator`, PCG64)
@@ -496,6 +497,7 @@ def check(self):
 # %% ../nbs/03_replay.ipynb #8f9151f7
 class PrioritizedReplayBuffer(ReplayBuffer):
     "Proportional prioritized replay with a vectorized sum tree, importance weights and overwrite-safe priority updates."
+    prioritized = True
     def __init__(self,
                  capacity:int,  # maximum number of transitions
                  alpha:float=0.6,  # priority exponent: 0 is uniform sampling

@@ -25,6 +25,7 @@ from .workers import WorkerBase
 from .spec import RuntimeConfig, Spec, adam_clipped, check_options, check_renamed, env_spaces, make_actors, make_vector_env, need, numpy_init, zero_init
 from .registry import ALGOS, get_algo, register
 from .pacing import OnPolicyQueue, Pacing, PacingHost, ReplayRatio
+from .tracing import Tracer
 from .acting import Acting, _first_device, choose_actor_device
 from .schedules import Schedules
 from .runstate import RunState, config_from_state
@@ -69,9 +70,13 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
             self.rng = np.random.default_rng([cfg.seed, 1] + ([jax.process_index()] if jax.process_count() > 1 else []))  # every host-side draw: exploration noise, batch shuffles (per process)
             state = self.setup(func)
             self.tracer = self.make_tracer(cfg.num_envs)
+            if not isinstance(self.tracer, Tracer):
+                raise ConfigError(f"{self.algo_name}: make_tracer must return an rlnb.tracing.Tracer, got {type(self.tracer).__name__}.")
             self.pacing = self.make_pacing()
+            if not isinstance(self.pacing, Pacing):
+                raise ConfigError(f"{self.algo_name}: make_pacing must return an rlnb.pacing.Pacing, got {type(self.pacing).__name__}.")
             self.pacing.bind(self)
-            self.buffer = getattr(self.pacing, 'buffer', None)  # the replay buffer, where the pacing has one (Maze's buffer side)
+            self.buffer = self.pacing.buffer  # the replay buffer, where the pacing has one (Maze's buffer side)
             self.actor_device, self.actor_device_reason = choose_actor_device(cfg.actor_device, local_devices(self.mesh)[0], self.actor_params(state), obs_space)
         except BaseException:
             pool.cleanup(); raise
@@ -93,13 +98,14 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
         self._learned, self._rolled = asyncio.Event(), asyncio.Event()
         self._published_at, self.actor_version = 0, 0
         self._compiles = None  # name -> future of the compile-ahead jobs (`start_compile`)
+        self._metric_names = None  # the learner step's scalar metrics, found by `metric_names` on first use
         self.initial_sampling_policy = getattr(self, 'initial_sampling_policy', None)  # how the actors act while replay fills ('random', a function, or None: the policy); `setup` may set it
         self.push_state()
         self.pull_state()
 
     def _batch_axis(self) -> int:
         "The axis of the learner's input that is split over the devices: 0 for transitions, 1 for [T, B] trajectories."
-        return 1 if isinstance(self.pacing, OnPolicyQueue) else 0
+        return self.pacing.batch_axis
 
     @property
     def learner_state(self):
@@ -153,7 +159,7 @@ def _rebind(self):
     WorkerBase._rebind(self)
     self._learned, self._rolled = asyncio.Event(), asyncio.Event()
 
-# %% ../nbs/19_runtime.ipynb #472c0dfc
+# %% ../nbs/19_runtime.ipynb #71c8ed09
 @patch_to(Runtime)
 def _dispatch_input(self, data):
     "The learner's input for one dispatch: `prepare`d, reshaped to (K, ...) when K updates are fused."
@@ -206,7 +212,7 @@ async def compiled(self, name:str):
         if not fut.done(): await asyncio.wrap_future(fut)
         fut.result()
 
-# %% ../nbs/19_runtime.ipynb #4891aca6
+# %% ../nbs/19_runtime.ipynb #277d47c3
 @patch_to(Runtime)
 async def ainit_replay_buffer(self,
                               initial_sampling_policy='random',  # 'random' (uniform over the action space) or a function obs batch -> actions
@@ -255,7 +261,7 @@ def broadcast_updated_policy(self, state=None) -> int:
     self.version = self.store.publish(state)
     return self.version
 
-# %% ../nbs/19_runtime.ipynb #2a65bf67
+# %% ../nbs/19_runtime.ipynb #7fc0ec21
 @patch_to(Runtime)
 def _run(self, until:int):
     "Start the training tasks: the deterministic schedule up to `until` env steps, or the concurrent roles."
@@ -290,7 +296,7 @@ async def _stretch(self, until:int, callback=None, fresh:bool=True, whole:bool=T
     if not ended and callback is not None and callback(self): ended = 'stopped'  # asked for while the roles wound down
     return ended
 
-# %% ../nbs/19_runtime.ipynb #5e1f0a7c
+# %% ../nbs/19_runtime.ipynb #b90ee3d1
 @patch_to(Runtime)
 async def aeval_point(self,
                       num_eval_episodes:int=10,  # episodes of the evaluation
@@ -345,7 +351,7 @@ async def atrain(self,
     return dict(eval=last, env_steps=self.env_steps, updates=self.updates, episodes=self.episodes, **{
         k: v for k, v in self.stats.summary().items() if k in ('env_steps_per_s', 'updates_per_s', 'avg_lag_mean', 'avg_lag_max', 'avg_G')})
 
-# %% ../nbs/19_runtime.ipynb #7fc0ec21
+# %% ../nbs/19_runtime.ipynb #f8b5f0ca
 @patch_to(Runtime)
 def train(self, num_train_steps:int, **kwargs) -> dict:
     "Plain form of `atrain` (scripts and notebook cells alike)."
@@ -362,14 +368,14 @@ def metrics(self) -> dict:
 @patch_to(Runtime)
 def metric_names(self) -> tuple:
     "Names of the scalar metrics the learner step reports — a logger's columns — found by tracing it on shapes alone (nothing runs)."
-    if getattr(self, '_metric_names', None) is None:
+    if self._metric_names is None:
         b = self._zero_input(self.pacing.dispatch_size() // self.config.updates_per_dispatch, fused=False)
         shapes = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), self._learner_state)
         _, m = jax.eval_shape(self.learner_step, shapes, b)
         self._metric_names = tuple(k for k, v in m.items() if v.ndim == 0)
     return self._metric_names
 
-# %% ../nbs/19_runtime.ipynb #7bfba689
+# %% ../nbs/19_runtime.ipynb #449f6dab
 def __getattr__(name):
     if name == 'Policy': raise _renamed_policy(__name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
