@@ -13,7 +13,8 @@ import jax
 import gymnasium as gym
 
 from .core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError, preallocate, patch_to
-from .replay import SumTree, WaitReady, _rng_state, _set_rng_state
+from .replay import WaitReady, _rng_state, _set_rng_state
+from .sumtree import SumTree
 from .tracing import InsufficientCacheError, Tracer
 from .checkpoint import load_state, register_streamed, save_state
 

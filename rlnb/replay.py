@@ -16,9 +16,12 @@ import jax
 import gymnasium as gym
 
 from .core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError, preallocate, patch_to
+from .sumtree import SumTree
+
+_all_ = ['SumTree']  # re-exported: `from rlnb.replay import SumTree` works too
 
 # %% auto #0
-__all__ = ['WaitReady', 'ReplayBuffer', 'SumTree', 'PrioritizedReplayBuffer', 'init_replay_buffer', 'ainit_replay_buffer']
+__all__ = ['WaitReady', 'ReplayBuffer', 'PrioritizedReplayBuffer', 'init_replay_buffer', 'ainit_replay_buffer', 'SumTree']
 
 # %% ../nbs/03_replay.ipynb #7a454976
 _FIELDS = ('S', 'A', 'logP', 'Rn', 'In', 'S_next', 'A_next', 'logP_next', 'version')
@@ -364,137 +367,7 @@ def load_state_dict(self, state:dict):
     _set_rng_state(self._rng, state['rng'])
     self._notify()
 
-# %% ../nbs/03_replay.ipynb #7864ce79
-class SumTree:
-    "Batched sum tree over `capacity` non-negative priorities: O(log n) `find` and `set` for a whole batch at once."
-    def __init__(self,
-                 capacity:int,  # number of leaves
-                 block:int=16,  # leaves summed by one bottom node (a power of two)
-                 top:int=8192,  # nodes of the highest level kept; the levels above it are one cumulative sum
-                ):
-        for name, v in (('block', block), ('top', top)):
-            if v < 1 or v & (v - 1): raise ConfigError(f"SumTree: {name} must be a power of two, got {v}.")
-        self.capacity, self.block = int(capacity), int(block)
-        nb = -(-self.capacity // block)
-        self._nb = 1 << max(0, (nb - 1).bit_length())  # number of blocks, a power of two
-        self._depth = self._nb.bit_length() - 1  # levels from the root to the blocks
-        self._top = min(self._depth, top.bit_length() - 1)  # highest level stored
-        self._shift = block.bit_length() - 1
-        self._prefix_t = np.tril(np.ones((block, block), np.float32))  # prefix_t @ g.T = running sums along each block
-        self._ones, self._two = np.ones(block, np.float32), np.ones(2)
-        self.clear()
-
-    def clear(self):
-        "Set every priority to zero."
-        self.leaves = np.zeros(self._nb * self.block, np.float32)  # priorities (slots >= capacity stay zero)
-        self.nodes = np.zeros(2 * self._nb, np.float64)  # node i has children 2i, 2i+1; nodes[nb + b] sums block b
-        self._blocks = self.leaves.reshape(self._nb, self.block)
-        self._pairs = self.nodes.reshape(self._nb, 2)
-        self._cum = None  # cumulative sums of the top level, recomputed after a set
-
-    def _top_cum(self) -> np.ndarray:
-        if self._cum is None:
-            lo = 1 << self._top
-            cum = np.zeros(lo + 1)
-            np.cumsum(self.nodes[lo:2 * lo], out=cum[1:])
-            self._cum = cum
-        return self._cum
-
-    @property
-    def total(self) -> float:
-        "Sum of all priorities."
-        return float(self._top_cum()[-1])
-
-    def _propagate(self, i:np.ndarray):
-        "Recompute the parents of nodes `i` level by level, up to the top level."
-        nodes, pairs = self.nodes, self._pairs
-        for _ in range(self._depth - self._top):
-            i = i >> 1
-            nodes[i] = pairs.take(i, axis=0) @ self._two  # children 2i and 2i+1 are row i of the (nb, 2) view
-        self._cum = None
-
-    def set(self,
-            slots:np.ndarray,  # int array of leaf indices (duplicates allowed: the last write wins)
-            values:np.ndarray,  # new priorities (>= 0), same length
-           ):
-        "Write priorities and update every sum above them."
-        self.leaves[slots] = values
-        b = slots >> self._shift
-        i = b + self._nb
-        self.nodes[i] = self._blocks.take(b, axis=0) @ self._ones
-        self._propagate(i)
-
-    def set_range(self,
-                  start:int,  # first leaf
-                  values:np.ndarray,  # priorities of leaves start, start+1, ... (no wrap-around)
-                 ):
-        "Write a contiguous run of priorities, updating the sums with slices instead of gathers."
-        stop = start + len(values)
-        self.leaves[start:stop] = values
-        lo, hi = (start >> self._shift) + self._nb, ((stop - 1) >> self._shift) + self._nb + 1
-        nodes = self.nodes
-        nodes[lo:hi] = self._blocks[lo - self._nb:hi - self._nb] @ self._ones
-        for _ in range(self._depth - self._top):
-            lo, hi = lo >> 1, ((hi - 1) >> 1) + 1
-            nodes[lo:hi] = nodes[2 * lo:2 * hi:2] + nodes[2 * lo + 1:2 * hi:2]
-        self._cum = None
-
-# %% ../nbs/03_replay.ipynb #760707b9
-@patch_to(SumTree)
-def find(self,
-         u:np.ndarray,  # prefix sums in [0, total)
-         overwrite:bool=False,  # allow `find` to use `u` (float64) as scratch space
-        ) -> np.ndarray:
-    "For each `u`, the leaf `k` with `sum(leaves[:k]) <= u < sum(leaves[:k+1])`."
-    nodes, cum, lo = self.nodes, self._top_cum(), 1 << self._top
-    u = u if overwrite and isinstance(u, np.ndarray) and u.dtype == np.float64 else np.array(u, np.float64)
-    j = np.searchsorted(cum[1:], u, side='right')  # the top level: one search over its running sums
-    np.minimum(j, lo - 1, out=j)  # rounding can put u at the total
-    u -= cum[j]
-    i = j + lo
-    for _ in range(self._depth - self._top):  # below it: one step down per level for the whole batch
-        i <<= 1
-        left = nodes[i]
-        right = u >= left
-        np.subtract(u, left, out=u, where=right)
-        i += right
-    b = i - self._nb
-    run = self._prefix_t @ self._blocks.take(b, axis=0).T  # (block, batch): running sums inside each chosen block
-    run[-1] = np.inf  # rounding can leave u past the block's sum: stay in the block
-    return (b << self._shift) + (run <= u.astype(np.float32)).sum(axis=0)
-
-@patch_to(SumTree)
-def stratified(self,
-               rng:np.random.Generator,  # draws the uniforms
-               batch_size:int,  # leaves to draw
-               n:int,  # leaves in use (the first n)
-              ) -> tuple[np.ndarray, np.ndarray]:
-    "`(slots, values)` of `batch_size` leaves drawn in proportion to their values, one uniform draw in each of `batch_size` equal segments of the total."
-    u = rng.random(batch_size)
-    u += np.arange(batch_size)
-    u *= self.total / batch_size
-    slots = self.find(u.copy(), overwrite=True)
-    p = self.leaves.take(slots)
-    if not p.min() > 0:  # a draw rounded onto an empty leaf: redo those few exactly
-        bad = ~(p > 0)
-        cum = np.cumsum(self.leaves[:n], dtype=np.float64)
-        slots[bad] = np.minimum(np.searchsorted(cum, np.minimum(u[bad], cum[-1] * (1 - 1e-12)), side='right'), n - 1)
-        p = self.leaves.take(slots)
-    return slots, p
-
-# %% ../nbs/03_replay.ipynb #5119afdb
-@patch_to(SumTree)
-def check(self):
-    "Raise `AssertionError` where a stored sum disagrees with the priorities under it (a debugging aid; O(capacity))."
-    nb, lo = self._nb, 1 << self._top
-    np.testing.assert_allclose(self.nodes[nb:], self._blocks.sum(axis=1, dtype=np.float64), rtol=1e-6, err_msg='block sums')
-    np.testing.assert_allclose(self.nodes[lo:nb], self.nodes[2 * lo:2 * nb:2] + self.nodes[2 * lo + 1:2 * nb:2], rtol=1e-12,
-                               err_msg='inner nodes')
-    if self.leaves[self.capacity:].any(): raise AssertionError("SumTree: a leaf past the capacity is not zero.")
-    total = self.leaves.sum(dtype=np.float64)
-    if not abs(self.total - total) <= 1e-6 * max(1.0, total): raise AssertionError(f"SumTree: total {self.total} != {total}, the sum of the leaves.")
-
-# %% ../nbs/03_replay.ipynb #8f9151f7
+# %% ../nbs/03_replay.ipynb #87336f93
 class PrioritizedReplayBuffer(ReplayBuffer):
     "Proportional prioritized replay with a vectorized sum tree, importance weights and overwrite-safe priority updates."
     prioritized = True
@@ -548,7 +421,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         self._max_priority = float(state['max_priority'])
         self.alpha, self.beta, self.epsilon = float(state['alpha']), float(state['beta']), float(state['epsilon'])
 
-# %% ../nbs/03_replay.ipynb #a8eafa2a
+# %% ../nbs/03_replay.ipynb #0ca0d96e
 @patch_to(PrioritizedReplayBuffer)
 def _priorities(self, td_error, what:str) -> np.ndarray:
     td = np.asarray(td_error, np.float64).reshape(-1)
@@ -614,7 +487,7 @@ def priorities(self, idx) -> np.ndarray:
     idx = np.asarray(idx, np.int64)
     return np.where(self._fresh(idx), self._tree.leaves[idx % self.capacity], np.nan)
 
-# %% ../nbs/03_replay.ipynb #ae69b525
+# %% ../nbs/03_replay.ipynb #4b72d5b6
 def _random_policy(space, seed):
     space.seed(seed)
     return lambda obs: space.sample()
@@ -659,7 +532,7 @@ def _fill_steps(buffer, env, tracer, policy, size, seed):
         yield steps
     return steps
 
-# %% ../nbs/03_replay.ipynb #a72501b9
+# %% ../nbs/03_replay.ipynb #219ddfc3
 def _check_fill(buffer, buffer_warmup, replay_buffer_seed, env, initial_sampling_policy, kwargs):
     if 'initial_buffer_size' in kwargs:  # Maze's name (rlnb.spec.RENAMED has it too)
         raise ConfigError("unknown option initial_buffer_size for init_replay_buffer: it is called buffer_warmup now; pass buffer_warmup=... instead.")
