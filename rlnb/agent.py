@@ -19,6 +19,7 @@ import jax
 
 from .core import ConfigError, TrainingError, fix_mmap_threshold, in_thread, run_sync, trim_heap
 from .runtime import ALGOS, TrainedPolicy, config_from_state, env_spaces, get_algo, patch_to
+from .registry import algo_for_env
 from .evaluation import _renamed_policy
 from .spec import check_options, check_renamed
 from .presets import Preset, resolve_preset
@@ -89,7 +90,7 @@ class DistributedAgent:
                  preset=None,  # tuned hyperparameters: 'auto' (the shipped preset of `algo` on `env`, if any), a preset name, a .toml path or a `Preset`; None: the config's defaults
                  **kwargs,  # fields of the algorithm's config (e.g. ApeXConfig's batch_size, hidden, learning_rate); they win over the preset's
                 ):
-        cls = get_algo(algo)
+        cls = algo_for_env(get_algo(algo), env)  # an env kind's variant for e.g. `gymnax:` ids (rollouts on the device)
         self.preset: Preset|None = resolve_preset(preset, algo, env)
         if self.preset is not None: kwargs = {**self.preset.config, **kwargs}
         over = _config_overrides(cls, algo, kwargs, seed, deterministic, keep_checkpoints, num_actors, queue_size, num_steps)

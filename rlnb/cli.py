@@ -25,7 +25,7 @@ import gymnasium as gym
 
 from .core import EnvWorkerError, RLNBError, TrainingError, TransitionBatch, check_batch
 from .runtime import ALGOS, get_algo
-from .spec import RENAMED
+from .spec import RENAMED, env_kind
 from .presets import PRESET_DIR, Preset, presets, resolve_preset
 from .pixels import pixel_env
 
@@ -133,7 +133,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
     import jax
     from rlnb.agent import DistributedAgent, find_checkpoint, check_run_dir
     if algo not in ALGOS: raise RLNBError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
-    make_env(env_id).close()
+    if env_kind(env_id) is None: make_env(env_id).close()  # an env stepped on the device (`gymnax:...`) is checked by its kind when the agent is built
     pre = resolve_preset(None if (resume is not None and preset == 'auto') else preset, algo, env_id)
     if steps is None: steps = int(pre.train['steps']) if pre is not None and 'steps' in pre.train else get_algo(algo).train_steps
     n_dev = jax.local_device_count()

@@ -10,10 +10,10 @@ from __future__ import annotations
 import importlib
 
 from .core import ConfigError
-from .spec import Spec
+from .spec import Spec, env_kind
 
 # %% auto #0
-__all__ = ['ALGOS', 'register', 'get_algo']
+__all__ = ['ALGOS', 'register', 'get_algo', 'algo_for_env']
 
 # %% ../nbs/13_registry.ipynb #64e1fd13
 ALGOS: dict[str, str] = {'apex-dqn': 'rlnb.apex_dqn:ApeXDQN', 'impala': 'rlnb.impala:IMPALA', 'ppo': 'rlnb.ppo:PPO', 'sac': 'rlnb.sac:SAC', 'td3': 'rlnb.td3:TD3'}
@@ -32,3 +32,9 @@ def get_algo(name:str) -> type:
         mod, cls = target.split(':')
         target = getattr(importlib.import_module(mod), cls)
     return target
+
+# %% ../nbs/13_registry.ipynb #9bedec27
+def algo_for_env(cls:type, env) -> type:
+    "The algorithm class that trains on `env`: `cls` itself, or the variant an env kind (`rlnb.spec.ENV_KINDS`) builds for its envs."
+    kind = env_kind(env)
+    return cls if kind is None else kind.runtime(cls)

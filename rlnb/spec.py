@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import importlib
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -23,8 +24,8 @@ from .envs import AsyncEnvWorker, SyncEnvWorker, env_factory, get_worker_pool
 from .functions import preprocessed_shape
 
 # %% auto #0
-__all__ = ['RENAMED', 'need', 'RuntimeConfig', 'renamed_message', 'check_renamed', 'check_options', 'make_vector_env',
-           'make_actors', 'env_spaces', 'numpy_init', 'zero_init', 'adam_clipped', 'Spec']
+__all__ = ['RENAMED', 'ENV_KINDS', 'need', 'RuntimeConfig', 'renamed_message', 'check_renamed', 'check_options', 'env_kind',
+           'make_vector_env', 'make_actors', 'env_spaces', 'numpy_init', 'zero_init', 'adam_clipped', 'Spec']
 
 # %% ../nbs/12_spec.ipynb #9f7a1448
 def need(cfg, ok:bool, name:str, what:str):
@@ -99,6 +100,18 @@ def check_options(names, config_cls:type, where:str):
     if unknown: raise ConfigError(f"unknown option(s) {', '.join(unknown)} for {where}; {config_cls.__name__} has {', '.join(fields)}.")
 
 # %% ../nbs/12_spec.ipynb #cee6b8e7
+ENV_KINDS: dict[str, Any] = {'gymnax': 'rlnb.jax_envs:GYMNAX'}  # the prefix of 'prefix:Name' env ids -> the env kind ('module:name', imported on first use)
+
+def env_kind(env):
+    "The env kind of an id `'prefix:Name'` whose prefix is in `ENV_KINDS` (imported on first use); None for any other env."
+    if not isinstance(env, str) or ':' not in env: return None
+    target = ENV_KINDS.get(env.split(':', 1)[0])
+    if isinstance(target, str):
+        mod, name = target.split(':')
+        target = getattr(importlib.import_module(mod), name)
+    return target
+
+# %% ../nbs/12_spec.ipynb #6511f39c
 def _derived_seed(*ints) -> int:
     "A 31-bit seed derived from a sequence of non-negative ints."
     return int(np.random.SeedSequence([int(i) for i in ints]).generate_state(1)[0] >> 1)
@@ -108,6 +121,7 @@ def _vector_mode(env_id:str) -> str:
 
 def make_vector_env(env, num_envs:int) -> gym.vector.VectorEnv:
     "A vector env of `num_envs` copies of `env` (an env id or a zero-argument factory)."
+    if env_kind(env) is not None: raise ConfigError(f"{env} is a {env.split(':')[0]} env, stepped on the device (`rlnb.spec.ENV_KINDS`): it has no gymnasium vector env.")
     if isinstance(env, str): return gym.make_vec(env, num_envs, vectorization_mode=_vector_mode(env))
     if callable(env): return gym.vector.SyncVectorEnv([env] * num_envs)
     raise ConfigError(f"need an env id or a zero-argument env factory to build {num_envs} copies, got {type(env).__name__}.")
@@ -115,6 +129,7 @@ def make_vector_env(env, num_envs:int) -> gym.vector.VectorEnv:
 def make_actors(env, cfg:RuntimeConfig, seed:int|None=None):
     "One env worker per actor (each a vector env of `cfg.envs_per_actor` copies), as a pool."
     N, E, seed = cfg.num_actors, cfg.envs_per_actor, cfg.seed if seed is None else seed
+    if (kind := env_kind(env)) is not None: return kind.make_pool(env, cfg)  # a device-stepped env: no host actors
     if jax.process_count() > 1: seed = _derived_seed(seed, 1 + jax.process_index())  # each process of a multi-host learner explores its own episodes
     if isinstance(env, str): env_factory(env)  # an unknown id fails here, with the ids it may have meant
     if isinstance(env, str) or (callable(env) and not isinstance(env, gym.Env)): factory = lambda: make_vector_env(env, E)
@@ -126,11 +141,12 @@ def make_actors(env, cfg:RuntimeConfig, seed:int|None=None):
 
 def env_spaces(env) -> tuple:
     "`(observation space, action space)` of one copy of `env`, from a probe built here and closed at once."
+    if (kind := env_kind(env)) is not None: return kind.spaces(env)
     probe = make_vector_env(env, 1)
     try: return probe.single_observation_space, probe.single_action_space
     finally: probe.close()
 
-# %% ../nbs/12_spec.ipynb #6511f39c
+# %% ../nbs/12_spec.ipynb #bbaadaf6
 def numpy_init(net, observation_space, seed:int, *more_spaces):
     "Params of a Dense-only flax module drawn with numpy (LeCun-normal kernels truncated at 2 std, zero biases): no device op, no compile. `more_spaces` are the spaces of further inputs (e.g. the action of a critic Q(s, a))."
     xs = [jax.ShapeDtypeStruct((1, *preprocessed_shape(s)), jnp.float32) for s in (observation_space, *more_spaces)]
@@ -152,7 +168,7 @@ def adam_clipped(learning_rate:float, max_grad_norm:float) -> optax.GradientTran
     "Global-norm clipping then Adam, on one flat vector (a few fused ops instead of one per layer), with a shape-only `init`."
     return zero_init(optax.flatten(optax.chain(optax.clip_by_global_norm(max_grad_norm), optax.adam(learning_rate))))
 
-# %% ../nbs/12_spec.ipynb #bbaadaf6
+# %% ../nbs/12_spec.ipynb #3239115f
 class Spec(abc.ABC):
     "What an algorithm supplies to the runtime: its config class, its name, and the hooks below (the abstract ones are required). `Runtime` subclasses it; an algorithm subclasses `Runtime`."
     Config: ClassVar[type] = RuntimeConfig  # the algorithm's frozen config dataclass (a RuntimeConfig)

@@ -3,6 +3,7 @@
 Each notebook runs in its own process (a fresh JAX runtime with 8 host devices), with the cells
 flagged `#| slow` included unless the run deselects slow tests (`pytest -m "not slow"`).
 """
+import importlib.util
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from conftest import ROOT, skip_slow
 
 NOTEBOOKS = sorted(p.name for p in (ROOT / "nbs").glob("*.ipynb"))
 NBDEV_TEST = os.path.join(os.path.dirname(sys.executable), "nbdev-test")
+HAS_GYMNAX = importlib.util.find_spec("gymnax") is not None  # cells flagged `jaxenvs` need it (the `jaxenvs` extra; gymnax pins jax < 0.12)
 
 
 def _has_slow_cells(name):
@@ -22,7 +24,8 @@ def _has_slow_cells(name):
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook(name, request):
     slow = _has_slow_cells(name) and not skip_slow(request.config)
-    cmd = [NBDEV_TEST, f"nbs/{name}", "--n-workers", "0", "--do-print"] + (["--flags", "slow"] if slow else [])
+    flags = " ".join(["slow"] * slow + ["jaxenvs"] * HAS_GYMNAX)  # without gymnax its cells are skipped (see 30_jax_envs)
+    cmd = [NBDEV_TEST, f"nbs/{name}", "--n-workers", "0", "--do-print"] + (["--flags", flags] if flags else [])
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "PYTHONUNBUFFERED": "1"}
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
     out = proc.stdout + proc.stderr
