@@ -149,7 +149,8 @@ def _extras(spec, key, T:int, N:int, cols:int, first):
     "Pure: what the spec's learner reads besides the trajectory, for this device's `cols` env columns (from column `first`)."
     if not isinstance(spec, PPO): return {}
     E = spec.config.num_epochs
-    perms = jax.vmap(lambda k: jax.random.permutation(k, T * N))(jax.random.split(key, E)).astype(jnp.int32).reshape(E * T, N)
+    steps = jnp.broadcast_to(jnp.arange(T * N, dtype=jnp.int32), (E, T * N))
+    perms = jax.lax.sort_key_val(jax.random.bits(key, (E, T * N)), steps, dimension=1)[1].reshape(E * T, N)  # one sort: compiles in half the time of `jax.random.permutation`'s rounds
     return dict(perm=jax.lax.dynamic_slice_in_dim(perms, first, cols, axis=1))
 
 # %% ../nbs/30_jax_envs.ipynb #3f4a4c2f
@@ -207,21 +208,23 @@ def _new_envs(self) -> DeviceEnvs:
 # %% ../nbs/30_jax_envs.ipynb #61b7e29a
 @patch_to(DeviceRollouts)
 def start_compile(self):
-    "Start compiling the rollout and the update programs, side by side in worker threads, on inputs of the real shapes and placements; returns at once. Idempotent."
+    "Start compiling the reset, rollout and update programs, side by side in worker threads, for the real shapes and placements; returns at once. Idempotent."
     import concurrent.futures
     if self._compiles is not None: return
     state, params = self._learner_state, self.actor_params(self._learner_state)
-    def rollout_job():
-        return self._rollout(params, self._reset(np.int32(0)), np.int32(0))
+    envs = jax.tree.map(lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=NamedSharding(self.mesh, P(self.mesh.axis_names[0]))),
+                        jax.eval_shape(self._reset, np.int32(0)))
     def update_job():
-        shapes = jax.eval_shape(self._rollout, params, jax.eval_shape(self._reset, np.int32(0)), np.int32(0))[1]
-        zeros = jax.tree.map(lambda s: jax.device_put(np.zeros(s.shape, s.dtype), self._batch_sharding), shapes)
-        return self._device_update(state, zeros)
-    pool = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix=f'{self.name}-compile')
-    self._compiles = {k: pool.submit(lambda job=job: jax.block_until_ready(job())) for k, job in dict(rollout=rollout_job, update=update_job).items()}
+        shapes = jax.eval_shape(self._rollout, params, envs, np.int32(0))[1]
+        return self._device_update(state, jax.tree.map(lambda s: jax.device_put(np.zeros(s.shape, s.dtype), self._batch_sharding), shapes))
+    def rollout_job():  # compiled from shapes alone, beside the reset's compile; the loop calls this executable
+        self._rollout_exec = self._rollout.lower(params, envs, np.int32(0)).compile()
+    jobs = dict(reset=lambda: self._reset(np.int32(0)), rollout=rollout_job, update=update_job)
+    pool = concurrent.futures.ThreadPoolExecutor(len(jobs), thread_name_prefix=f'{self.name}-compile')
+    self._compiles = {k: pool.submit(lambda job=job: jax.block_until_ready(job())) for k, job in jobs.items()}
     pool.shutdown(wait=False)
 
-# %% ../nbs/30_jax_envs.ipynb #fd5c34ea
+# %% ../nbs/30_jax_envs.ipynb #0579e986
 @patch_to(DeviceRollouts)
 def _run(self, until:int):
     self._launch({'device': lambda stop: self._device_loop(stop, until)})
@@ -231,10 +234,10 @@ async def _device_loop(self, stop:asyncio.Event, until:int):
     "Roll out and update until `until` env steps or `stop`."
     cfg, K = self.config, self.updates_per_rollout
     n = cfg.unroll_length * cfg.num_envs
-    await self.compiled('rollout'); await self.compiled('update')
+    for name in ('reset', 'rollout', 'update'): await self.compiled(name)
     if self._carry is None: self._carry = await in_thread(self._new_envs)
     while self.env_steps < until and not stop.is_set():
-        self._carry, batch, episodes = self._rollout(self.actor_params(self._learner_state), self._carry, np.int32(self.updates // K))
+        self._carry, batch, episodes = self._rollout_exec(self.actor_params(self._learner_state), self._carry, np.int32(self.updates // K))
         self._learner_state, metrics = self._device_update(self._learner_state, batch)
         before, self.updates = self.updates, self.updates + K
         self._learner_state = self.after_updates(self._learner_state, before, self.updates)
@@ -256,7 +259,7 @@ async def _finish_dispatch(self):
             self.episodes += int(n)
             self.stats.record(G=g / n)
 
-# %% ../nbs/30_jax_envs.ipynb #85bf2f16
+# %% ../nbs/30_jax_envs.ipynb #9de268a5
 @patch_to(DeviceRollouts)
 def _eval_program(self, n:int):
     if n not in self._eval_programs:
