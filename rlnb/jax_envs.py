@@ -21,7 +21,7 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 from .core import ConfigError, in_thread, patch_to, run_sync
 from .envs import WorkerPool
-from .parallel import axis_index, data_parallel, ready
+from .parallel import axis_index, data_parallel, local_devices, ready
 from .spec import ENV_KINDS, _derived_seed, check_renamed
 from .impala import ActorCriticSpec
 from .ppo import PPO
@@ -164,6 +164,8 @@ class DeviceRollouts:
         cfg, self.env_id = self.config, env
         self.jax_env, self.jax_env_params = env_kind(env).make(env)
         D, N, T = self.mesh.size, cfg.num_envs, cfg.unroll_length
+        if len(local_devices(self.mesh)) < D:
+            raise ConfigError(f"{env}: envs stepped on the device train on one process's devices; this learner spans {jax.process_count()} processes.")
         if N % D: raise ConfigError(f"{env}: the {N} envs (num_actors * envs_per_actor) split over the {D} learner devices: use a multiple of {D}.")
         if isinstance(self, PPO): self.updates_per_rollout = 1
         else:
