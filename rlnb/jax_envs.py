@@ -25,9 +25,11 @@ from .parallel import axis_index, data_parallel, local_devices, ready
 from .spec import ENV_KINDS, _derived_seed, check_renamed
 from .impala import ActorCriticSpec
 from .ppo import PPO
+from .sac import ContinuousOffPolicy
 
 # %% auto #0
-__all__ = ['GYMNAX', 'GymnaxKind', 'DevicePool', 'DeviceEnvs', 'reset_envs', 'step_envs', 'rollout', 'DeviceRollouts']
+__all__ = ['GYMNAX', 'GymnaxKind', 'DevicePool', 'DeviceEnvs', 'reset_envs', 'step_envs', 'rollout', 'DeviceEvaluation',
+           'DeviceRollouts', 'DeviceSteps']
 
 # %% ../nbs/30_jax_envs.ipynb #92eddc82
 def _gym_space(space, params=None):
@@ -66,15 +68,12 @@ class GymnaxKind:
         return DevicePool(env_id, *self.spaces(env_id), cfg.num_envs)
 
     def runtime(self, cls:type) -> type:
-        "`cls` with its rollouts stepped on the device (`DeviceRollouts`)."
-        if not issubclass(cls, ActorCriticSpec):
-            raise ConfigError(f"{cls.algo_name} does not train on device-stepped envs ({self.prefix}: ids) yet: ppo and impala do; "
-                              "use a gymnasium id for the others.")
-        return _device_variant(cls)
+        "`cls` with its envs stepped on the device: whole rollouts for an actor-critic algorithm (`DeviceRollouts`), one step per actor tick into the replay of the others (`DeviceSteps`)."
+        return _device_variant(cls, DeviceRollouts if issubclass(cls, ActorCriticSpec) else DeviceSteps)
 
 @functools.cache
-def _device_variant(cls:type) -> type:
-    return type(f'Device{cls.__name__}', (DeviceRollouts, cls), dict(__doc__=f"{cls.__name__} with its rollouts stepped on the learner's devices.", __module__=__name__))
+def _device_variant(cls:type, mixin:type) -> type:
+    return type(f'Device{cls.__name__}', (mixin, cls), dict(__doc__=f"{cls.__name__} with its rollouts stepped on the learner's devices.", __module__=__name__))
 
 GYMNAX = GymnaxKind()
 
@@ -154,7 +153,10 @@ def _extras(spec, key, T:int, N:int, cols:int, first):
     return dict(perm=jax.lax.dynamic_slice_in_dim(perms, first, cols, axis=1))
 
 # %% ../nbs/30_jax_envs.ipynb #3f4a4c2f
-class DeviceRollouts:
+class DeviceEvaluation:
+    "What both device mixins share: greedy evaluation on the device, and no videos (defined under 'Evaluation on the device')."
+
+class DeviceRollouts(DeviceEvaluation):
     "Mixin in front of an actor-critic algorithm: rollouts of a JAX env (an `rlnb.spec.ENV_KINDS` id) stepped inside jitted programs on the learner's devices."
     def __init__(self, env, config=None, devices=None, func=None, eval_env=None, name=None, **overrides):
         super().__init__(env, config, devices, func, eval_env, name, **overrides)
@@ -262,7 +264,7 @@ async def _finish_dispatch(self):
             self.stats.record(G=g / n)
 
 # %% ../nbs/30_jax_envs.ipynb #9de268a5
-@patch_to(DeviceRollouts)
+@patch_to(DeviceEvaluation)
 def _eval_program(self, n:int):
     if n not in self._eval_programs:
         env, ep = self.jax_env, self.jax_env_params
@@ -280,7 +282,7 @@ def _eval_program(self, n:int):
         self._eval_programs[n] = jax.jit(run)
     return self._eval_programs[n]
 
-@patch_to(DeviceRollouts)
+@patch_to(DeviceEvaluation)
 async def aevaluate(self, num_eval_episodes:int=10, seed:int|None=None, **kwargs) -> dict:
     "Returns of `num_eval_episodes` greedy episodes, stepped together on the first learner device."
     check_renamed(kwargs, 'aevaluate')
@@ -293,7 +295,66 @@ async def aevaluate(self, num_eval_episodes:int=10, seed:int|None=None, **kwargs
     finally: self.eval_seconds += time.perf_counter() - t0
     return dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()), returns=G.tolist())
 
-@patch_to(DeviceRollouts)
+@patch_to(DeviceEvaluation)
 async def arecord(self, path, **kwargs):
     "Videos need a rendering env: gymnax envs have none here."
     raise ConfigError(f"{self.env_id} is stepped on the device and does not render: record a video on the gymnasium env instead.")
+
+# %% ../nbs/30_jax_envs.ipynb #6bde4d12
+def _device_env_action(spec, a):
+    "Pure: what the env receives for the policy's actions `a` (the spec's host-side `env_action`, on the device)."
+    space = spec.action_space
+    if isinstance(spec, ContinuousOffPolicy):  # policy space [-1, 1] -> the action space's bounds
+        low, high = jnp.asarray(space.low, jnp.float32), jnp.asarray(space.high, jnp.float32)
+        return low + (jnp.clip(a, -1.0, 1.0) + 1.0) * 0.5 * (high - low)
+    return _env_action(spec, a)
+
+class DeviceSteps(DeviceEvaluation):
+    "Mixin in front of a replay algorithm: each actor tick steps every env of a JAX env (an `rlnb.spec.ENV_KINDS` id) once in a jitted program; the transitions go through the algorithm's tracer into its replay."
+    def __init__(self, env, config=None, devices=None, func=None, eval_env=None, name=None, **overrides):
+        super().__init__(env, config, devices, func, eval_env, name, **overrides)
+        if eval_env is not None and eval_env != env:
+            raise ConfigError(f"eval_env={eval_env!r}: an env stepped on the device is evaluated on itself ({env}); leave eval_env unset.")
+        from rlnb.spec import env_kind
+        self.env_id, (self.jax_env, self.jax_env_params) = env, env_kind(env).make(env)
+        env_, ep, N = self.jax_env, self.jax_env_params, self.config.num_envs
+        on = jax.sharding.SingleDeviceSharding(self.actor_device)
+        self._dev_reset = jax.jit(lambda seed: reset_envs(env_, ep, seed, N), out_shardings=on)
+        def step(params, envs, noise, given, use_given):
+            a, logp = self.act(params, envs.obs, noise)
+            a = jnp.where(use_given, jnp.asarray(given, a.dtype), a)
+            logp = jnp.where(use_given, 0.0, logp)
+            ks = jax.vmap(lambda k: jax.random.split(k, 2))(envs.key)
+            nxt, final, r, term, trunc, (ret, length, done) = step_envs(env_, ep, envs._replace(key=ks[:, 0]), ks[:, 1], _device_env_action(self, a))
+            nxt = nxt._replace(ret=jnp.where(done, 0.0, ret), length=jnp.where(done, 0, length))
+            return nxt, (envs.obs, a, logp, r, term, trunc, final, nxt.obs)
+        self._dev_step, self._dev_step_ready = jax.jit(step), False
+        self._carry, self._eval_programs = None, {}
+
+    def _fresh_actors(self):
+        old = super()._fresh_actors()
+        self._carry = None  # fresh episodes, seeded from (seed, env_steps)
+        return old
+
+    async def _first_states(self): return [None] * self.config.num_actors  # the envs' states live on the device (`_carry`)
+
+# %% ../nbs/30_jax_envs.ipynb #33055d13
+@patch_to(DeviceSteps)
+async def _actor_tick(self, states:list, policy=None):
+    "Every env steps once on the device; the step comes back to the host for the tracer."
+    N = self.config.num_envs
+    self.pull_state()
+    if self._carry is None: self._carry = await in_thread(lambda: self._dev_reset(np.int32(_derived_seed(self.config.seed, self.env_steps))))
+    if policy is None and self.initial_sampling_policy is not None and self.pacing.filling(): policy = self.initial_sampling_policy
+    noise = self.noise(self.rng, N)
+    if policy is None: given, use = self.random_actions(np.random.default_rng(0), N), False  # shapes only: unused
+    else: given, use = (self.random_actions(self.rng, N) if isinstance(policy, str) else np.asarray(policy(np.asarray(self._carry.obs)))), True
+    run = lambda: self._dev_step(self.acting_params, self._carry, noise, given, np.bool_(use))
+    if self._dev_step_ready: self._carry, out = run()
+    else: (self._carry, out), self._dev_step_ready = await in_thread(lambda: jax.block_until_ready(run())), True  # the first call compiles, off the loop
+    obs, a, logp, r, term, trunc, final, nxt = (np.asarray(x) for x in await ready(out))
+    valid = np.ones(N, bool)
+    kw = dict(s_next_final=final) if self.tracer.keep_final else {}
+    self.tracer.add(obs, a, r, term, trunc, logp=logp, version=self.actor_version, valid=valid, **kw)
+    if self.tracer.needs_last_obs: self.tracer.add_final_obs(nxt)
+    self._count_episodes(r, term | trunc, valid)
