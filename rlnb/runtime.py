@@ -21,6 +21,7 @@ import gymnasium as gym
 from .core import ConfigError, in_thread, patch_to, preallocate, run_sync
 from .parallel import data_parallel, local_devices, make_mesh, replicate
 from .pixels import pixel_env
+from .env_core import check_env_id
 from .workers import WorkerBase
 from .spec import RuntimeConfig, Spec, adam_clipped, check_options, check_renamed, env_spaces, make_actors, make_vector_env, need, numpy_init, zero_init
 from .registry import ALGOS, get_algo, register
@@ -53,6 +54,7 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
         env, eval_env = pixel_env(env, train=True), pixel_env(env if eval_env is None else eval_env, train=False)  # Atari ids get their preprocessing
         self.config, self._env_arg = cfg, env
         self.eval_env = eval_env
+        if isinstance(eval_env, str): check_env_id(eval_env)  # an unknown id or a missing package fails now, not at the first evaluation
         pool = make_actors(env, cfg)
         try:
             w0 = pool.workers[0]  # a sync worker knows its spaces now; thread and process workers only once their env is up
