@@ -90,7 +90,7 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
         self._learner_state = replicate(state, self.mesh)
         self.updates, self.env_steps, self.episodes = 0, 0, 0
         self.actor_restarts, self.dropped_episodes = 0, 0  # envs replaced after a failure; episodes dropped for non-finite numbers
-        self.restart_log: list[dict] = []  # one entry per replaced env: worker, env_steps, error, recovery_s
+        self.restart_log: list[dict] = []  # one entry per replaced env: worker, env_steps, error, recovery_s (and evaluation=True for an evaluation env)
         self._tainted = np.zeros(cfg.num_envs, bool)  # envs whose episode is being dropped (nonfinite='drop')
         self._pending = None  # (data, metrics, learner state, updates) of the learner dispatch in flight
         self.eval_history: list[tuple[int, float]] = []
