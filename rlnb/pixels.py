@@ -16,6 +16,7 @@ import gymnasium as gym
 import flax.linen as nn
 
 from .core import ConfigError
+from .env_core import check_env_id, missing_dependency
 
 # %% auto #0
 __all__ = ['is_image_space', 'StackedFrames', 'NatureCNN', 'SmallCNN', 'image_encoder', 'area_weights', 'AtariPreprocessing',
@@ -157,7 +158,7 @@ def make_atari(env_id:str,  # an ALE id, e.g. 'ALE/Pong-v5'
               ) -> gym.Env:
     "An Atari env with the DQN preprocessing: `AtariPreprocessing` then `FrameStack`, (84, 84, 4) uint8 stacked grayscale frames."
     try: import ale_py
-    except ImportError: raise ConfigError(f"{env_id} needs ale-py: pip install \"rlnb[atari]\" (its wheels include the Atari ROMs).") from None
+    except ImportError as e: raise missing_dependency('ale_py', f"env id {env_id!r}", e) from None
     gym.register_envs(ale_py)
     env = gym.make(env_id, frameskip=1, obs_type='grayscale', **ale_kwargs)
     env = AtariPreprocessing(env, noop_max, frame_skip, screen_size, train if terminal_on_life_loss is None else terminal_on_life_loss,
@@ -170,12 +171,12 @@ def pixel_env(env, train:bool=True):
     if not isinstance(env, str): return env
     if env.startswith('ALE/'):
         try: import ale_py
-        except ImportError: raise ConfigError(f"{env} needs ale-py: pip install \"rlnb[atari]\" (its wheels include the Atari ROMs).") from None
+        except ImportError as e: raise missing_dependency('ale_py', f"env id {env!r}", e) from None
         gym.register_envs(ale_py)
-        gym.spec(env)  # an unknown game fails here, with gymnasium's hint
+        check_env_id(env)  # an unknown game fails here, with the ids it may have meant
         return functools.partial(make_atari, env, train)
     if env.startswith('MinAtar/') and env not in gym.registry:
         try: import minatar.gym
-        except ImportError: raise ConfigError(f"{env} needs MinAtar: pip install \"rlnb[atari]\" (or pip install minatar).") from None
+        except ImportError as e: raise missing_dependency('minatar', f"env id {env!r}", e) from None
         minatar.gym.register_envs()
     return env

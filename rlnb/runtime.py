@@ -21,6 +21,7 @@ import gymnasium as gym
 from .core import ConfigError, in_thread, patch_to, preallocate, run_sync
 from .parallel import data_parallel, local_devices, make_mesh, replicate
 from .pixels import pixel_env
+from .env_core import check_env_id
 from .workers import WorkerBase
 from .spec import RuntimeConfig, Spec, adam_clipped, check_options, check_renamed, env_spaces, make_actors, make_vector_env, need, numpy_init, zero_init
 from .registry import ALGOS, get_algo, register
@@ -53,6 +54,7 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
         env, eval_env = pixel_env(env, train=True), pixel_env(env if eval_env is None else eval_env, train=False)  # Atari ids get their preprocessing
         self.config, self._env_arg = cfg, env
         self.eval_env = eval_env
+        if isinstance(eval_env, str): check_env_id(eval_env)  # an unknown id or a missing package fails now, not at the first evaluation
         pool = make_actors(env, cfg)
         try:
             w0 = pool.workers[0]  # a sync worker knows its spaces now; thread and process workers only once their env is up
@@ -88,7 +90,7 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
         self._learner_state = replicate(state, self.mesh)
         self.updates, self.env_steps, self.episodes = 0, 0, 0
         self.actor_restarts, self.dropped_episodes = 0, 0  # envs replaced after a failure; episodes dropped for non-finite numbers
-        self.restart_log: list[dict] = []  # one entry per replaced env: worker, env_steps, error, recovery_s
+        self.restart_log: list[dict] = []  # one entry per replaced env: worker, env_steps, error, recovery_s (and evaluation=True for an evaluation env)
         self._tainted = np.zeros(cfg.num_envs, bool)  # envs whose episode is being dropped (nonfinite='drop')
         self._pending = None  # (data, metrics, learner state, updates) of the learner dispatch in flight
         self.eval_history: list[tuple[int, float]] = []
