@@ -22,7 +22,7 @@ from .core import ConfigError, in_thread, patch_to, preallocate, run_sync
 from .parallel import data_parallel, local_devices, make_mesh, replicate
 from .pixels import pixel_env
 from .workers import WorkerBase
-from .spec import RuntimeConfig, Spec, adam_clipped, check_options, check_renamed, env_spaces, make_actors, make_vector_env, need, numpy_init, zero_init
+from .spec import RuntimeConfig, Spec, actor_envs, adam_clipped, check_options, check_renamed, env_spaces, make_actors, make_vector_env, need, numpy_init, zero_init
 from .registry import ALGOS, get_algo, register
 from .pacing import OnPolicyQueue, Pacing, PacingHost, ReplayRatio
 from .tracing import Tracer
@@ -50,7 +50,7 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
         check_options(overrides, cls, self.algo_name)  # an unknown field, or an old name (rlnb.spec.RENAMED) with its new one
         if config is not None and not isinstance(config, cls): raise ConfigError(f"config must be a {cls.__name__}, got {type(config).__name__}.")
         cfg = dataclasses.replace(config or cls(), **overrides)
-        env, eval_env = pixel_env(env, train=True), pixel_env(env if eval_env is None else eval_env, train=False)  # Atari ids get their preprocessing
+        env, eval_env = actor_envs(env, eval_env, cfg.actor_mode)  # Atari ids get their preprocessing; EnvPool's envs where the actors step EnvPool
         self.config, self._env_arg = cfg, env
         self.eval_env = eval_env
         pool = make_actors(env, cfg)
