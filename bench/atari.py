@@ -148,7 +148,7 @@ def main():
     ap.add_argument('--envpool', action='store_true', help="add the EnvPool rows (the envpool extra)")
     ap.add_argument('--envpool-only', action='store_true', help="only the EnvPool rows (and the raw gymnasium stepping beside them)")
     ap.add_argument('--envpool-envs', type=int, default=8, help='envs per EnvPool actor (default 8)')
-    ap.add_argument('--replay-ratio', type=float, default=0.02, help="Ape-X's updates per transition in the EnvPool rows (learner running; default 0.02)")
+    ap.add_argument('--replay-ratio', type=float, default=0.001, help="Ape-X's updates per transition in the EnvPool and matching process rows (default 0.001, as the process rows above: the CPU learner does about 3 updates/s)")
     ap.add_argument('--actors', default='1,2', help='actor counts of the EnvPool and matching process rows (default 1,2)')
     args = ap.parse_args()
     if args.envpool_only: args.envpool = True
