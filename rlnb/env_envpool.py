@@ -144,7 +144,7 @@ def _unknown(task_id:str) -> str:
     return (f"EnvPool has no env {task_id!r}" + (f"; did you mean {', '.join(close)}?" if close else "; envpool.list_all_envs() lists its ids.")
             + " Use actor_mode='sync', 'thread' or 'process' for gymnasium envs EnvPool does not have.")
 
-# %% ../nbs/12_env_envpool.ipynb #602bf7d3
+# %% ../nbs/12_env_envpool.ipynb #abad0f34
 class EnvPoolEnv:
     "An env EnvPool makes: its task id, options and role (training or evaluation); what the runtime keeps in place of the env id."
     def __init__(self,
@@ -178,7 +178,7 @@ class EnvPoolEnv:
 
     def __repr__(self): return f"EnvPoolEnv({self.task_id!r}, {self.options})"
 
-# %% ../nbs/12_env_envpool.ipynb #7e9da43f
+# %% ../nbs/12_env_envpool.ipynb #ebbf2f59
 _logged = set()
 
 def backend_of(env, actor_mode:str, train:bool=True) -> EnvPoolEnv|None:

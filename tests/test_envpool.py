@@ -150,3 +150,39 @@ def test_missing_envpool_names_the_extra():
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert 'pip install "rlnb[envpool]"' in proc.stdout and "ERR actor_mode='envpool'" in proc.stdout, proc.stdout
     assert 'AUTO sync' in proc.stdout, proc.stdout
+
+
+DETERMINISTIC = """
+import json, jax, numpy as np
+from rlnb.apex_dqn import ApeXDQN
+out = []
+for _ in range(2):
+    agent = ApeXDQN('CartPole-v1', actor_mode='envpool', seed=3, deterministic=True, num_actors=2, envs_per_actor=4, batch_size=32,
+                    buffer_warmup=64, hidden=(32,), devices=jax.local_devices()[:1])
+    agent.train(1_000, eval_interval=None, num_eval_episodes=3)
+    out.append([float(np.sum(np.asarray(x, np.float64))) for x in jax.tree.leaves(agent.params)] + [agent.episodes, agent.eval_history[-1][1]])
+    agent.close()
+print(json.dumps(out))
+"""
+
+
+def test_deterministic_through_envpool():
+    # EnvPool seeds its envs when they are made (env i of a batch: the worker's seed + i), so a deterministic run through it
+    # is a pure function of (seed, config): two runs give the same params, episodes and evaluation
+    proc = subprocess.run([sys.executable, "-c", DETERMINISTIC], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    a, b = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert a == b and a[-2] > 0, (a, b)
+
+
+def test_cli_actor_mode_envpool(tmp_path):
+    # `rlnb train ... --actor-mode envpool`: the config field's flag; the run's checkpoint records the mode
+    code = "import sys; from rlnb.cli import main; sys.exit(main(sys.argv[1:]))"
+    proc = subprocess.run([sys.executable, "-c", code, "train", "ppo", "--env", "CartPole-v1", "--actor-mode", "envpool", "--steps", "600",
+                           "--eval-interval", "100000", "--eval-episodes", "2", "--out", str(tmp_path / "run"), "--no-progress"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    from rlnb.agent import _read_run
+    _, tree, env = _read_run(str(tmp_path / "run"), None, 'test', replay=False)
+    assert env == 'CartPole-v1' and 'envpool' in json.dumps(tree.get('state', {}).get('config', tree.get('config')), default=str), list(tree)
