@@ -178,6 +178,10 @@ class EnvPoolEnv:
 
     def __repr__(self): return f"EnvPoolEnv({self.task_id!r}, {self.options})"
 
+    def __call__(self, **kwargs):
+        raise ConfigError(f"{self.name} steps through EnvPool, which makes batches, not single gymnasium envs (videos, env factories): "
+                          f"record videos from a run with actor_mode='sync', 'thread' or 'process'.")
+
 # %% ../nbs/12_env_envpool.ipynb #ebbf2f59
 _logged = set()
 

@@ -129,10 +129,10 @@ def make_actors(env, cfg:RuntimeConfig, seed:int|None=None):
     return get_worker_pool(workers)
 
 def actor_envs(env, eval_env, actor_mode:str) -> tuple:
-    "The training and evaluation envs a runtime keeps for `env` (`eval_env`: None for `env`): `EnvPoolEnv`s where the actors step EnvPool (`backend_of`), else Atari ids as `make_atari` factories (`pixel_env`)."
+    "The training and evaluation envs a runtime keeps for `env` (`eval_env`: None for `env`): `EnvPoolEnv`s where the actors step EnvPool (`backend_of`; an `eval_env` EnvPool lacks steps in gymnasium), else Atari ids as `make_atari` factories (`pixel_env`)."
     train = backend_of(env, actor_mode)
     if train is None: return pixel_env(env, train=True), pixel_env(env if eval_env is None else eval_env, train=False)
-    return train, EnvPoolEnv.resolve(env, train=False) if eval_env is None else pixel_env(eval_env, train=False)
+    return train, EnvPoolEnv.resolve(env if eval_env is None else eval_env, train=False, required=eval_env is None) or pixel_env(eval_env, train=False)
 
 def env_spaces(env) -> tuple:
     "`(observation space, action space)` of one copy of `env`, from a probe built here and closed at once."
