@@ -183,10 +183,10 @@ def test_cli_actor_mode_envpool(tmp_path):
                            "--eval-interval", "100000", "--eval-episodes", "2", "--out", str(tmp_path / "run"), "--no-progress"],
                           cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0, proc.stderr[-4000:]
-    from rlnb.agent import _read_run
-    _, tree, env = _read_run(str(tmp_path / "run"), None, 'test', replay=False)
-    assert env == 'CartPole-v1' and 'envpool' in json.dumps(tree.get('state', {}).get('config', tree.get('config')), default=str), list(tree)
-
+    from rlnb.agent import DistributedAgent
+    agent = DistributedAgent.from_checkpoint(str(tmp_path / "run"))  # resuming builds the EnvPool actors again
+    try: assert agent.algo.config.actor_mode == 'envpool' and all(w.name.startswith('envpool-') for w in agent.algo.env.workers)
+    finally: agent.close()
 
 PIXELS_STACK_FIRST = """
 import json, jax, numpy as np, gymnasium as gym
