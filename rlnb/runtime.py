@@ -95,6 +95,7 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
         self.eval_seconds = 0.0  # wall-clock spent in evaluations (benchmarks subtract it)
         self._returns = np.zeros(cfg.num_envs)
         self._env_states = None  # the actors' latest env states, kept across stop/start
+        self._in_flight = [None] * cfg.num_actors if self.ready_ticks() else None  # per actor, what its step in flight was sent with (ready ticks, `rlnb.acting`)
         self._learned, self._rolled = asyncio.Event(), asyncio.Event()
         self._published_at, self.actor_version = 0, 0
         self._compiles = None  # name -> future of the compile-ahead jobs (`start_compile`)
@@ -188,6 +189,9 @@ def start_compile(self):
     state, params, obs = self._learner_state, self.acting_params, preallocate(self.observation_space, cfg.num_envs)
     noise = self.noise(np.random.default_rng(0), cfg.num_envs)
     jobs = dict(update=lambda: self._update(state, b), act=lambda: self._act(params, obs, noise), **self.pacing.programs())
+    if self._in_flight is not None:  # ready ticks act for one actor's envs at a time
+        one = lambda x: x[:cfg.envs_per_actor]
+        jobs['act_one'] = lambda: self._act(params, jax.tree.map(one, obs), jax.tree.map(one, noise))
     pool = concurrent.futures.ThreadPoolExecutor(len(jobs), thread_name_prefix=f'{self.name}-compile')
     self._compiles = {k: pool.submit(lambda job=job: jax.block_until_ready(job())) for k, job in jobs.items()}
     pool.shutdown(wait=False)  # each thread ends with its job

@@ -232,3 +232,57 @@ def test_apex_learns_pixels_in_envpool_layout():
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["eval"] >= 2.0, out
+
+
+def test_ready_ticks_trace_each_env_stream():
+    # Ape-X through several EnvPool actors takes whichever actor is back first (ready ticks, rlnb.acting): each actor's step is
+    # traced when its states come back, with the observations and actions it was sent with. Every 1-step transition in replay
+    # must then follow CartPole's physics from S under A to S_next (gymnasium's CartPole started from S); pairing a step with
+    # another actor's observations (a wrong stream) breaks it at once.
+    from rlnb.apex_dqn import ApeXDQN
+    agent = ApeXDQN('CartPole-v1', actor_mode='envpool', num_actors=3, envs_per_actor=4, n_step=1, batch_size=32, buffer_warmup=64,
+                    hidden=(32,), devices=jax.local_devices()[:1])
+    try:
+        assert agent.ready_ticks()
+        agent.train(3_000, eval_interval=None, final_eval=False)
+        b = agent.buffer.sample(512)
+    finally:
+        agent.close()
+    env = gym.make('CartPole-v1').unwrapped
+    env.reset(seed=0)
+    followed = 0
+    for s, a, s2, i in zip(b.S, b.A, b.S_next, b.In):
+        if i == 0: continue  # terminal: S_next is not used
+        env.state = s.astype(np.float64)
+        o = env.step(int(a))[0]
+        np.testing.assert_allclose(o, s2, atol=1e-4)
+        followed += 1
+    assert followed > 300 and (b.In == 0).any()
+    for kw in (dict(deterministic=True), dict(num_actors=1), dict(actor_mode='thread')):  # whole ticks: fixed order, one actor, Python workers
+        a = ApeXDQN('CartPole-v1', **{**dict(actor_mode='envpool', num_actors=2, envs_per_actor=2, hidden=(32,), devices=jax.local_devices()[:1]), **kw})
+        assert not a.ready_ticks(), kw
+        a.close()
+    from rlnb.ppo import PPO
+    p = PPO('CartPole-v1', actor_mode='envpool', num_actors=2, envs_per_actor=4, batch_size=64)
+    assert not p.ready_ticks()  # an unroll needs every env at every step
+    p.close()
+
+
+READY_LEARN = """
+import json, jax
+from rlnb.apex_dqn import ApeXDQN
+agent = ApeXDQN('CartPole-v1', actor_mode='envpool', seed=0, devices=jax.local_devices()[:1])
+assert agent.ready_ticks()
+res = agent.train(15_000, eval_interval=None, num_eval_episodes=10)
+print(json.dumps(dict(eval=res['eval']['mean'], env_steps=res['env_steps'])))
+agent.close()
+"""
+
+
+def test_apex_learns_cartpole_with_ready_ticks():
+    # the default config (4 EnvPool actors of 8 envs) with ready ticks, not deterministic: 15k env steps, a random policy scores about 22
+    proc = subprocess.run([sys.executable, "-c", READY_LEARN], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["eval"] >= 100, out
