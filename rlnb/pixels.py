@@ -38,10 +38,12 @@ class NatureCNN(nn.Module):
     "The DQN encoder (Mnih et al. 2015): conv 32×8×8/4, 64×4×4/2, 64×3×3/1, then dense `features`; inputs are multiplied by `scale` first."
     features: int = 512
     scale: float = 1.0  # 1/255 for uint8 pixels
+    channels_first: bool = False  # inputs are (batch, channels, height, width), e.g. EnvPool's stacks
 
     @nn.compact
     def __call__(self, x):
         x = jnp.asarray(x, jnp.float32) * self.scale
+        if self.channels_first: x = jnp.moveaxis(x, 1, -1)
         for c, k, s in ((32, 8, 4), (64, 4, 2), (64, 3, 1)):
             x = nn.relu(nn.Conv(c, (k, k), strides=(s, s), padding='VALID')(x))
         return nn.relu(nn.Dense(self.features)(x.reshape(x.shape[0], -1)))
@@ -50,19 +52,22 @@ class SmallCNN(nn.Module):
     "The MinAtar encoder (Young & Tian 2019) for small images: conv 16×3×3/1, then dense `features`."
     features: int = 128
     scale: float = 1.0
+    channels_first: bool = False  # inputs are (batch, channels, height, width)
 
     @nn.compact
     def __call__(self, x):
         x = jnp.asarray(x, jnp.float32) * self.scale
+        if self.channels_first: x = jnp.moveaxis(x, 1, -1)
         x = nn.relu(nn.Conv(16, (3, 3), padding='VALID')(x))
         return nn.relu(nn.Dense(self.features)(x.reshape(x.shape[0], -1)))
 
 def image_encoder(space:gym.Space) -> nn.Module:
-    "The default encoder for an image space: `NatureCNN` from 36×36 pixels up, `SmallCNN` below; uint8 images are scaled by 1/255."
+    "The default encoder for an image space: `NatureCNN` from 36×36 pixels up, `SmallCNN` below; uint8 images are scaled by 1/255; a `StackedFrames` space with the stack first (EnvPool's) is read channels-first."
     if not is_image_space(space): raise ConfigError(f"image_encoder needs a Box of shape (height, width, channels), got {space}.")
-    h, w, _ = space.shape
+    first = getattr(space, 'stack_axis', -1) == 0
+    h, w = space.shape[1:] if first else space.shape[:2]
     scale = 1 / 255 if space.dtype == np.uint8 else 1.0
-    return NatureCNN(scale=scale) if min(h, w) >= 36 else SmallCNN(scale=scale)
+    return NatureCNN(scale=scale, channels_first=first) if min(h, w) >= 36 else SmallCNN(scale=scale, channels_first=first)
 
 # %% ../nbs/11_pixels.ipynb #a84235de
 def area_weights(src:int, dst:int) -> np.ndarray:

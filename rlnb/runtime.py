@@ -23,7 +23,7 @@ from .parallel import data_parallel, local_devices, make_mesh, replicate
 from .pixels import pixel_env
 from .env_core import check_env_id
 from .workers import WorkerBase
-from .spec import RuntimeConfig, Spec, adam_clipped, check_options, check_renamed, env_spaces, make_actors, make_vector_env, need, numpy_init, zero_init
+from .spec import RuntimeConfig, Spec, actor_envs, adam_clipped, check_options, check_renamed, env_spaces, make_actors, make_vector_env, need, numpy_init, zero_init
 from .registry import ALGOS, get_algo, register
 from .pacing import OnPolicyQueue, Pacing, PacingHost, ReplayRatio
 from .tracing import Tracer
@@ -51,7 +51,7 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
         check_options(overrides, cls, self.algo_name)  # an unknown field, or an old name (rlnb.spec.RENAMED) with its new one
         if config is not None and not isinstance(config, cls): raise ConfigError(f"config must be a {cls.__name__}, got {type(config).__name__}.")
         cfg = dataclasses.replace(config or cls(), **overrides)
-        env, eval_env = pixel_env(env, train=True), pixel_env(env if eval_env is None else eval_env, train=False)  # Atari ids get their preprocessing
+        env, eval_env = actor_envs(env, eval_env, cfg.actor_mode)  # Atari ids get their preprocessing; EnvPool's envs where the actors step EnvPool
         self.config, self._env_arg = cfg, env
         self.eval_env = eval_env
         if isinstance(eval_env, str): check_env_id(eval_env)  # an unknown id or a missing package fails now, not at the first evaluation
@@ -97,6 +97,7 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
         self.eval_seconds = 0.0  # wall-clock spent in evaluations (benchmarks subtract it)
         self._returns = np.zeros(cfg.num_envs)
         self._env_states = None  # the actors' latest env states, kept across stop/start
+        self._in_flight = [None] * cfg.num_actors if self.ready_ticks() else None  # per actor, what its step in flight was sent with (ready ticks, `rlnb.acting`)
         self._learned, self._rolled = asyncio.Event(), asyncio.Event()
         self._published_at, self.actor_version = 0, 0
         self._compiles = None  # name -> future of the compile-ahead jobs (`start_compile`)
@@ -190,6 +191,9 @@ def start_compile(self):
     state, params, obs = self._learner_state, self.acting_params, preallocate(self.observation_space, cfg.num_envs)
     noise = self.noise(np.random.default_rng(0), cfg.num_envs)
     jobs = dict(update=lambda: self._update(state, b), act=lambda: self._act(params, obs, noise), **self.pacing.programs())
+    if self._in_flight is not None:  # ready ticks act for one actor's envs at a time
+        one = lambda x: x[:cfg.envs_per_actor]
+        jobs['act_one'] = lambda: self._act(params, jax.tree.map(one, obs), jax.tree.map(one, noise))
     pool = concurrent.futures.ThreadPoolExecutor(len(jobs), thread_name_prefix=f'{self.name}-compile')
     self._compiles = {k: pool.submit(lambda job=job: jax.block_until_ready(job())) for k, job in jobs.items()}
     pool.shutdown(wait=False)  # each thread ends with its job
