@@ -19,7 +19,7 @@ import jax
 import gymnasium as gym
 
 from .core import ConfigError, in_thread, patch_to, preallocate, run_sync
-from .parallel import data_parallel, local_devices, make_mesh, replicate
+from .parallel import data_parallel, local_devices, make_mesh, replicate, to_host_async
 from .pixels import pixel_env
 from .workers import WorkerBase
 from .spec import RuntimeConfig, Spec, adam_clipped, check_options, check_renamed, env_spaces, make_actors, make_vector_env, need, numpy_init, zero_init
@@ -91,6 +91,8 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
         self.restart_log: list[dict] = []  # one entry per replaced env: worker, env_steps, error, recovery_s
         self._tainted = np.zeros(cfg.num_envs, bool)  # envs whose episode is being dropped (nonfinite='drop')
         self._pending = None  # (data, metrics, learner state, updates) of the learner dispatch in flight
+        self._next = None  # (data, placed input) of the next dispatch, taken while the one in flight computes (concurrent roles)
+        self._feed_ahead = not cfg.deterministic  # take the next dispatch's input ahead (the deterministic schedule keeps its order)
         self.eval_history: list[tuple[int, float]] = []
         self.eval_seconds = 0.0  # wall-clock spent in evaluations (benchmarks subtract it)
         self._returns = np.zeros(cfg.num_envs)
@@ -141,12 +143,21 @@ def get_state(self):
 @patch_to(Runtime)
 def learn(self, data) -> dict:
     "One dispatch of K = `updates_per_dispatch` data-parallel updates on K * `batch_size` items (in order); returns the metrics (device arrays)."
-    b = self._dispatch_input(data)
+    return self._learn_placed(self._place(data))
+
+@patch_to(Runtime)
+def _place(self, data):
+    "`data` as the learner's input (`_dispatch_input`), its copy to the learner's devices started and not waited for."
+    return self._update.put(self._dispatch_input(data))
+
+@patch_to(Runtime)
+def _learn_placed(self, b) -> dict:
+    "One dispatch on the placed input `b`; returns the metrics (device arrays), whose copies to the host are started."
     if self._compiles is not None: self._compiles['update'].result()  # instant unless a compile-ahead is still running (never on the loop's path)
     self._learner_state, metrics = self._update(self._learner_state, b)
     before, self.updates = self.updates, self.updates + self.config.updates_per_dispatch
     self._learner_state = self.after_updates(self._learner_state, before, self.updates)
-    return metrics
+    return to_host_async(metrics)
 
 @patch_to(Runtime)
 def push_state(self) -> int:
@@ -184,10 +195,10 @@ def start_compile(self):
     "Start compiling the fused learner update, the actors' policy and the pacing's programs, each in a worker thread, on zero inputs of the real shapes; returns at once. Idempotent."
     if self._compiles is not None: return
     cfg = self.config
-    b = self._zero_input(self.pacing.dispatch_size())
+    b = self._zero_input(self.pacing.dispatch_size())  # placed in its job, as the learner passes its input: the same program
     state, params, obs = self._learner_state, self.acting_params, preallocate(self.observation_space, cfg.num_envs)
     noise = self.noise(np.random.default_rng(0), cfg.num_envs)
-    jobs = dict(update=lambda: self._update(state, b), act=lambda: self._act(params, obs, noise), **self.pacing.programs())
+    jobs = dict(update=lambda: self._update(state, self._update.put(b)), act=lambda: self._act(params, obs, noise), **self.pacing.programs())
     pool = concurrent.futures.ThreadPoolExecutor(len(jobs), thread_name_prefix=f'{self.name}-compile')
     self._compiles = {k: pool.submit(lambda job=job: jax.block_until_ready(job())) for k, job in jobs.items()}
     pool.shutdown(wait=False)  # each thread ends with its job
