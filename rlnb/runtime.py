@@ -93,6 +93,8 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
         self._pending = None  # (data, metrics, learner state, updates) of the learner dispatch in flight
         self._next = None  # (data, placed input) of the next dispatch, taken while the one in flight computes (concurrent roles)
         self._feed_ahead = not cfg.deterministic  # take the next dispatch's input ahead (the deterministic schedule keeps its order)
+        self._place_ahead = None  # whether the learner's input is copied to the devices ahead: decided on the first input (`_worth_placing`)
+        self._learner_on_cpu = local_devices(self.mesh)[0].platform == 'cpu'  # the host reads the learner's results where they are
         self.eval_history: list[tuple[int, float]] = []
         self.eval_seconds = 0.0  # wall-clock spent in evaluations (benchmarks subtract it)
         self._returns = np.zeros(cfg.num_envs)
@@ -145,19 +147,28 @@ def learn(self, data) -> dict:
     "One dispatch of K = `updates_per_dispatch` data-parallel updates on K * `batch_size` items (in order); returns the metrics (device arrays)."
     return self._learn_placed(self._place(data))
 
+_PLACE_AHEAD_BYTES = 1 << 20  # a learner input of at least this many bytes is copied to an accelerator as soon as it is prepared
+
 @patch_to(Runtime)
 def _place(self, data):
-    "`data` as the learner's input (`_dispatch_input`), its copy to the learner's devices started and not waited for."
-    return self._update.put(self._dispatch_input(data))
+    "`data` as the learner's input (`_dispatch_input`): host arrays, or, where `_worth_placing`, device arrays whose copy is started and not waited for."
+    b = self._dispatch_input(data)
+    if self._place_ahead is None: self._place_ahead = self._worth_placing(b)
+    return self._update.put(b) if self._place_ahead else b
+
+@patch_to(Runtime)
+def _worth_placing(self, b) -> bool:
+    "Whether the learner's input `b` is copied ahead: to an accelerator (not the CPU), and `_PLACE_AHEAD_BYTES` or more."
+    return not self._learner_on_cpu and sum(np.asarray(x).nbytes for x in jax.tree.leaves(b)) >= _PLACE_AHEAD_BYTES
 
 @patch_to(Runtime)
 def _learn_placed(self, b) -> dict:
-    "One dispatch on the placed input `b`; returns the metrics (device arrays), whose copies to the host are started."
+    "One dispatch on the input `b` from `_place`; returns the metrics (device arrays), whose copies to the host are started (on an accelerator)."
     if self._compiles is not None: self._compiles['update'].result()  # instant unless a compile-ahead is still running (never on the loop's path)
     self._learner_state, metrics = self._update(self._learner_state, b)
     before, self.updates = self.updates, self.updates + self.config.updates_per_dispatch
     self._learner_state = self.after_updates(self._learner_state, before, self.updates)
-    return to_host_async(metrics)
+    return metrics if self._learner_on_cpu else to_host_async(metrics)
 
 @patch_to(Runtime)
 def push_state(self) -> int:
@@ -195,10 +206,12 @@ def start_compile(self):
     "Start compiling the fused learner update, the actors' policy and the pacing's programs, each in a worker thread, on zero inputs of the real shapes; returns at once. Idempotent."
     if self._compiles is not None: return
     cfg = self.config
-    b = self._zero_input(self.pacing.dispatch_size())  # placed in its job, as the learner passes its input: the same program
+    b = self._zero_input(self.pacing.dispatch_size())  # placed, or not, as the learner's inputs will be: the same program
     state, params, obs = self._learner_state, self.acting_params, preallocate(self.observation_space, cfg.num_envs)
     noise = self.noise(np.random.default_rng(0), cfg.num_envs)
-    jobs = dict(update=lambda: self._update(state, self._update.put(b)), act=lambda: self._act(params, obs, noise), **self.pacing.programs())
+    if self._place_ahead is None: self._place_ahead = self._worth_placing(b)
+    if self._place_ahead: b = self._update.put(b)
+    jobs = dict(update=lambda: self._update(state, b), act=lambda: self._act(params, obs, noise), **self.pacing.programs())
     pool = concurrent.futures.ThreadPoolExecutor(len(jobs), thread_name_prefix=f'{self.name}-compile')
     self._compiles = {k: pool.submit(lambda job=job: jax.block_until_ready(job())) for k, job in jobs.items()}
     pool.shutdown(wait=False)  # each thread ends with its job
@@ -386,7 +399,7 @@ def metric_names(self) -> tuple:
         self._metric_names = tuple(k for k, v in m.items() if v.ndim == 0)
     return self._metric_names
 
-# %% ../nbs/19_runtime.ipynb #449f6dab
+# %% ../nbs/19_runtime.ipynb #8ce0750b
 def __getattr__(name):
     if name == 'Policy': raise _renamed_policy(__name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -44,11 +44,11 @@ async def _learner_dispatch(self):
     await self._finish_dispatch()
     self._pending = (data, metrics, self._learner_state, self.updates)
     if not cfg.publish_ready and self.updates - self._published_at >= cfg.publish_interval: self.push_state()
-    if self._feed_ahead and self.pacing.learner_may_run(): self._next = self._take()  # the next dispatch's input, copied while this one computes
+    if self._feed_ahead and self.pacing.learner_may_run(): self._next = self._take()  # the next dispatch's input, prepared while this one computes
 
 @patch_to(Schedules)
 def _take(self):
-    "One dispatch's data from the pacing, and its learner input placed on the devices (the copy started, not waited for)."
+    "One dispatch's data from the pacing, and its learner input (`Runtime._place`)."
     data = self.pacing.take()
     return data, self._place(data)
 
