@@ -171,7 +171,7 @@ def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; c
     run.cache_size = lambda: len(cache)  # programs built so far (one per batch shape): tests check nothing recompiles
     return run
 
-# %% ../nbs/07_parallel.ipynb #100c11fa
+# %% ../nbs/07_parallel.ipynb #b55f125f
 async def ready(tree,
                 spin:float=5e-4,  # seconds of checking between plain yields to the loop (sleep(0)) before sleeping
                 poll:float=1e-4,  # first sleep between readiness checks after the spin (seconds)
@@ -188,14 +188,14 @@ async def ready(tree,
             delay = min(2 * delay, max_poll)
     return tree
 
-# %% ../nbs/07_parallel.ipynb #5269f3c0
+# %% ../nbs/07_parallel.ipynb #28bfe70b
 def to_host_async(tree):
     "Start copying every array of `tree` that this process holds to the host, without waiting; returns `tree`. Later reads (`np.asarray`, `host_local`) then find the values there."
     for x in jax.tree.leaves(tree):
         if isinstance(x, jax.Array) and x.is_fully_addressable: x.copy_to_host_async()
     return tree
 
-# %% ../nbs/07_parallel.ipynb #e2a5d332
+# %% ../nbs/07_parallel.ipynb #c2b33701
 class ParamStore:
     "Versioned parameters shared by reference between the learner and the actors."
     def __init__(self, params=None):

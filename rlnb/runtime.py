@@ -399,7 +399,7 @@ def metric_names(self) -> tuple:
         self._metric_names = tuple(k for k, v in m.items() if v.ndim == 0)
     return self._metric_names
 
-# %% ../nbs/19_runtime.ipynb #8ce0750b
+# %% ../nbs/19_runtime.ipynb #449f6dab
 def __getattr__(name):
     if name == 'Policy': raise _renamed_policy(__name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
