@@ -24,7 +24,7 @@ class Schedules:
     Reads: `config`, `pacing`, `tracer`, `store`, `stats`, `mesh`, `name`, `updates`, `_learner_state`, `learn`, `push_state`,
     `actor_params`, `compiled`, `_tasks` (the running roles), and from `Acting`: `_first_states`,
     `_actor_tick`, `env_steps`.
-    Reads `_feed_ahead` (whether the learner takes the next dispatch's input ahead), `_place` and `_learn_placed` (the halves of `learn`).
+    Reads `_feed_ahead` (whether the learner takes the next dispatch's input ahead), `_learner_on_cpu`, `_place` and `_learn_placed` (the halves of `learn`).
     Owns: `_pending` (the dispatch in flight), `_next` (the next dispatch's data and placed input, taken ahead), `_published_at`, `version` (publishes with `publish_ready`), `_learned` and
     `_rolled` (the events the roles wake each other with)."""
 
@@ -56,7 +56,7 @@ def _take(self):
 async def _finish_dispatch(self):
     "Await the dispatch in flight (without blocking the loop); hand its metrics to the pacing (e.g. priorities) and the statistics; with `publish_ready`, publish its params."
     if self._pending is None: return
-    await ready(self._pending[1])
+    await ready(self._pending[1], spin=5e-4 if self._learner_on_cpu else 2e-3)  # an accelerator's update often ends within a millisecond or two: yield until then rather than sleep a whole selector tick past it
     self._record(*self._pending)
 
 @patch_to(Schedules)
