@@ -20,7 +20,7 @@ Two parts:
   runtime on one placed batch. Ape-X, SAC and TD3 sample their replay (filled with 4 x batch random-action transitions,
   at least 2,000); IMPALA and PPO take unrolls of CartPole (T = 8, batch / 8 columns; PPO one epoch of one minibatch)
   that are put back into the queue as it empties. Cases: `fed` (the concurrent learner, which takes the next input
-  ahead), `fed_serial` (the same runtime taking each input where its dispatch runs, as the deterministic schedule does)
+  ahead from replay; from an on-policy queue it takes where the dispatch runs, so there `fed` is `fed_serial`), `fed_serial` (the same runtime taking each input where its dispatch runs, as the deterministic schedule does)
   and `bare`. `overhead_fed` = 1 - fed / bare. `per_dispatch` counts, over 20 extra dispatches, what the host does per
   dispatch: update calls, batch leaves passed to the update as host arrays (each an implicit, synchronous copy to the
   device at the call), inputs placed ahead (`put`), reads of device arrays on the host (`np.asarray`), and how many of

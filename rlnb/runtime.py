@@ -92,7 +92,7 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
         self._tainted = np.zeros(cfg.num_envs, bool)  # envs whose episode is being dropped (nonfinite='drop')
         self._pending = None  # (data, metrics, learner state, updates) of the learner dispatch in flight
         self._next = None  # (data, placed input) of the next dispatch, taken while the one in flight computes (concurrent roles)
-        self._feed_ahead = not cfg.deterministic  # take the next dispatch's input ahead (the deterministic schedule keeps its order)
+        self._feed_ahead = not cfg.deterministic and self.pacing.buffer is not None  # take the next dispatch's input ahead from replay (see `Schedules._learner_dispatch`)
         self._place_ahead = None  # whether the learner's input is copied to the devices ahead: decided on the first input (`_worth_placing`)
         self._learner_on_cpu = local_devices(self.mesh)[0].platform == 'cpu'  # the host reads the learner's results where they are
         self.eval_history: list[tuple[int, float]] = []
