@@ -16,7 +16,9 @@ is rewritten after every condition, so it always exists):
   with its preset's config: bench/apex_cartpole.py's protocol (evaluate 10 episodes every 5,000 env steps, stop at the
   first mean >= 475; `train_s` = wall-clock minus evaluation, compile counted, imports not). The seeds of a condition run
   one after the other in its child, with `jax.clear_caches()` before each, so every seed compiles afresh.
-- `learner`: bench/learner.py (--devices 1 --batches 256,1024,4096 --reps 3 --updates 1000) with the default backend.
+- `learner`: bench/learner.py (--devices 1 --batches 256,1024,4096 --reps 3 --updates 1000 --fed apex-dqn,sac,td3,impala,ppo)
+  with the default backend: the data-parallel wrapper against the bare jitted update, and each algorithm's learner fed
+  from its replay or queue against the bare jitted update of its own step (`--learner-fed ALGOS|''`, `--learner-fed-batches`).
 - `pong`: Ape-X, IMPALA and PPO on ALE/Pong-v5, `--pong-actors` process actors (default: half the cores) of `--pong-envs`
   envs, Atari hyperparameters (below; a shipped preset for the pair wins): env steps/s and learner updates/s over a
   window of `--pong-seconds` that starts once compiled and the learner has updated; metrics named *wait*/*idle* are
@@ -276,6 +278,7 @@ def section_learner(b):
     a = b.args
     cmd = [sys.executable, str(HERE / 'learner.py'), '--devices', '1', '--batches', a.learner_batches, '--reps', str(a.learner_reps),
            '--updates', str(a.learner_updates)]
+    if a.learner_fed: cmd += ['--fed', a.learner_fed, '--fed-batches', a.learner_fed_batches]
     if not b.fits('learner', a.learner_need): return
     t = time.perf_counter()
     try:
@@ -328,6 +331,8 @@ def main():
     ap.add_argument('--budget-s', type=float, default=450)
     ap.add_argument('--sections', default='cartpole,learner,pong,placement')
     ap.add_argument('--placements', default='host,learner,cpu_learner', help="placement conditions, GPU visible: 'host' and 'learner' (actor_device), 'cpu_learner' (the learner on the host CPU)")
+    ap.add_argument('--learner-fed', default='apex-dqn,sac,td3,impala,ppo', help="algorithms whose fed learner the learner section measures ('': none)")
+    ap.add_argument('--learner-fed-batches', default=None, help='batches of the fed learner (default: the learner batches; --quick: 64)')
     ap.add_argument('--seeds', default=None, help='CartPole seeds (default 0,1,2; --quick: 0)')
     ap.add_argument('--pong-seconds', type=float, default=None, help='throughput window per Pong condition (default 15; --quick: 4)')
     ap.add_argument('--pong-actors', type=int, default=max(1, (os.cpu_count() or 2) // 2))
@@ -351,7 +356,10 @@ def main():
     a.cartpole_need = (15 if q else 12) * len(a.seeds) + 10  # seconds a CartPole condition is expected to take at most
     a.pong_overhead_s = 40 if q else 30  # a Pong child's start, actor processes, compile and close
     a.learner_batches, a.learner_reps, a.learner_updates = ('256', 1, 100) if q else ('256,1024,4096', 3, 1000)
-    a.learner_need = 25 if q else 40
+    a.learner_fed_batches = a.learner_fed_batches or ('64' if q else a.learner_batches)
+    if q and a.learner_fed == ap.get_default('learner_fed'): a.learner_fed = 'apex-dqn,ppo'
+    fed_cases = len([x for x in a.learner_fed.split(',') if x]) * len(a.learner_fed_batches.split(','))
+    a.learner_need = (25 if q else 40) + (20 if q else 12) * fed_cases  # the wrapper's cases, then each fed (algorithm, batch): build, fill, 4 cases
     out = pathlib.Path(a.out or (pathlib.Path(os.environ['OUT']) / 'accelerator.json' if os.environ.get('OUT')
                                  else HERE / 'results' / ('accelerator_quick.json' if q else 'accelerator.json')))
     b = Bench(a, out)
