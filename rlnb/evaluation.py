@@ -20,6 +20,7 @@ import gymnasium as gym
 
 from .core import ConfigError, EnvWorkerError, check_batch, in_thread, patch_to, preallocate, run_sync
 from .envs import AsyncEnvWorker, SyncEnvWorker, get_worker_pool
+from .env_envpool import EnvPoolEnv
 from .parallel import ready
 from .spec import check_renamed, make_vector_env
 from .registry import get_algo
@@ -47,9 +48,12 @@ def _eval_worker(self, n:int, seed:int):
     "One env worker stepping `n` copies of the evaluation env where the actors step theirs, reset with `seed` itself, each replacement too."
     cfg = self.config
     factory = functools.partial(make_vector_env, self.eval_env, n)
-    kw = dict(seed=seed, fixed_seed=True, restart=cfg.max_restarts > 0, max_restarts=cfg.max_restarts, name=f"{self.name}-eval/{cfg.actor_mode}")
-    if cfg.actor_mode == 'sync': return SyncEnvWorker(factory, **kw)
-    return AsyncEnvWorker(factory, mode=cfg.actor_mode, **kw)
+    kw = dict(seed=seed, fixed_seed=True, restart=cfg.max_restarts > 0, max_restarts=cfg.max_restarts)
+    if isinstance(self.eval_env, EnvPoolEnv): return self.eval_env.worker(n, **kw)  # an EnvPool batch in a thread, as the actors' are
+    mode = cfg.actor_mode if cfg.actor_mode in ('thread', 'process', 'ray') else 'sync'  # 'envpool'/'auto' with an env EnvPool lacks: in the loop
+    kw['name'] = f"{self.name}-eval/{mode}"
+    if mode == 'sync': return SyncEnvWorker(factory, **kw)
+    return AsyncEnvWorker(factory, mode=mode, **kw)
 
 @patch_to(Evaluation)
 def _eval_failed(self, e:EnvWorkerError, n:int, seed:int, steps:int) -> EnvWorkerError:
