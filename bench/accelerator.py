@@ -16,13 +16,16 @@ is rewritten after every condition, so it always exists):
   with its preset's config: bench/apex_cartpole.py's protocol (evaluate 10 episodes every 5,000 env steps, stop at the
   first mean >= 475; `train_s` = wall-clock minus evaluation, compile counted, imports not). The seeds of a condition run
   one after the other in its child, with `jax.clear_caches()` before each, so every seed compiles afresh.
-- `learner`: bench/learner.py (--devices 1 --batches 256,1024,4096 --reps 3 --updates 1000) with the default backend.
+- `learner`: bench/learner.py (--devices 1 --batches 256,1024,4096 --reps 3 --updates 1000 --fed apex-dqn,sac,td3,impala,ppo)
+  with the default backend: the data-parallel wrapper against the bare jitted update, and each algorithm's learner fed
+  from its replay or queue against the bare jitted update of its own step (`--learner-fed ALGOS|''`, `--learner-fed-batches`).
 - `pong`: Ape-X, IMPALA and PPO on ALE/Pong-v5, `--pong-actors` process actors (default: half the cores) of `--pong-envs`
   envs, Atari hyperparameters (below; a shipped preset for the pair wins): env steps/s and learner updates/s over a
   window of `--pong-seconds` that starts once compiled and the learner has updated; metrics named *wait*/*idle* are
   copied when the runtime reports them.
 - `placement`: only where `RuntimeConfig` has `actor_device`: the cartpole conditions, GPU visible, with actor_device
-  'host' and 'learner' (and what 'auto' picked, where the runtime says), else `{"skipped": "no actor_device"}`.
+  'host' and 'learner', and `cpu_learner` (learner and actors on the host CPU while the GPU is visible) (`--placements`),
+  with what 'auto' picked where the runtime says; else `{"skipped": "no actor_device"}`.
 - `pong_learning` (only with `--pong-learning SECONDS`): PPO (`--learning-algo`) on Pong, GPU visible, for that many
   seconds of training (or until a 10-episode evaluation mean >= 18), with its learning curve (training returns and
   evaluations against env steps and wall time). Alone: `--sections pong_learning --pong-learning 300 --budget-s 420`.
@@ -60,12 +63,14 @@ ATARI_QUICK = {'apex-dqn': dict(buffer_warmup=200, buffer_capacity=5_000, update
 
 
 # ---------------------------------------------------------------------------------------------------------- children
-def make_agent(algo, env, overrides):
-    "The algorithm as `rlnb train` builds it: the shipped preset's config (if any), then `overrides`."
+def make_agent(algo, env, overrides, learner=None):
+    "The algorithm as `rlnb train` builds it: the shipped preset's config (if any), then `overrides`; `learner='cpu'` puts the learner on the host CPU."
+    import jax
     from rlnb.presets import resolve_preset
     from rlnb.runtime import get_algo
     pre = resolve_preset('auto', algo, env)
-    return get_algo(algo)(env, **{**(pre.config if pre else {}), **overrides}), pre
+    devices = jax.devices('cpu')[:1] if learner == 'cpu' else None
+    return get_algo(algo)(env, devices=devices, **{**(pre.config if pre else {}), **overrides}), pre
 
 
 def picked_placement(agent):
@@ -80,7 +85,7 @@ def child_cartpole(spec):
     for seed in spec['seeds']:
         jax.clear_caches()  # every seed compiles afresh, as in a fresh process
         t0 = time.perf_counter()
-        agent, pre = make_agent(spec['algo'], 'CartPole-v1', dict(spec['overrides'], seed=seed))
+        agent, pre = make_agent(spec['algo'], 'CartPole-v1', dict(spec['overrides'], seed=seed), spec.get('learner'))
         try:
             res = agent.train(spec['max_steps'], eval_interval=spec['eval_every'], num_eval_episodes=EVAL_EPISODES, target_return=TARGET)
             wall = time.perf_counter() - t0
@@ -195,9 +200,9 @@ def median_of(runs, key):
     return statistics.median(vals) if vals else None
 
 
-def cartpole_condition(b, algo, env, overrides, label):
+def cartpole_condition(b, algo, env, overrides, label, learner=None):
     a = b.args
-    spec = dict(kind='cartpole', algo=algo, seeds=a.seeds, overrides=overrides, max_steps=a.cartpole_steps, eval_every=a.eval_every)
+    spec = dict(kind='cartpole', algo=algo, seeds=a.seeds, overrides=overrides, max_steps=a.cartpole_steps, eval_every=a.eval_every, learner=learner)
     r = b.child(spec, env, label)
     runs = r.get('runs', [])
     r.update(solved=f"{sum(x['solved'] for x in runs)}/{len(runs)}", median_train_s=median_of(runs, 'train_s'),
@@ -231,12 +236,13 @@ def section_placement(b):
         b.out['placement'] = dict(skipped='no actor_device'); b.save(); return
     res = b.out['placement'] = {}
     for algo in ('apex-dqn', 'ppo'):
-        for where in ('host', 'learner'):
+        for where in b.args.placements.split(','):  # host / learner: where the actors act; cpu_learner: learner and actors on the host CPU
             if not b.fits(f"placement {algo} {where}", b.args.cartpole_need): continue
-            res.setdefault(algo, {})[where] = cartpole_condition(b, algo, {}, dict(actor_device=where), f"placement {algo} {where}")
+            o, learner = (dict(), 'cpu') if where == 'cpu_learner' else (dict(actor_device=where), None)
+            res.setdefault(algo, {})[where] = cartpole_condition(b, algo, {}, o, f"placement {algo} {where}", learner)
             b.save()
         c, hidden = res.get(algo, {}), b.out.get('cartpole', {}).get(algo, {}).get('hidden', {})
-        for where in ('host', 'learner'):
+        for where in ('host', 'learner', 'cpu_learner'):
             if where in c: c[f"{where}_over_hidden"] = ratio(c[where]['median_train_s'], hidden.get('median_train_s'))
         auto = b.out.get('cartpole', {}).get(algo, {}).get('visible', {}).get('runs', [])
         c['auto_picked'] = auto[0].get('placement') if auto else None
@@ -272,6 +278,7 @@ def section_learner(b):
     a = b.args
     cmd = [sys.executable, str(HERE / 'learner.py'), '--devices', '1', '--batches', a.learner_batches, '--reps', str(a.learner_reps),
            '--updates', str(a.learner_updates)]
+    if a.learner_fed: cmd += ['--fed', a.learner_fed, '--fed-batches', a.learner_fed_batches]
     if not b.fits('learner', a.learner_need): return
     t = time.perf_counter()
     try:
@@ -323,6 +330,9 @@ def main():
     ap.add_argument('--quick', action='store_true', help='a dry run on a CPU: 1 seed, tiny budgets and windows')
     ap.add_argument('--budget-s', type=float, default=450)
     ap.add_argument('--sections', default='cartpole,learner,pong,placement')
+    ap.add_argument('--placements', default='host,learner,cpu_learner', help="placement conditions, GPU visible: 'host' and 'learner' (actor_device), 'cpu_learner' (the learner on the host CPU)")
+    ap.add_argument('--learner-fed', default='apex-dqn,sac,td3,impala,ppo', help="algorithms whose fed learner the learner section measures ('': none)")
+    ap.add_argument('--learner-fed-batches', default=None, help='batches of the fed learner (default: the learner batches; --quick: 64)')
     ap.add_argument('--seeds', default=None, help='CartPole seeds (default 0,1,2; --quick: 0)')
     ap.add_argument('--pong-seconds', type=float, default=None, help='throughput window per Pong condition (default 15; --quick: 4)')
     ap.add_argument('--pong-actors', type=int, default=max(1, (os.cpu_count() or 2) // 2))
@@ -346,7 +356,10 @@ def main():
     a.cartpole_need = (15 if q else 12) * len(a.seeds) + 10  # seconds a CartPole condition is expected to take at most
     a.pong_overhead_s = 40 if q else 30  # a Pong child's start, actor processes, compile and close
     a.learner_batches, a.learner_reps, a.learner_updates = ('256', 1, 100) if q else ('256,1024,4096', 3, 1000)
-    a.learner_need = 25 if q else 40
+    a.learner_fed_batches = a.learner_fed_batches or ('64' if q else a.learner_batches)
+    if q and a.learner_fed == ap.get_default('learner_fed'): a.learner_fed = 'apex-dqn,ppo'
+    fed_cases = len([x for x in a.learner_fed.split(',') if x]) * len(a.learner_fed_batches.split(','))
+    a.learner_need = (25 if q else 40) + (20 if q else 12) * fed_cases  # the wrapper's cases, then each fed (algorithm, batch): build, fill, 4 cases
     out = pathlib.Path(a.out or (pathlib.Path(os.environ['OUT']) / 'accelerator.json' if os.environ.get('OUT')
                                  else HERE / 'results' / ('accelerator_quick.json' if q else 'accelerator.json')))
     b = Bench(a, out)

@@ -1,6 +1,6 @@
 """Pixels: Ape-X on Atari Pong and its CNN learner, against raw stepping of the same preprocessed envs, in one run.
 
-    python bench/atari.py [--seconds 15] [--reps 3] [--game ALE/Pong-v5]
+    python bench/atari.py [--seconds 15] [--reps 3] [--game ALE/Pong-v5] [--envpool] [--no-learner]
 
 Prints one JSON object:
 - `raw_steps_per_s`: one preprocessed env (`rlnb.pixels.make_atari`, training options) stepped with random actions in
@@ -13,6 +13,14 @@ Prints one JSON object:
 - `updates_per_s[B]`: learner updates/s of Ape-X's fused update (8 per dispatch) with the NatureCNN at batch B on
   the first device (a GPU when one is visible, else the CPU);
 - `bytes_per_transition`: rlnb's PrioritizedReplayBuffer (S and S_next stacked) against FrameReplayBuffer.
+With `--envpool` (the `envpool` extra), `envpool` holds, measured in the same repetitions:
+- `raw_steps_per_s[n]`: EnvPool's own Atari batch of n envs (`rlnb.env_envpool.EnvPoolVectorEnv`, `make_atari`'s semantics,
+  one C++ thread per core) stepped with random actions in this process: the ceiling of EnvPool on these cores;
+- `gym_raw_steps_per_s`: `raw_steps_per_s` above (one `make_atari` env, one core), repeated here beside it;
+- `apex_steps_per_s[k]`: Ape-X with `actor_mode='envpool'`, k actors of `--envpool-envs` envs, **learner running** at
+  `--replay-ratio` updates per transition; `apex_process_steps_per_s[k]` the process actors (4 envs each) at the same
+  replay ratio, in the same repetition; each with its ratio to raw EnvPool stepping of all its envs;
+- `ppo_steps_per_s`, `impala_steps_per_s`: PPO and IMPALA (default configs but the envs) through EnvPool, learner running.
 Medians over `--reps`; the cases of each repetition run back to back.
 """
 import argparse
@@ -28,6 +36,8 @@ import numpy as np
 import jax
 
 from rlnb.apex_dqn import ApeXDQN
+from rlnb.impala import IMPALA
+from rlnb.ppo import PPO
 from rlnb.core import TransitionBatch
 from rlnb.frames import FrameReplayBuffer
 from rlnb.pixels import make_atari
@@ -58,6 +68,44 @@ def apex_rate(game, actors, seconds, frame_replay, nbytes):
         while time.perf_counter() - t0 < seconds: agent.train(agent.env_steps + 100 * actors, eval_interval=None, final_eval=False)
         return (agent.env_steps - s0) / (time.perf_counter() - t0)
     finally: agent.close()
+
+
+def envpool_raw_rate(game, num_envs, seconds):
+    from rlnb.env_envpool import EnvPoolEnv
+    env = EnvPoolEnv.resolve(game).make_vec(num_envs)
+    env.reset(seed=0)
+    rng, n, t0 = np.random.default_rng(0), 0, time.perf_counter()
+    k = env.single_action_space.n
+    while time.perf_counter() - t0 < seconds:
+        env.step(rng.integers(0, k, num_envs)); n += num_envs
+    rate = n / (time.perf_counter() - t0)
+    env.close()
+    return rate
+
+
+def rate_of(agent, seconds, warm, chunk):
+    "Env steps/s of `agent.train` over `seconds`, after `warm` env steps (actors up, replay warm, programs compiled)."
+    try:
+        agent.compile()
+        agent.train(warm, eval_interval=None, final_eval=False)
+        s0, t0 = agent.env_steps, time.perf_counter()
+        while time.perf_counter() - t0 < seconds: agent.train(agent.env_steps + chunk, eval_interval=None, final_eval=False)
+        return (agent.env_steps - s0) / (time.perf_counter() - t0)
+    finally: agent.close()
+
+
+def apex_learner_rate(game, mode, actors, envs, seconds, replay_ratio):
+    "Ape-X env steps/s with `mode` actors and the learner running at `replay_ratio` (frame replay)."
+    agent = ApeXDQN(game, num_actors=actors, envs_per_actor=envs, actor_mode=mode, buffer_capacity=20_000, buffer_warmup=500,
+                    batch_size=32, replay_ratio=replay_ratio, updates_per_dispatch=1, actor_slack=50, devices=jax.local_devices()[:1])
+    return rate_of(agent, seconds, 600, 100 * actors)
+
+
+def onpolicy_rate(cls, game, actors, envs, seconds):
+    # PPO: 4 minibatches per rollout of 32 steps; IMPALA: one unroll of every env per update
+    kw = dict(batch_size=actors * envs * 32 // 4) if cls is PPO else dict(batch_size=actors * envs)
+    agent = cls(game, num_actors=actors, envs_per_actor=envs, actor_mode='envpool', devices=jax.local_devices()[:1], **kw)
+    return rate_of(agent, seconds, 2 * agent.config.num_envs * agent.config.unroll_length, agent.config.num_envs * agent.config.unroll_length)
 
 
 def learner_rate(game, batch, dispatches=6):
@@ -97,25 +145,56 @@ def main():
     ap.add_argument('--reps', type=int, default=3)
     ap.add_argument('--game', default='ALE/Pong-v5')
     ap.add_argument('--no-learner', action='store_true', help='skip the learner updates/s (minutes per repetition on a CPU)')
+    ap.add_argument('--envpool', action='store_true', help="add the EnvPool rows (the envpool extra)")
+    ap.add_argument('--envpool-only', action='store_true', help="only the EnvPool rows (and the raw gymnasium stepping beside them)")
+    ap.add_argument('--envpool-envs', type=int, default=8, help='envs per EnvPool actor (default 8)')
+    ap.add_argument('--replay-ratio', type=float, default=0.001, help="Ape-X's updates per transition in the EnvPool and matching process rows (default 0.001, as the process rows above: the CPU learner does about 3 updates/s)")
+    ap.add_argument('--actors', default='1,2', help='actor counts of the EnvPool and matching process rows (default 1,2)')
     args = ap.parse_args()
+    if args.envpool_only: args.envpool = True
+    ks, E = [int(k) for k in args.actors.split(',')], args.envpool_envs
+    ep = dict(raw={n: [] for n in sorted({E, *(k * E for k in ks)})}, apex={k: [] for k in ks}, process={k: [] for k in ks}, ppo=[], impala=[])
     raw, upd, nbytes = [], {32: [], 128: []}, {}
     apex = {(fr, k): [] for fr in (True, False) for k in (1, 2)}
     name = lambda fr: 'frames' if fr else 'stacked'
+    if args.envpool_only: apex, upd = {}, {}
     for rep in range(args.reps):
         raw.append(raw_rate(args.game, args.seconds))
         for fr, k in apex: apex[fr, k].append(apex_rate(args.game, k, args.seconds, fr, nbytes))
         for b in ([] if args.no_learner else upd): upd[b].append(learner_rate(args.game, b))
+        if args.envpool:
+            for n in ep['raw']: ep['raw'][n].append(envpool_raw_rate(args.game, n, args.seconds))
+            for k in ks:
+                ep['apex'][k].append(apex_learner_rate(args.game, 'envpool', k, E, args.seconds, args.replay_ratio))
+                ep['process'][k].append(apex_learner_rate(args.game, 'process', k, 4, args.seconds, args.replay_ratio))
+            ep['ppo'].append(onpolicy_rate(PPO, args.game, ks[-1], E, args.seconds))
+            ep['impala'].append(onpolicy_rate(IMPALA, args.game, ks[-1], E, args.seconds))
         print(json.dumps(dict(rep=rep, raw=raw[-1], apex={f"{name(fr)}-{k}": v[-1] for (fr, k), v in apex.items()},
-                              updates={b: v[-1] for b, v in upd.items() if v})), file=sys.stderr, flush=True)
+                              updates={b: v[-1] for b, v in upd.items() if v},
+                              envpool={key: ({n: v[-1] for n, v in x.items() if v} if isinstance(x, dict) else x[-1:]) for key, x in ep.items()} if args.envpool else None)),
+              file=sys.stderr, flush=True)
     med = statistics.median
     out = dict(provenance=provenance(), game=args.game, device=str(jax.local_devices()[0]), cores=os.cpu_count(), reps=args.reps,
-               raw_steps_per_s=med(raw),
-               apex_steps_per_s={name(fr): {k: dict(median=med(v), vs_raw_x_actors=med([a / (k * r) for a, r in zip(v, raw)]))
-                                            for (f, k), v in apex.items() if f == fr} for fr in (True, False)},
-               frames_over_stacked={k: med([a / b for a, b in zip(apex[True, k], apex[False, k])]) for k in (1, 2)},
-               replay_bytes_per_transition={name(fr): v for fr, v in nbytes.items()},
-               updates_per_s={b: med(v) for b, v in upd.items() if v},
-               bytes_per_transition=bytes_per_transition())
+               raw_steps_per_s=med(raw))
+    if not args.envpool_only:
+        out.update(apex_steps_per_s={name(fr): {k: dict(median=med(v), vs_raw_x_actors=med([a / (k * r) for a, r in zip(v, raw)]))
+                                                for (f, k), v in apex.items() if f == fr} for fr in (True, False)},
+                   frames_over_stacked={k: med([a / b for a, b in zip(apex[True, k], apex[False, k])]) for k in (1, 2)},
+                   replay_bytes_per_transition={name(fr): v for fr, v in nbytes.items()},
+                   updates_per_s={b: med(v) for b, v in upd.items() if v},
+                   bytes_per_transition=bytes_per_transition())
+    if args.envpool:
+        rawE = ep['raw']
+        vs = lambda v, n: med([a / r for a, r in zip(v, rawE[n])])
+        out['envpool'] = dict(
+            envs_per_actor=E, replay_ratio=args.replay_ratio, gym_raw_steps_per_s=med(raw),
+            raw_steps_per_s={n: med(v) for n, v in rawE.items()},
+            apex_steps_per_s={k: dict(median=med(v), vs_envpool_raw=vs(v, k * E)) for k, v in ep['apex'].items()},
+            apex_process_steps_per_s={k: dict(median=med(v), vs_envpool_raw=vs(v, k * E), vs_gym_raw_x_actors=med([a / (k * r) for a, r in zip(v, raw)]))
+                                      for k, v in ep['process'].items()},
+            envpool_over_process={k: med([a / b for a, b in zip(ep['apex'][k], ep['process'][k])]) for k in ks},
+            ppo_steps_per_s=dict(actors=ks[-1], median=med(ep['ppo']), vs_envpool_raw=vs(ep['ppo'], ks[-1] * E)),
+            impala_steps_per_s=dict(actors=ks[-1], median=med(ep['impala']), vs_envpool_raw=vs(ep['impala'], ks[-1] * E)))
     print(json.dumps(out, indent=1))
 
 

@@ -9,7 +9,8 @@ number of env steps with evaluations and checkpoints along the way, and reads ba
 compares the two trees leaf by leaf: arrays by dtype, shape and bytes, other leaves by value, leaving out the leaves
 that hold wall-clock time (`WALL_CLOCK`: when it was saved, seconds spent evaluating, the metrics rows with their
 rates). Config entries are compared after renaming the reference's keys with `RENAMED` (a field renamed on purpose is not a change of behaviour),
-and learner-state leaves after renaming the reference's paths with `LEAF_RENAMED` (parts of a learner state given names: same arrays).
+and learner-state leaves after renaming the reference's paths with `LEAF_RENAMED` (parts of a learner state given names: same arrays); a
+reference path that the working tree has too is compared as it is (a reference made after the rename).
 Prints one JSON object: per algorithm, `identical` and the first differing leaves, if any.
 """
 import argparse
@@ -76,18 +77,18 @@ def child(name, steps, devices, out):
 
 
 def compare(a, b, algo=None):
-    "Leaves that differ between two .npz files of `algo` (after `RENAMED` and `LEAF_RENAMED`), at most 10."
+    "Leaves that differ between two .npz files of `algo` (after `RENAMED`, and `LEAF_RENAMED` for reference leaves missing now), at most 10."
     A, B = np.load(a, allow_pickle=False), np.load(b, allow_pickle=False)
     def ren(k):
         parts = k.split("/")
         k = "/".join(RENAMED.get(p, p) if i and parts[i - 1] == "config" else p for i, p in enumerate(parts))
         learner = "state/learner/"
-        if not k.startswith(learner): return k
+        if not k.startswith(learner) or k in B.files: return k  # a reference that already has today's layout (e.g. --ref main) is compared as is
         rest, table = k[len(learner):], LEAF_RENAMED.get(algo, {})
         old = max((p for p in table if rest == p or (p.endswith("/") and rest.startswith(p))), key=len, default=None)
         return k if old is None else learner + table[old] + rest[len(old):]
-    ka = {ren(k): k for k in A.files if k not in WALL_CLOCK}
     kb = set(B.files) - WALL_CLOCK
+    ka = {(k if k in kb else ren(k)): k for k in A.files if k not in WALL_CLOCK}  # a path that exists now is not renamed (a reference after the rename)
     new = {k for k in kb - set(ka) if "/config/" in f"/{k}" and k.rsplit("/", 1)[1] in ADDED}
     diffs = [f"only at ref: {k}" for k in sorted(set(ka) - kb)] + [f"only now: {k}" for k in sorted(kb - set(ka) - new)]
     for k in sorted(set(ka) & kb):

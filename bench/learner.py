@@ -1,17 +1,36 @@
-"""Learner throughput: rlnb's data_parallel DQN update against the bare jitted update, same network, same run.
+"""Learner throughput against the bare jitted update of the same network and batch, same run.
 
     python bench/learner.py [--reps 5] [--updates 200] [--devices 1,2,4,8] [--batches 256,1024]
+                            [--fed apex-dqn,sac,td3,impala,ppo] [--fed-batches 256,1024] [--fed-updates N]
 
 Prints one JSON object. On a CPU-only machine the script asks XLA for 8 host devices (the shape of a
 TPU v4-8 or v5e-8) before importing jax; on a GPU machine it uses the GPUs it finds. Figures are medians over
 `--reps` repetitions of `--updates` updates each, every repetition timing every case once in a fresh random order;
-`*_vs_bare` ratios are paired (each repetition against the bare update of the same repetition, then the median), and
-`overhead_1dev` is 1 - (rlnb on 1 device / bare).
+`*_vs_bare` ratios are paired (each repetition against the bare update of the same repetition, then the median).
+
+Two parts:
+- `results`: the wrapper alone. rlnb's `data_parallel` DQN update (a 256x256 MLP) on a batch already on the devices,
+  against `jax.jit` of the same step; `overhead_1dev` = 1 - (rlnb on 1 device / bare). `rlnb_1dev_fused16` runs 16
+  updates per dispatch in a `lax.scan` (as `updates_per_dispatch=16` does), `rlnb_1dev_fused16_unrolled` the same scan
+  unrolled into straight-line code (no device loop: on a GPU, fewer launches per update for a small network).
+- `fed` (with `--fed ALGOS`, `--fed-batches`, default `--batches`): the learner as training runs it, fed from its
+  pacing. Each algorithm's runtime (one learner device, `batch_size` = the batch, one update per dispatch) runs its
+  real dispatch (`Schedules._learner_dispatch`: take from the pacing, prepare, place, update, book the previous
+  dispatch's metrics and priorities, publish) `--fed-updates` times, against `jax.jit(learner_step)` of the same
+  runtime on one placed batch. Ape-X, SAC and TD3 sample their replay (filled with 4 x batch random-action transitions,
+  at least 2,000); IMPALA and PPO take unrolls of CartPole (T = 8, batch / 8 columns; PPO one epoch of one minibatch)
+  that are put back into the queue as it empties. Cases: `fed` (the concurrent learner, which takes the next input
+  ahead from replay; from an on-policy queue it takes where the dispatch runs, so there `fed` is `fed_serial`), `fed_serial` (the same runtime taking each input where its dispatch runs, as the deterministic schedule does)
+  and `bare`. `overhead_fed` = 1 - fed / bare. `per_dispatch` counts, over 20 extra dispatches, what the host does per
+  dispatch: update calls, batch leaves passed to the update as host arrays (each an implicit, synchronous copy to the
+  device at the call), inputs placed ahead (`put`), reads of device arrays on the host (`np.asarray`), and how many of
+  those reads found their copy already started (`to_host_async`) — on a GPU every other read is a round trip.
 """
 import argparse
 import json
 import os
 import statistics
+import sys
 import time
 
 from _harness import provenance  # before XLA_FLAGS is set below: the command records the user's
@@ -88,12 +107,144 @@ def interleaved(cases, reps, seed=0):
     return rates
 
 
+# ---- the learner fed from its pacing (--fed) ----
+FED_ENV = {"apex-dqn": "CartPole-v1", "impala": "CartPole-v1", "ppo": "CartPole-v1", "sac": "Pendulum-v1", "td3": "Pendulum-v1"}
+T_UNROLL = 8
+
+
+def fed_runtime(algo, batch, device):
+    "A runtime of `algo` on one learner device whose pacing holds data for `batch`-item updates, compiled; returns (runtime, refill)."
+    from rlnb.registry import get_algo
+    cls, env = get_algo(algo), FED_ENV[algo]
+    if algo in ("impala", "ppo"):
+        cols = max(1, batch // T_UNROLL)
+        kw = dict(num_actors=1, envs_per_actor=cols, unroll_length=T_UNROLL, queue_size=4)
+        kw.update(dict(batch_size=batch, num_epochs=1) if algo == "ppo" else dict(batch_size=cols))
+    else:
+        warm = max(4 * batch, 2_000)
+        kw = dict(num_actors=1, envs_per_actor=64, batch_size=batch, buffer_warmup=warm, buffer_capacity=max(2 * warm, 10_000))
+    rt = cls(env, devices=[device], updates_per_dispatch=1, **kw)
+    rt.compile()
+    if rt.buffer is not None:
+        rt.init_replay_buffer("random")
+        rt.pacing.inserted_after_warmup = 10 ** 12  # the replay ratio never holds the learner back
+        return rt, lambda: None
+    async def first_unrolls():
+        states = await rt._first_states()
+        while not rt.pacing.learner_may_run():
+            await rt._actor_tick(states)
+            if rt.tracer: await rt.pacing.insert(rt.tracer.flush())
+    from rlnb.core import run_sync
+    run_sync(first_unrolls())
+    data = rt.pacing.take()
+    def refill():  # unrolls go back into the queue as the learner empties it (two dispatches' worth: one may be taken ahead)
+        while rt.pacing.queued() < 2: rt.pacing.put(data)
+    refill()
+    return rt, refill
+
+
+async def fed_dispatches(rt, refill, n):
+    "`n` of the runtime's own learner dispatches, the last awaited; returns seconds."
+    t0 = time.perf_counter()
+    for _ in range(n):
+        refill()
+        await rt._learner_dispatch()
+    await rt._finish_dispatch()
+    jax.block_until_ready(rt._learner_state)
+    return time.perf_counter() - t0
+
+
+def count_per_dispatch(rt, refill, n=20):
+    "What the host does per dispatch, over `n` dispatches (see the module docstring)."
+    import asyncio
+    Arr = type(jax.numpy.zeros(()))
+    c = dict(update_calls=0, host_leaves_to_update=0, inputs_placed=0, host_reads=0, host_reads_copy_started=0, host_copies_started=0)  # host_reads: np.asarray through __array__ (a CPU array is read through the buffer protocol and not counted)
+    started = set()
+    upd, put = rt._update, getattr(rt._update, "put", None)
+    orig_array, orig_copy = Arr.__array__, Arr.copy_to_host_async
+    def counted_update(state, batch):
+        c["update_calls"] += 1
+        c["host_leaves_to_update"] += sum(not isinstance(l, jax.Array) for l in jax.tree.leaves(batch))
+        return upd(state, batch)
+    def counted_put(batch):
+        c["inputs_placed"] += 1
+        return put(batch)
+    def counted_array(self, *a, **k):
+        c["host_reads"] += 1
+        c["host_reads_copy_started"] += id(self) in started
+        return orig_array(self, *a, **k)
+    def counted_copy(self):
+        c["host_copies_started"] += 1; started.add(id(self))
+        return orig_copy(self)
+    for k, v in vars(upd).items(): setattr(counted_update, k, v)
+    if put is not None: counted_update.put = counted_put
+    rt._update, Arr.__array__, Arr.copy_to_host_async = counted_update, counted_array, counted_copy
+    try: asyncio.run(fed_dispatches(rt, refill, n))
+    finally: rt._update, Arr.__array__, Arr.copy_to_host_async = upd, orig_array, orig_copy
+    return {k: round(v / n, 2) for k, v in c.items()}
+
+
+def fed_section(algos, batches, reps, updates, seed=0):
+    "Per (algorithm, batch): the fed learner against the bare jitted update of the same runtime's step on a placed batch."
+    import asyncio
+    dev, rows = jax.local_devices()[0], []
+    for algo in algos:
+        for bs in batches:
+            rt, refill = fed_runtime(algo, bs, dev)
+            try:
+                sample = rt.pacing.take() if rt.buffer is not None else rt.pacing._queue[0]
+                bare = jax.jit(rt.learner_step)
+                b = jax.device_put(rt._dispatch_input(sample), dev)
+                bare_state = jax.device_put(jax.device_get(rt._learner_state), dev)
+                out = bare(bare_state, b); jax.block_until_ready(out); bare_state = out[0]
+                asyncio.run(fed_dispatches(rt, refill, 3))  # warm: the first dispatches' host paths
+                ahead = hasattr(rt, "_feed_ahead")  # False on an rlnb from before the learner was fed ahead: `fed` is then its one order
+                placed = getattr(rt, "_place_ahead", None)  # what the runtime chose for this input (None: no such choice)
+                variants = {"fed": (True, placed)}
+                if ahead: variants.update(fed_serial=(False, placed), fed_placed=(True, True))  # the input always copied ahead, to compare
+                def use(name):
+                    if ahead: rt._feed_ahead, rt._place_ahead = variants[name]
+                for name in variants:  # warm each variant (placing ahead may build its program's variant for device inputs)
+                    use(name); asyncio.run(fed_dispatches(rt, refill, 3))
+                rates, rng = {name: [] for name in ("bare", *variants)}, np.random.default_rng(seed)
+                order = list(rates)
+                for _ in range(reps):
+                    rng.shuffle(order)
+                    for name in order:
+                        if name == "bare":
+                            t0 = time.perf_counter()
+                            for _ in range(updates): bare_state, m = bare(bare_state, b)
+                            jax.block_until_ready((bare_state, m))
+                            dt = time.perf_counter() - t0
+                        else:
+                            use(name)
+                            dt = asyncio.run(fed_dispatches(rt, refill, updates))
+                        rates[name].append(updates / dt)
+                use("fed")
+                row = dict(algo=algo, batch=bs, items_per_update=bs, fed_ahead=ahead, input_placed_ahead=placed,
+                           input_bytes=int(sum(np.asarray(x).nbytes for x in jax.tree.leaves(rt._dispatch_input(sample)))))
+                for name, r in rates.items(): row[f"{name}_updates_per_s"] = round(statistics.median(r), 1)
+                for name in rates:
+                    if name != "bare": row[f"{name}_vs_bare"] = round(statistics.median(x / y for x, y in zip(rates[name], rates["bare"])), 3)
+                row["overhead_fed"] = round(1 - row["fed_vs_bare"], 3)
+                row["per_dispatch"] = count_per_dispatch(rt, refill)
+                rows.append(row)
+                print(json.dumps(row), file=sys.stderr, flush=True)
+            finally:
+                rt.close()
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--updates", type=int, default=200)
     ap.add_argument("--devices", default="1,2,4,8")
     ap.add_argument("--batches", default="256,1024")
+    ap.add_argument("--fed", default="", help="algorithms whose learner runs fed from its pacing (apex-dqn,sac,td3,impala,ppo); empty: none")
+    ap.add_argument("--fed-batches", default=None, help="batches of the fed part; default --batches")
+    ap.add_argument("--fed-updates", type=int, default=None, help="dispatches per repetition of the fed part; default --updates")
+    ap.add_argument("--wrapper", default="on", choices=("on", "off"), help="the wrapper-alone part (results)")
     args = ap.parse_args()
     net, opt = MLP(), optax.adam(1e-3)
     rng = np.random.default_rng(0)
@@ -104,7 +255,7 @@ def main():
            "n_local_devices": len(all_devices), "reps": args.reps, "updates_per_rep": args.updates, "results": []}
     bare_step = jax.jit(make_step(net, opt, reduce=lambda g: g))
     fused_k = 16
-    for bs in map(int, args.batches.split(",")):
+    for bs in (map(int, args.batches.split(",")) if args.wrapper == "on" else ()):
         batch = make_batch(rng, bs)
         cases = {"bare": (bare_step, jax.device_put(state0, all_devices[0]), jax.device_put(batch, all_devices[0]), args.updates, 1)}
         for k in map(int, args.devices.split(",")):
@@ -116,6 +267,10 @@ def main():
         stacked = tuple(np.stack([b] * fused_k) for b in batch)
         cases[f"rlnb_1dev_fused{fused_k}"] = (data_parallel(make_step(net, opt), mesh, num_fused=fused_k), replicate(state0, mesh),
                                             shard_batch(stacked, mesh, batch_axis=1), max(1, args.updates // fused_k), fused_k)
+        step = make_step(net, opt)
+        unrolled = data_parallel(lambda st, b: jax.lax.scan(step, st, b, unroll=True), mesh, batch_axis=1)  # the K updates as straight-line code, no loop
+        cases[f"rlnb_1dev_fused{fused_k}_unrolled"] = (unrolled, replicate(state0, mesh), shard_batch(stacked, mesh, batch_axis=1),
+                                                     max(1, args.updates // fused_k), fused_k)
         rates = interleaved(cases, args.reps)
         row = {"batch": bs, "bare_updates_per_s": round(statistics.median(rates["bare"]), 1)}
         for name in cases:
@@ -127,6 +282,11 @@ def main():
         if "rlnb_1dev_vs_bare" in row:
             row["overhead_1dev"] = round(1 - row["rlnb_1dev_vs_bare"], 3)
         res["results"].append(row)
+    if args.fed:
+        import rlnb
+        res["fed_rlnb"] = os.path.dirname(rlnb.__file__)
+        res["fed"] = fed_section(args.fed.split(","), [int(b) for b in (args.fed_batches or args.batches).split(",")], args.reps,
+                                 args.fed_updates or args.updates)
     print(json.dumps(res))
 
 

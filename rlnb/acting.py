@@ -16,6 +16,7 @@ import gymnasium as gym
 from .core import ConfigError, NonFiniteError, RLNBError, patch_to
 from .parallel import local_devices, ready
 from .spec import _derived_seed, make_actors
+from .env_envpool import EnvPoolEnv
 
 # %% auto #0
 __all__ = ['AUTO_HOST_MAX_PARAMS', 'choose_actor_device', 'Acting']
@@ -59,7 +60,7 @@ class Acting:
     `env_action`, `initial_sampling_policy`.
     Reads `actor_device` (chosen when the runtime is built, see `choose_actor_device`) and `_env_arg` (to restart the actors).
     Owns: `env` (replaced by `_fresh_actors`), `acting_params`, `actor_version`, `publish_copies`, `env_steps`, `episodes`,
-    `actor_restarts`, `dropped_episodes`, `restart_log`, and the per-env `_returns`, `_tainted`, `_env_states`."""
+    `actor_restarts`, `dropped_episodes`, `restart_log`, and the per-env `_returns`, `_tainted`, `_env_states`, and `_in_flight` (ready ticks)."""
 
 # %% ../nbs/15_acting.ipynb #ae811844
 @patch_to(Acting)
@@ -101,6 +102,7 @@ async def _first_states(self):
 @patch_to(Acting)
 async def _actor_tick(self, states:list, policy=None):
     "Every env steps once: one batched policy call (or `policy`'s host actions), actions out, states in (placed by worker id), tracing, episode counting."
+    if self._in_flight is not None: return await self._ready_tick(states, policy)  # EnvPool actors feeding replay: see below
     pool, cfg = self.env, self.config
     N, E = cfg.num_actors, cfg.envs_per_actor
     self.pull_state()
@@ -141,6 +143,69 @@ async def _actor_tick(self, states:list, policy=None):
     self._count_episodes(r, term | trunc, valid)
 
 # %% ../nbs/15_acting.ipynb #4d4da026
+@patch_to(Acting)
+def ready_ticks(self) -> bool:
+    "Whether the actors' tick takes whichever actor is back first (EnvPool actors feeding replay, several actors, not deterministic) instead of all of them."
+    cfg = self.config
+    return isinstance(self._env_arg, EnvPoolEnv) and cfg.num_actors > 1 and not cfg.deterministic and self.pacing.batch_axis == 0
+
+@patch_to(Acting)
+async def _act_for(self, states:list, ws:list, policy=None):
+    "Act for the envs of actors `ws` on their current observations and send the actions; remember what was sent (`_in_flight`)."
+    E = self.config.envs_per_actor
+    self.pull_state()
+    obs = jax.tree.map(lambda *x: np.concatenate(x), *[states[w].obs for w in ws]) if len(ws) > 1 else states[ws[0]].obs
+    envs = np.concatenate([np.arange(w * E, (w + 1) * E) for w in ws])
+    if self._tainted[envs].any(): obs = jax.tree.map(_finite_or_zero, obs)
+    n = len(envs)
+    noise = jax.tree.map(lambda x: x[envs], self.noise(self.rng, self.config.num_envs))  # per-env noise (Ape-X's epsilons) of these envs
+    if policy is None and self.initial_sampling_policy is not None and self.pacing.filling(): policy = self.initial_sampling_policy
+    if policy is None:
+        await self.compiled('act' if n == self.config.num_envs else 'act_one')
+        actions, logp = (np.asarray(x) for x in await ready(self._act(self.acting_params, obs, noise)))
+    else:
+        actions = self.random_actions(self.rng, n) if isinstance(policy, str) else np.asarray(policy(obs))
+        logp = np.zeros(n, np.float32)
+    if actions.dtype.kind == 'f' and not np.isfinite(actions).all():
+        bad = envs[np.flatnonzero(~np.isfinite(actions.reshape(n, -1)).all(1))]
+        raise RLNBError(f"[{self.name}] the policy returned non-finite actions for env(s) {bad.tolist()} (actor {bad[0] // E}) after "
+                        f"{self.env_steps} env steps; nothing was sent to the envs. Check the network's outputs (NaN params, an unbounded "
+                        "log-std) and the learning rate.")
+    sent = self.env_action(actions)
+    for j, w in enumerate(ws):
+        part = slice(j * E, (j + 1) * E)
+        self.env.send_action(sent[part], w)
+        self._in_flight[w] = (states[w].obs, actions[part], logp[part], self.actor_version)
+
+@patch_to(Acting)
+async def _ready_tick(self, states:list, policy=None):
+    "One actor's envs step once: act for every actor with nothing in flight, wait for whichever is back first, act for it again, trace the step it took."
+    N, E = self.config.num_actors, self.config.envs_per_actor
+    idle = [w for w in range(N) if self._in_flight[w] is None]
+    if idle: await self._act_for(states, idle, policy)
+    st, wid = await self._next_state(self.env)
+    s_w, a_w, logp_w, version = self._in_flight[wid]
+    self._in_flight[wid] = None
+    states[wid] = st
+    await self._act_for(states, [wid], policy)  # its envs step again while this step is traced
+    seg = slice(wid * E, (wid + 1) * E)
+    def full(x_w, rest):  # an array of every env with this actor's rows from x_w (the tracer reads only those: `valid`)
+        out = np.zeros((N * E, *np.shape(x_w)[1:]), np.asarray(x_w).dtype) if rest is None else np.concatenate(rest)
+        out[seg] = x_w
+        return out
+    obs = jax.tree.map(lambda x_w, *xs: full(x_w, xs), s_w, *[states[w].obs for w in range(N)])
+    final = jax.tree.map(lambda x_w, *xs: full(x_w, xs), st.final_obs, *[states[w].obs for w in range(N)])
+    r, term, trunc = full(np.asarray(st.reward, np.float64), None), full(st.terminated, None), full(st.truncated, None)
+    actions, logp = full(a_w, None), full(logp_w, None)
+    valid = full(~np.asarray(st.first), None)
+    if st.restarted: self._lost_episode(wid, st)
+    nonfinite = _nonfinite(r, states, final, N)
+    if nonfinite is not None or self._tainted.any(): r, valid = self._drop_nonfinite(nonfinite, r, valid, term | trunc)
+    kw = dict(s_next_final=final) if self.tracer.keep_final else {}
+    self.tracer.add(obs, actions, r, term, trunc, logp=logp, version=version, valid=valid, **kw)
+    self._count_episodes(r, term | trunc, valid)
+
+# %% ../nbs/15_acting.ipynb #414b2f50
 def _finite_or_zero(x):
     x = np.asarray(x)
     return np.where(np.isfinite(x), x, 0).astype(x.dtype) if x.dtype.kind == 'f' else x
@@ -185,7 +250,7 @@ def _lost_episode(self, wid:int, st):
     logging.getLogger(f'rlnb.{self.name}').warning(f"[{self.name}] actor {wid} ({entry['worker']}) failed after {self.env_steps:,} env steps and was replaced "
                  f"(restart {lost.get('restart')}/{self.config.max_restarts}, {entry['recovery_s'] or 0:.2f} s); its episode was dropped. Error: {entry['error']}")
 
-# %% ../nbs/15_acting.ipynb #03c5f108
+# %% ../nbs/15_acting.ipynb #423c75b4
 @patch_to(Acting)
 def _drop_nonfinite(self, bad, r, valid, done):
     "Non-finite env numbers: raise (`nonfinite='raise'`) or drop the episodes they belong to; returns the rewards and the valid mask to trace."
@@ -224,13 +289,14 @@ def _count_episodes(self, r, done, valid):
         self.episodes += int(ended.sum())
         self._returns[ended] = 0.0
 
-# %% ../nbs/15_acting.ipynb #b82857ad
+# %% ../nbs/15_acting.ipynb #f54f5112
 @patch_to(Acting)
 def _fresh_actors(self):
     "New actor envs seeded from (seed, env_steps), an empty tracer and queue: where a deterministic chunk or a resumed run starts. Returns the old pool, for the caller to close."
     old = self.env
     self.env = make_actors(self._env_arg, self.config, seed=_derived_seed(self.config.seed, self.env_steps))
     self._env_states = None
+    if self._in_flight is not None: self._in_flight = [None] * self.config.num_actors  # the new actors have nothing in flight
     self._returns[:] = 0.0
     self._tainted[:] = False
     self.tracer.reset()

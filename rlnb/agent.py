@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import math
 import time
 from pathlib import Path
@@ -17,14 +16,15 @@ from pathlib import Path
 import numpy as np
 import jax
 
-from .core import ConfigError, TrainingError, fix_mmap_threshold, in_thread, run_sync, trim_heap
-from .runtime import ALGOS, TrainedPolicy, config_from_state, env_spaces, get_algo, patch_to
+from .core import ConfigError, TrainingError, fix_mmap_threshold, in_thread, run_sync
+from .runtime import TrainedPolicy, env_spaces, get_algo, patch_to
 from .registry import algo_for_env
 from .evaluation import _renamed_policy
 from .spec import check_options, check_renamed
 from .presets import Preset, resolve_preset
 from .monitor import CSVSink, TensorBoardSink, WandbSink, _fmt, _logger, read_wandb_offline
-from .checkpoint import CKPT_DIR, _ckpt_name, check_run_dir, find_checkpoint, list_checkpoints, process_dir
+from .agent_checkpoints import AgentCheckpoints, _read_run
+from .checkpoint import CKPT_DIR, check_run_dir, find_checkpoint, list_checkpoints, process_dir
 from .checkpoint import prune_checkpoints, read_checkpoint, write_checkpoint
 
 _all_ = ['CKPT_DIR', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'process_dir', 'find_checkpoint', 'prune_checkpoints',
@@ -70,7 +70,7 @@ def _resolve_devices(devices, num_learners) -> list:
 _HEAD = ('wall_s', 'env_steps', 'updates', 'episodes', 'env_steps_per_s', 'updates_per_s', 'avg_G')  # columns before the algorithm's metrics
 _TAIL = ('lag_mean', 'lag_max', 'eval_return', 'eval_std')
 
-class DistributedAgent:
+class DistributedAgent(AgentCheckpoints):
     "Trainer facade (RLLTE's `DistributedAgent`): foreground or background training, evaluation, checkpoints, resume."
     def __init__(self,
                  env,  # gymnasium env id or zero-argument env factory (each actor builds its own copies)
@@ -379,119 +379,7 @@ async def stop(self,
     if t.exception() is not None: raise t.exception()
     return t.result()
 
-# %% ../nbs/22_agent.ipynb #d14efcf1
-@patch_to(DistributedAgent)
-def state_dict(self) -> dict:
-    "The whole run as pure data: the algorithm's state plus the agent's history, evaluations and wall-clock."
-    return dict(format='rlnb.DistributedAgent', version=1, algo=self.algo_name, tag=self.tag, seed=self.seed,
-                env=self.env_id or '', eval_env=self.eval_env_id or '', env_steps=self.algo.env_steps, saved_at=time.time(),
-                agent=dict(history=json.dumps(self.history), evals=json.dumps(self.evals), wall_s=self.wall_s),
-                state=self.algo.state_dict())
-
-@patch_to(DistributedAgent)
-def _check_tree(self, tree:dict):
-    if not isinstance(tree, dict) or tree.get('format') != 'rlnb.DistributedAgent':
-        raise ConfigError(f"not a DistributedAgent checkpoint (format {tree.get('format') if isinstance(tree, dict) else type(tree).__name__!r}).")
-    if tree['algo'] != self.algo_name: raise ConfigError(f"the checkpoint is a {tree['algo']} run; this agent runs {self.algo_name}.")
-
-@patch_to(DistributedAgent)
-def _restore_history(self, tree:dict):
-    self.history, self.evals = json.loads(tree['agent']['history']), json.loads(tree['agent']['evals'])
-    self.wall_s = float(tree['agent']['wall_s'])
-
-@patch_to(DistributedAgent)
-def load_state_dict(self, tree:dict):
-    "Restore `state_dict()` output (same algorithm and config); counters, replay and learning continue from it."
-    self._check_tree(tree)
-    self.algo.load_state_dict(tree['state'])
-    self._restore_history(tree)
-
-@patch_to(DistributedAgent)
-async def aload_state_dict(self, tree:dict):
-    "`load_state_dict` for a coroutine: the replay is copied in by a worker thread (`Runtime.aload_state_dict`)."
-    self._check_tree(tree)
-    await self.algo.aload_state_dict(tree['state'])
-    self._restore_history(tree)
-
-# %% ../nbs/22_agent.ipynb #3d248290
-@patch_to(DistributedAgent)
-def _checkpoint_bytes(self) -> int:
-    "About how much disk a save needs: the learner state and the replay storage, twice (the new file is written beside the old one), plus a margin."
-    a = self.algo
-    learner = sum(x.nbytes for x in jax.tree.leaves(a.learner_state))
-    return 2 * (learner + getattr(a.buffer, 'nbytes', 0)) + 16 * 2**20
-
-@patch_to(DistributedAgent)
-async def asave(self, path=None) -> Path:
-    "Write a checkpoint (default work_dir/checkpoints/ckpt-<env steps>.msgpack) atomically, off the loop; keeps the last `keep_checkpoints`."
-    tree = self.state_dict()
-    path = Path(path) if path is not None else self.work_dir / CKPT_DIR / _ckpt_name(self.algo.env_steps)
-    try: await in_thread(write_checkpoint, path, tree)
-    except OSError as e:
-        raise TrainingError(f"[{self.tag}] could not write the checkpoint {path} ({e.strerror or e}); nothing was replaced, the latest "
-                            f"checkpoint is still {self.last_checkpoint or '(none)'}. Free disk space (or pass another work_dir) and resume from it.") from e
-    finally:
-        del tree  # the state's copies go first, then the heap is trimmed (see `trim_heap`)
-        await in_thread(trim_heap)
-    if path.parent == self.work_dir / CKPT_DIR: await in_thread(prune_checkpoints, self.work_dir, self.keep_checkpoints)  # may delete gigabytes of replay
-    self.last_checkpoint = path
-    return path
-
-@patch_to(DistributedAgent)
-def save(self, path=None) -> Path:
-    "Plain form of `asave`."
-    if self.running: raise ConfigError(f"[{self.tag}] is training in the background; `await agent.stop()` writes a checkpoint.")
-    return run_sync(self.asave(path))
-
-@patch_to(DistributedAgent)
-async def aload(self, path) -> Path:
-    "Resume from a checkpoint file or a run directory's latest checkpoint."
-    if self.running: raise ConfigError(f"[{self.tag}] is training in the background; `await agent.stop()` first.")
-    path = find_checkpoint(path)
-    await self.aload_state_dict(await in_thread(read_checkpoint, path))
-    self.last_checkpoint = path
-    return path
-
-@patch_to(DistributedAgent)
-def load(self, path) -> Path:
-    "Plain form of `aload`."
-    return run_sync(self.aload(path))
-
-# %% ../nbs/22_agent.ipynb #66c8dce6
-def _read_run(path, env, caller:str, replay:bool=True):
-    "`(checkpoint file, its tree, env)` for a run directory or checkpoint file; `env` defaults to the env id the checkpoint stores."
-    path = find_checkpoint(path)
-    tree = read_checkpoint(path, replay)
-    if not isinstance(tree, dict) or tree.get('format') != 'rlnb.DistributedAgent': raise ConfigError(f"{path} is not a DistributedAgent checkpoint.")
-    env = env if env is not None else (tree.get('env') or None)
-    if env is None: raise ConfigError(f"{path} was trained on an env factory, not an env id; pass env=... to {caller}.")
-    return path, tree, env
-
-@patch_to(DistributedAgent)
-@classmethod
-def from_checkpoint(cls,
-                    path,  # checkpoint file or run directory (its latest checkpoint)
-                    env=None,  # env id or factory; None: the id stored in the checkpoint
-                    work_dir=None,  # run directory for what follows; None: the checkpoint's
-                    **kwargs,  # more constructor arguments (devices, eval_env, keep_checkpoints, func, ...)
-                   ) -> DistributedAgent:
-    "Rebuild an agent with the checkpoint's algorithm and config, and load the checkpoint into it."
-    path, tree, env = _read_run(path, env, 'from_checkpoint')
-    if tree['algo'] not in ALGOS: raise ConfigError(f"{path} holds a {tree['algo']!r} run; this rlnb has {', '.join(ALGOS)}.")
-    cfg = dataclasses.asdict(config_from_state(get_algo(tree['algo']).Config, tree['state']['config']))
-    if tree.get('eval_env'): kwargs.setdefault('eval_env', tree['eval_env'])
-    run_dir = path.parent.parent if path.parent.name == CKPT_DIR else path.parent
-    if jax.process_count() > 1 and run_dir.name == process_dir('.').name: run_dir = run_dir.parent  # the agent adds this process's part again
-    seed, det = cfg.pop('seed'), cfg.pop('deterministic', False)
-    agent = cls(env, tag=kwargs.pop('tag', tree.get('tag', 'default')), seed=seed, algo=tree['algo'], deterministic=det,
-                work_dir=work_dir if work_dir is not None else run_dir, **{**cfg, **kwargs})
-    try: agent.load_state_dict(tree)
-    except BaseException:
-        agent.close(); raise
-    agent.last_checkpoint = path
-    return agent
-
-# %% ../nbs/22_agent.ipynb #e8b436ef
+# %% ../nbs/22_agent.ipynb #5003ef31
 class MetricsTable(str):
     "Metrics rows as a markdown table: a notebook renders it, `print` shows the markdown."
     def _repr_markdown_(self): return str(self)
@@ -550,7 +438,7 @@ def close(self):
     try: self.algo.close()
     finally: self._close_wandb()
 
-# %% ../nbs/22_agent.ipynb #ddb0b1d5
+# %% ../nbs/22_agent.ipynb #0b6fc97a
 def load_policy(path,  # run directory (its latest checkpoint) or checkpoint file
                 env=None,  # env id or zero-argument factory for the spaces; None: the env id stored in the checkpoint
                 func=None,  # the forward pass the run was trained with, if it was not the algorithm's default

@@ -26,23 +26,21 @@ import gymnasium as gym
 from .core import EnvWorkerError, RLNBError, TrainingError, TransitionBatch, check_batch
 from .runtime import ALGOS, get_algo
 from .spec import RENAMED, env_kind
-from .presets import PRESET_DIR, Preset, presets, resolve_preset
+from .presets import PRESET_DIR, Preset, env_unavailable, presets, resolve_preset
 from .pixels import pixel_env
+from .env_core import MissingDependencyError, check_env_id, dependency_error
 
 # %% auto #0
 __all__ = ['make_env', 'smoke', 'train', 'evaluate', 'config_flag', 'add_config_arguments', 'config_overrides', 'main']
 
 # %% ../nbs/28_cli.ipynb #405f6836
 def make_env(env_id:str, **kwargs) -> gym.Env:
-    "`gymnasium.make(env_id)` (Atari and MinAtar ids through `rlnb.pixels.pixel_env`), with an `RLNBError` that suggests close ids when the id is unknown."
-    try:
-        env = pixel_env(env_id)
-        return env(**kwargs) if callable(env) else gym.make(env, **kwargs)
-    except gym.error.Error as e:
-        import difflib
-        close = difflib.get_close_matches(env_id, list(gym.registry), n=3, cutoff=0.6)
-        hint = f" Did you mean {', '.join(close)}?" if close else " See `gymnasium.pprint_registry()` for the ids."
-        raise RLNBError(f"Unknown gymnasium env id {env_id!r} ({type(e).__name__}).{hint}") from None
+    "`gymnasium.make(env_id)` (Atari and MinAtar ids through `rlnb.pixels.pixel_env`); an unknown id or a missing package is a `ConfigError` that says what to change."
+    env = pixel_env(env_id)
+    if callable(env): return env(**kwargs)
+    check_env_id(env)
+    try: return gym.make(env, **kwargs)
+    except gym.error.DependencyNotInstalled as e: raise dependency_error(f"env id {env_id!r}", e) from None  # e.g. pygame, to render
 
 # %% ../nbs/28_cli.ipynb #743635de
 def smoke(env_id:str='CartPole-v1',  # gymnasium env id
@@ -345,6 +343,9 @@ def main(argv:list[str]|None=None) -> int:
     except (TrainingError, EnvWorkerError) as e:  # a fault while training, not a bad option: exit 1, the checkpoint named in the note
         print(f"rlnb: error: {_with_notes(e)}", file=sys.stderr)
         return 1
+    except MissingDependencyError as e:  # nothing wrong with the options: what to install, and exit 2 as for any input that cannot run
+        print(f"rlnb: error: {_with_notes(e)}", file=sys.stderr)
+        return 2
     except RLNBError as e: p.error(_with_notes(e))
     except KeyboardInterrupt as e:
         if args.command != 'train': print('rlnb: interrupted.', file=sys.stderr)
@@ -357,20 +358,30 @@ def main(argv:list[str]|None=None) -> int:
 def _with_notes(e:BaseException) -> str: return '\n'.join([str(e), *getattr(e, '__notes__', [])])
 
 # %% ../nbs/28_cli.ipynb #9552a957
+def _short_reason(e:RLNBError) -> str:
+    "A few words for a preset's row: the extra (or package) to install, or 'unknown env id'."
+    extra, package = getattr(e, 'extra', None), getattr(e, 'package', None)
+    return f"needs rlnb[{extra}]" if extra else f"needs {package}" if package else "unknown env id"
+
 def _print_presets(args):
-    "`rlnb presets`: a table of the shipped presets, their JSON, or one preset's file."
+    "`rlnb presets`: a table of the shipped presets (those whose env cannot be made here marked), their JSON, or one preset's file."
     if args.name is not None:
         from rlnb.presets import get_preset
         print(get_preset(args.name).path.read_text(), end='')
         return
     found = presets(args.algo, args.env)
+    why = {env: env_unavailable(env) for env in sorted({p.env for p in found})}  # one check per env
     if args.json:
         for p in found: print(json.dumps(dict(name=p.name, algo=p.algo, env=p.env, steps=p.train.get('steps'), target_return=p.train.get('target_return'),
-                                              result=p.result, description=p.description, path=str(p.path))))
+                                              result=p.result, description=p.description, path=str(p.path), available=why[p.env] is None,
+                                              unavailable=None if why[p.env] is None else str(why[p.env]))))
         return
     if not found: raise RLNBError(f"no presets match" + (f" --algo {args.algo}" if args.algo else '') + (f" --env {args.env}" if args.env else '') + '.')
-    rows = [(p.name, p.algo, p.env, f"{p.train.get('steps', 0):,}", p.summary()) for p in found]
+    rows = [(p.name, p.algo, p.env, f"{p.train.get('steps', 0):,}", p.summary() + ('' if why[p.env] is None else f"  [not here: {_short_reason(why[p.env])}]"))
+            for p in found]
     w = [max(len(r[i]) for r in rows + [('name', 'algo', 'env', 'steps', '')]) for i in range(4)]
     print(f"{'name':<{w[0]}}  {'algo':<{w[1]}}  {'env':<{w[2]}}  {'steps':>{w[3]}}  tuned result")
     for r in rows: print(f"{r[0]:<{w[0]}}  {r[1]:<{w[1]}}  {r[2]:<{w[2]}}  {r[3]:>{w[3]}}  {r[4]}")
     print(f"(files in {PRESET_DIR}; `rlnb presets NAME` prints one; `rlnb train ALGO --env ENV` uses its pair's, flags override it)")
+    for env, e in why.items():
+        if e is not None: print(f"not here: {e}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import abc
 import difflib
 import functools
+import importlib
 import sys
 import threading
 from typing import Any, Callable, NamedTuple
@@ -20,7 +21,8 @@ import gymnasium as gym
 from .core import ConfigError, SpaceMismatchError, patch_to
 
 # %% auto #0
-__all__ = ['EnvState', 'EnvCore', 'worker_seed', 'env_factory', 'action_checker', 'EnvRunner']
+__all__ = ['EXTRAS', 'EnvState', 'EnvCore', 'worker_seed', 'MissingDependencyError', 'missing_dependency', 'dependency_error',
+           'check_env_id', 'env_factory', 'action_checker', 'EnvRunner']
 
 # %% ../nbs/01_env_core.ipynb #c171ed5c
 class EnvState(NamedTuple):
@@ -249,6 +251,69 @@ def worker_seed(seed:int,  # base seed of the whole run
     "A distinct, reproducible 31-bit seed for worker `rank` derived from the base `seed`."
     return int(np.random.SeedSequence(int(seed), spawn_key=(int(rank), int(restart))).generate_state(1)[0] >> 1)
 
+# %% ../nbs/01_env_core.ipynb #175b0976
+class MissingDependencyError(ConfigError, ImportError):
+    "An env or an env backend needs a package that is not installed; the message says what to install (`module`, `package`, `extra`: its parts)."
+    def __init__(self, message:str, module:str|None=None, package:str|None=None, extra:str|None=None):
+        super().__init__(message)
+        self.module, self.package, self.extra = module, package, extra
+
+EXTRAS = {  # top-level module an env backend imports -> (the package to name, the rlnb extra that installs it)
+    'Box2D': ('Box2D', 'box2d'),  # gymnasium's LunarLander, BipedalWalker, CarRacing
+    'mujoco': ('MuJoCo', 'mujoco'),  # gymnasium's HalfCheetah, Hopper, Ant, ...
+    'ale_py': ('ale-py (its wheels hold the Atari ROMs)', 'atari'),  # ALE/... ids (rlnb.pixels)
+    'minatar': ('MinAtar', 'atari'),  # MinAtar/... ids (rlnb.pixels)
+    'envpool': ('EnvPool', 'envpool'),  # the EnvPool backend
+    'gymnax': ('gymnax', 'jaxenvs'), 'brax': ('brax', 'jaxenvs'), 'jumanji': ('jumanji', 'jaxenvs'),  # JAX-native envs, stepped on the device
+    'ray': ('Ray', 'ray'),  # env workers as Ray actors
+}
+
+def missing_dependency(module:str,  # the module that could not be imported (its top-level package is looked up in `EXTRAS`)
+                       needed_by:str,  # what needs it, as the message names it: "env id 'LunarLander-v3'", "the EnvPool backend"
+                       error:BaseException|None=None,  # the import error, quoted in the message
+                       hint:str='',  # what else the user can do (e.g. "or use mode='process'")
+                      ) -> MissingDependencyError:
+    "The error to raise when `needed_by` cannot import `module`: the package to install and, where rlnb has one, its extra."
+    top = module.split('.')[0]
+    package, extra = EXTRAS.get(top, (top, None))
+    how = f'pip install "rlnb[{extra}]"' if extra else f"install the package that provides the module {top}"
+    why = f" ({type(error).__name__}: {error})" if error is not None else ''
+    return MissingDependencyError(f"{needed_by} needs {package}, which is not installed here: {how}{', ' + hint if hint else ''}{why}.",
+                                  top, package, extra)
+
+# %% ../nbs/01_env_core.ipynb #2d17aa73
+def _missing_module(error:BaseException) -> str|None:
+    "The top-level module an import error could not import, also where another error was raised from it (gymnasium's `DependencyNotInstalled`); one of `EXTRAS` first."
+    names, seen = [], set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, ImportError) and error.name: names.append(error.name.split('.')[0])
+        error = error.__cause__ or error.__context__
+    return next((n for n in names if n in EXTRAS), names[0] if names else None)
+
+def dependency_error(needed_by:str, error:BaseException) -> MissingDependencyError:
+    "`missing_dependency` for an error caught while importing or making what `needed_by` names: the missing module is read from the error, or from its words."
+    module = _missing_module(error) or next((m for m in EXTRAS if m.lower() in str(error).lower()), None)
+    if module is None: return MissingDependencyError(f"{needed_by} cannot be made here: {type(error).__name__}: {error}")
+    return missing_dependency(module, needed_by, error)
+
+def _close_ids(env_id:str) -> list[str]:
+    "Registered ids close to `env_id`, never `env_id` itself."
+    return [c for c in difflib.get_close_matches(env_id, list(gym.registry), n=4, cutoff=0.6) if c != env_id][:3]
+
+def check_env_id(env_id:str):
+    "The gymnasium spec of `env_id` once its env module imports; an unknown id is a `ConfigError` with close ids, a missing package a `MissingDependencyError`."
+    try: spec = gym.spec(env_id)
+    except gym.error.Error as e:
+        close = _close_ids(env_id)
+        raise ConfigError(f"unknown gymnasium env id {env_id!r} ({e}) " + (f"Did you mean {', '.join(close)}?" if close else
+                          "See gymnasium.pprint_registry() for the ids, or register your env with gymnasium.register first.")) from None
+    for ep in (spec.entry_point, spec.vector_entry_point):
+        if isinstance(ep, str) and ':' in ep:
+            try: importlib.import_module(ep.split(':')[0])
+            except (ImportError, gym.error.DependencyNotInstalled) as e: raise dependency_error(f"env id {env_id!r}", e) from None
+    return spec
+
 # %% ../nbs/01_env_core.ipynb #fd5964d3
 def _make_env(env_id:str, num_envs:int|None, vectorization_mode:str|None, kwargs:dict):
     if num_envs is None: return gym.make(env_id, **kwargs)
@@ -272,11 +337,7 @@ def env_factory(env,  # `gym.Env`, `gym.vector.VectorEnv`, env id string, or zer
     if isinstance(env, str):
         if num_envs is not None and (not isinstance(num_envs, int) or num_envs < 1):
             raise ConfigError(f"num_envs must be a positive int or None, got {num_envs!r}.")
-        try: gym.spec(env)  # fails now, not in a worker, for an unknown id
-        except gym.error.Error as e:
-            close = difflib.get_close_matches(env, list(gym.registry), n=3, cutoff=0.6)
-            raise ConfigError(f"unknown gymnasium env id {env!r} ({e}) " + (f"Did you mean {', '.join(close)}?" if close else
-                              "See gymnasium.pprint_registry() for the ids, or register your env with gymnasium.register first.")) from None
+        check_env_id(env)  # fails now, not in a worker, for an unknown id or a missing package
         return functools.partial(_make_env, env, num_envs, vectorization_mode, kwargs)
     if num_envs is not None or kwargs:
         raise ConfigError("num_envs, vectorization_mode and make-kwargs apply to an env id only; "

@@ -15,7 +15,7 @@ import traceback
 
 from .core import ConfigError
 from .core import patch_to
-from .env_core import EnvCore, EnvRunner, EnvState
+from .env_core import EnvCore, EnvRunner, EnvState, missing_dependency
 
 # %% auto #0
 __all__ = ['RayRunner']
@@ -25,11 +25,9 @@ _ray_lock = threading.Lock()
 _ray_up = None  # future of the local Ray instance that rlnb started (None: it started none)
 
 def _import_ray():
-    "The `ray` module, or a `ConfigError` saying how to install it."
+    "The `ray` module, or a `MissingDependencyError` (a `ConfigError`) saying how to install it."
     try: import ray
-    except ImportError as e:
-        raise ConfigError(f"mode='ray' needs Ray, which is not installed ({e}): pip install \"rlnb[ray]\", "
-                          f"or use mode='process' on this host.") from None
+    except ImportError as e: raise missing_dependency('ray', "mode='ray'", e, hint="or use mode='process' on this host") from None
     return ray
 
 def _ray_anchor(ray, fut):

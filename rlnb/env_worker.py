@@ -27,14 +27,16 @@ class EnvWorker(abc.ABC):
     "Interface and shared bookkeeping of an env worker: awaitable states, non-blocking actions, bounded cleanup."
     mode = 'sync'
     def __init__(self, env, rank:int|None=None, world_size:int|None=None, seed:int=0, restart:bool=False,
-                 max_restarts:int=3, num_envs:int|None=None, vectorization_mode:str|None=None, name:str|None=None, **make_kwargs):
+                 max_restarts:int=3, num_envs:int|None=None, vectorization_mode:str|None=None, name:str|None=None,
+                 fixed_seed:bool=False, **make_kwargs):
         if rank is None: rank, world_size = 0, 1 if world_size is None else world_size
         if world_size is None: world_size = rank + 1
         if not (isinstance(rank, (int, np.integer)) and isinstance(world_size, (int, np.integer)) and 0 <= rank < world_size):
             raise ConfigError(f"rank must be an int in [0, world_size), got rank={rank!r}, world_size={world_size!r}.")
         if not isinstance(max_restarts, int) or max_restarts < 0: raise ConfigError(f"max_restarts must be an int >= 0, got {max_restarts!r}.")
         self.rank, self.world_size, self.base_seed = int(rank), int(world_size), int(seed)
-        self.seed = worker_seed(seed, rank)
+        self.fixed_seed = bool(fixed_seed)  # every env it starts resets with `seed` itself (evaluation: a restart replays the same episodes)
+        self.seed = int(seed) if self.fixed_seed else worker_seed(seed, rank)
         self.name = name or f"env-worker-{rank}/{self.mode}"
         self._factory = env_factory(env, num_envs, vectorization_mode, **make_kwargs)
         if restart and isinstance(self._factory, _Given):
@@ -47,6 +49,10 @@ class EnvWorker(abc.ABC):
         self._waiter = self._restart_info = self._loop = None
         self.listener = None  # called (no arguments) each time a state or a failure arrives: how an async pool learns who is ready
         self._last_cmd, self._sent_at = 'start', time.monotonic()
+
+    def env_seed(self) -> int:
+        "Seed of the first reset of the env it starts now: `worker_seed(seed, rank, restarts)`, or `seed` itself with `fixed_seed`."
+        return self.seed if self.fixed_seed else worker_seed(self.base_seed, self.rank, self.restarts)
 
     def __repr__(self):
         status = 'closed' if self._closed else 'failed' if self._failed else 'stepping' if self._inflight else 'ready'
@@ -211,9 +217,10 @@ class SyncEnvWorker(EnvWorker):
                  num_envs:int|None=None,  # with an env id: run a vector env of this many copies
                  vectorization_mode:str|None=None,  # with `num_envs`: 'sync', 'async' or 'vector_entry_point'
                  name:str|None=None,  # name used in errors (default `env-worker-{rank}/sync`)
+                 fixed_seed:bool=False,  # reset with `seed` itself, the first env and every replacement (evaluation), not a seed per rank and restart
                  **make_kwargs,  # passed to `gym.make` / `gym.make_vec`
                 ):
-        super().__init__(env, rank, world_size, seed, restart, max_restarts, num_envs, vectorization_mode, name, **make_kwargs)
+        super().__init__(env, rank, world_size, seed, restart, max_restarts, num_envs, vectorization_mode, name, fixed_seed, **make_kwargs)
         self._core = None
         self._start_runner(0)
         if self._error is not None:
@@ -223,7 +230,7 @@ class SyncEnvWorker(EnvWorker):
     def _start_runner(self, episode_start):
         self._last_cmd = 'start'
         try:
-            core = EnvCore(self._factory(), worker_seed(self.base_seed, self.rank, self.restarts), episode_start, check=True)
+            core = EnvCore(self._factory(), self.env_seed(), episode_start, check=True)
             self._core, self._step = core, core.step
             self._describe(core.describe())
             st = core.reset()

@@ -49,6 +49,7 @@ class AsyncEnvWorker(EnvWorker):
                  start_method:Literal['spawn', 'forkserver']='spawn',  # how process mode starts children (never fork)
                  name:str|None=None,  # name used in errors (default `env-worker-{rank}/{mode}`)
                  ray_options:dict|None=None,  # mode='ray': options of the Ray actor (`num_cpus`, `resources`, `scheduling_strategy`, ...)
+                 fixed_seed:bool=False,  # reset with `seed` itself, the first env and every replacement (evaluation), not a seed per rank and restart
                  **make_kwargs,  # passed to `gym.make` / `gym.make_vec`
                 ):
         if mode not in ('thread', 'process', 'ray'): raise ConfigError(f"mode must be 'thread', 'process' or 'ray', got {mode!r}.")
@@ -60,7 +61,7 @@ class AsyncEnvWorker(EnvWorker):
         if not cleanup_time >= 0: raise ConfigError(f"cleanup_time must be >= 0 seconds, got {cleanup_time!r}.")
         self.mode, self.cleanup_time, self.daemon, self.start_method = mode, float(cleanup_time), daemon, start_method
         self.ray_options = dict(ray_options or {})
-        super().__init__(env, rank, world_size, seed, restart, max_restarts, num_envs, vectorization_mode, name, **make_kwargs)
+        super().__init__(env, rank, world_size, seed, restart, max_restarts, num_envs, vectorization_mode, name, fixed_seed, **make_kwargs)
         self._runner, self._closing = None, []
         self._start_runner(0)
 
@@ -80,7 +81,7 @@ class AsyncEnvWorker(EnvWorker):
 @patch_to(AsyncEnvWorker)
 def _start_runner(self, episode_start):
     self._reap()  # release what earlier runners left (a replaced runner is reaped here, not only at close)
-    seed = worker_seed(self.base_seed, self.rank, self.restarts)
+    seed = self.env_seed()
     self._inflight, self._last_cmd, self._sent_at = True, 'start', time.monotonic()
     report, name = self._on_runner, self.name
     if self.mode == 'thread': self._runner = ThreadRunner(report, name, self._factory, seed, episode_start, self.daemon)

@@ -8,7 +8,9 @@ Docs: https://rlnb.github.io/rlnb/evaluation.html.md"""
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
+import logging
 import time
 
 import numpy as np
@@ -16,7 +18,9 @@ import jax
 from flax import serialization
 import gymnasium as gym
 
-from .core import ConfigError, check_batch, in_thread, patch_to, preallocate, run_sync
+from .core import ConfigError, EnvWorkerError, check_batch, in_thread, patch_to, preallocate, run_sync
+from .envs import AsyncEnvWorker, SyncEnvWorker, get_worker_pool
+from .env_envpool import EnvPoolEnv
 from .parallel import ready
 from .spec import check_renamed, make_vector_env
 from .registry import get_algo
@@ -28,36 +32,83 @@ __all__ = ['Evaluation', 'write_video', 'TrainedPolicy']
 # %% ../nbs/18_evaluation.ipynb #53c8f7d6
 class Evaluation:
     """Evaluation, video recording and evaluation actions of a runtime.
-    Reads: `eval_env`, `config.seed`, `params` (the learner's latest), `_eval_act` and the spec's `env_action`, `observation_space`,
-    and `Acting._on_actor_device` (the evaluation policy acts where the actors act). Owns: `eval_seconds`."""
+    Reads: `eval_env`, `config` (`seed`, `actor_mode`, `max_restarts`), `name`, `env_steps`, `params` (the learner's latest), `_eval_act` and the spec's
+    `env_action`, `observation_space`, and from `Acting`: `_on_actor_device` (the evaluation policy acts where the actors act) and `_next_state`
+    (a step past `step_timeout` counts as a hang). Owns: `eval_seconds`; appends to `restart_log`."""
 
 # %% ../nbs/18_evaluation.ipynb #4d30e7d4
+def _env_name(env) -> str:
+    "How an error names an env: an id as given, a factory by its name (with the arguments of a `functools.partial`)."
+    if isinstance(env, str): return repr(env)
+    if isinstance(env, functools.partial): return f"{_env_name(env.func)}({', '.join(map(repr, env.args))})"
+    return f"from the factory {getattr(env, '__qualname__', type(env).__name__)}"
+
+@patch_to(Evaluation)
+def _eval_worker(self, n:int, seed:int):
+    "One env worker stepping `n` copies of the evaluation env where the actors step theirs, reset with `seed` itself, each replacement too."
+    cfg = self.config
+    factory = functools.partial(make_vector_env, self.eval_env, n)
+    kw = dict(seed=seed, fixed_seed=True, restart=cfg.max_restarts > 0, max_restarts=cfg.max_restarts)
+    if isinstance(self.eval_env, EnvPoolEnv): return self.eval_env.worker(n, **kw)  # an EnvPool batch in a thread, as the actors' are
+    mode = cfg.actor_mode if cfg.actor_mode in ('thread', 'process', 'ray') else 'sync'  # 'envpool'/'auto' with an env EnvPool lacks: in the loop
+    kw['name'] = f"{self.name}-eval/{mode}"
+    if mode == 'sync': return SyncEnvWorker(factory, **kw)
+    return AsyncEnvWorker(factory, mode=mode, **kw)
+
+@patch_to(Evaluation)
+def _eval_failed(self, e:EnvWorkerError, n:int, seed:int, steps:int) -> EnvWorkerError:
+    "The error of an evaluation whose env cannot go on: it names the evaluation env, its seed, how far it got and the env's error."
+    what = str(e).split('\n\nRemote traceback:')[0].removeprefix(f"[{e.worker}] ")
+    return EnvWorkerError(f"the evaluation env {_env_name(self.eval_env)} ({n} copies, seed {seed}) could not go on after "
+                          f"{steps} evaluation steps: {what}. The evaluation is abandoned; the run's training state is untouched by it.",
+                          worker=e.worker, remote_traceback=e.remote_traceback)
+
+@patch_to(Evaluation)
+def _eval_restart(self, worker, st, unfinished:int):
+    "The evaluation env was replaced after a failure: log it and describe it in `restart_log`."
+    lost = st.info.get('rlnb.lost_episode', {})
+    entry = dict(worker=worker.name, env_steps=self.env_steps, error=lost.get('error'), recovery_s=lost.get('recovery_s'), evaluation=True)
+    self.restart_log.append(entry)
+    logging.getLogger(f'rlnb.{self.name}').warning(
+        f"[{self.name}] the evaluation env ({worker.name}) failed and was replaced (restart {lost.get('restart')}/{self.config.max_restarts}); "
+        f"its {unfinished} unfinished episode(s) start again from their seeds. Error: {entry['error']}")
+
+# %% ../nbs/18_evaluation.ipynb #1e1899c0
 @patch_to(Evaluation)
 async def aevaluate(self,
                     num_eval_episodes:int=10,  # episodes, one env each, stepped together (`DistributedAgent.aeval`'s name too)
                     seed:int|None=None,  # seed of the envs' resets; None: the config's seed + 10,000
                     **kwargs,  # none: old names (`num_episodes`) get a `ConfigError` naming the new one
                    ) -> dict:
-    "Returns of `num_eval_episodes` episodes of the evaluation policy (one env each, stepped together); yields to the loop every step."
+    "Returns of `num_eval_episodes` episodes of the evaluation policy (one env each, stepped together in an env worker); `restarts`: how often its env was replaced."
     check_renamed(kwargs, 'aevaluate')
     if kwargs: raise TypeError(f"aevaluate got unexpected keyword argument(s) {', '.join(kwargs)}.")
     n = num_eval_episodes
     if not isinstance(n, int) or n < 1: raise ConfigError(f"num_eval_episodes must be an int >= 1, got {n!r}.")
-    venv, t0 = make_vector_env(self.eval_env, n), time.perf_counter()
+    seed = self.config.seed + 10_000 if seed is None else seed
+    t0, pool, steps, restarts = time.perf_counter(), None, 0, 0
     try:
-        obs, _ = venv.reset(seed=self.config.seed + 10_000 if seed is None else seed)
+        pool = get_worker_pool([self._eval_worker(n, seed)])
+        st, _ = await self._next_state(pool)
         G, done = np.zeros(n), np.zeros(n, bool)
         params = self._on_actor_device(self.params)  # the evaluation policy acts where the actors act
         while not done.all():
-            a = np.asarray(await ready(self._eval_act(params, obs)))
-            obs, r, term, trunc, _ = venv.step(self.env_action(a))
-            G += np.where(done, 0.0, r)
-            done |= term | trunc
+            a = np.asarray(await ready(self._eval_act(params, st.obs)))
+            pool.send_action(self.env_action(a), 0)
+            st, _ = await self._next_state(pool)
+            steps += 1
+            if st.restarted:  # a fresh env, reset with the same seed: the unfinished episodes start again
+                G[~done] = 0.0; restarts += 1
+                self._eval_restart(pool.workers[0], st, int((~done).sum()))
+                continue
+            G += np.where(done, 0.0, st.reward)
+            done |= st.terminated | st.truncated
             await asyncio.sleep(0)
+    except EnvWorkerError as e: raise self._eval_failed(e, n, seed, steps) from None
     finally:
-        venv.close()
+        if pool is not None: await pool.aclose()
         self.eval_seconds += time.perf_counter() - t0
-    return dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()), returns=G.tolist())
+    return dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()), returns=G.tolist(), restarts=restarts)
 
 @patch_to(Evaluation)
 def evaluate(self, num_eval_episodes:int=10, seed:int|None=None, **kwargs) -> dict:

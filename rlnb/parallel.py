@@ -22,7 +22,7 @@ from .core import ConfigError
 
 # %% auto #0
 __all__ = ['AXIS', 'make_mesh', 'replicate', 'batch_sharding', 'local_devices', 'spans_processes', 'shard_batch', 'host_local',
-           'pmean', 'axis_index', 'axis_size', 'gather', 'data_parallel', 'ready', 'ParamStore']
+           'pmean', 'axis_index', 'axis_size', 'gather', 'data_parallel', 'ready', 'to_host_async', 'ParamStore']
 
 # %% ../nbs/07_parallel.ipynb #14071a03
 AXIS = 'batch'  # name of the data-parallel mesh axis
@@ -151,6 +151,11 @@ def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; c
         return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=(P(), m_specs), check_vma=False))
 
     multi = spans_processes(mesh)
+    in_sharding = NamedSharding(mesh, P()) if n == 1 else batch_sharding(mesh, bdim)  # where the program takes its batch
+
+    def put(batch):
+        "Copy `batch` (host arrays) to where the program takes it, without waiting: the copy runs while the devices compute."
+        return shard_batch(batch, mesh, bdim) if multi else jax.device_put(batch, in_sharding)
 
     def run(state, batch):
         if multi: batch = shard_batch(batch, mesh, bdim)  # this process's rows become its part of the global batch
@@ -162,7 +167,7 @@ def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; c
         if max_in_flight: in_flight.append(jax.tree.leaves(out[1])[:1] or jax.tree.leaves(out[0])[:1])
         return out
 
-    run.mesh, run.num_fused, run.batch_axis = mesh, num_fused, batch_axis
+    run.mesh, run.num_fused, run.batch_axis, run.put = mesh, num_fused, batch_axis, put
     run.cache_size = lambda: len(cache)  # programs built so far (one per batch shape): tests check nothing recompiles
     return run
 
@@ -181,6 +186,13 @@ async def ready(tree,
         else:
             await asyncio.sleep(delay)
             delay = min(2 * delay, max_poll)
+    return tree
+
+# %% ../nbs/07_parallel.ipynb #28bfe70b
+def to_host_async(tree):
+    "Start copying every array of `tree` that this process holds to the host, without waiting; returns `tree`. Later reads (`np.asarray`, `host_local`) then find the values there."
+    for x in jax.tree.leaves(tree):
+        if isinstance(x, jax.Array) and x.is_fully_addressable: x.copy_to_host_async()
     return tree
 
 # %% ../nbs/07_parallel.ipynb #c2b33701

@@ -16,6 +16,7 @@ import gymnasium as gym
 import flax.linen as nn
 
 from .core import ConfigError
+from .env_core import check_env_id, missing_dependency
 
 # %% auto #0
 __all__ = ['is_image_space', 'StackedFrames', 'NatureCNN', 'SmallCNN', 'image_encoder', 'area_weights', 'AtariPreprocessing',
@@ -37,10 +38,12 @@ class NatureCNN(nn.Module):
     "The DQN encoder (Mnih et al. 2015): conv 32×8×8/4, 64×4×4/2, 64×3×3/1, then dense `features`; inputs are multiplied by `scale` first."
     features: int = 512
     scale: float = 1.0  # 1/255 for uint8 pixels
+    channels_first: bool = False  # inputs are (batch, channels, height, width), e.g. EnvPool's stacks
 
     @nn.compact
     def __call__(self, x):
         x = jnp.asarray(x, jnp.float32) * self.scale
+        if self.channels_first: x = jnp.moveaxis(x, 1, -1)
         for c, k, s in ((32, 8, 4), (64, 4, 2), (64, 3, 1)):
             x = nn.relu(nn.Conv(c, (k, k), strides=(s, s), padding='VALID')(x))
         return nn.relu(nn.Dense(self.features)(x.reshape(x.shape[0], -1)))
@@ -49,19 +52,22 @@ class SmallCNN(nn.Module):
     "The MinAtar encoder (Young & Tian 2019) for small images: conv 16×3×3/1, then dense `features`."
     features: int = 128
     scale: float = 1.0
+    channels_first: bool = False  # inputs are (batch, channels, height, width)
 
     @nn.compact
     def __call__(self, x):
         x = jnp.asarray(x, jnp.float32) * self.scale
+        if self.channels_first: x = jnp.moveaxis(x, 1, -1)
         x = nn.relu(nn.Conv(16, (3, 3), padding='VALID')(x))
         return nn.relu(nn.Dense(self.features)(x.reshape(x.shape[0], -1)))
 
 def image_encoder(space:gym.Space) -> nn.Module:
-    "The default encoder for an image space: `NatureCNN` from 36×36 pixels up, `SmallCNN` below; uint8 images are scaled by 1/255."
+    "The default encoder for an image space: `NatureCNN` from 36×36 pixels up, `SmallCNN` below; uint8 images are scaled by 1/255; a `StackedFrames` space with the stack first (EnvPool's) is read channels-first."
     if not is_image_space(space): raise ConfigError(f"image_encoder needs a Box of shape (height, width, channels), got {space}.")
-    h, w, _ = space.shape
+    first = getattr(space, 'stack_axis', -1) == 0
+    h, w = space.shape[1:] if first else space.shape[:2]
     scale = 1 / 255 if space.dtype == np.uint8 else 1.0
-    return NatureCNN(scale=scale) if min(h, w) >= 36 else SmallCNN(scale=scale)
+    return NatureCNN(scale=scale, channels_first=first) if min(h, w) >= 36 else SmallCNN(scale=scale, channels_first=first)
 
 # %% ../nbs/11_pixels.ipynb #a84235de
 def area_weights(src:int, dst:int) -> np.ndarray:
@@ -157,7 +163,7 @@ def make_atari(env_id:str,  # an ALE id, e.g. 'ALE/Pong-v5'
               ) -> gym.Env:
     "An Atari env with the DQN preprocessing: `AtariPreprocessing` then `FrameStack`, (84, 84, 4) uint8 stacked grayscale frames."
     try: import ale_py
-    except ImportError: raise ConfigError(f"{env_id} needs ale-py: pip install \"rlnb[atari]\" (its wheels include the Atari ROMs).") from None
+    except ImportError as e: raise missing_dependency('ale_py', f"env id {env_id!r}", e) from None
     gym.register_envs(ale_py)
     env = gym.make(env_id, frameskip=1, obs_type='grayscale', **ale_kwargs)
     env = AtariPreprocessing(env, noop_max, frame_skip, screen_size, train if terminal_on_life_loss is None else terminal_on_life_loss,
@@ -170,12 +176,12 @@ def pixel_env(env, train:bool=True):
     if not isinstance(env, str): return env
     if env.startswith('ALE/'):
         try: import ale_py
-        except ImportError: raise ConfigError(f"{env} needs ale-py: pip install \"rlnb[atari]\" (its wheels include the Atari ROMs).") from None
+        except ImportError as e: raise missing_dependency('ale_py', f"env id {env!r}", e) from None
         gym.register_envs(ale_py)
-        gym.spec(env)  # an unknown game fails here, with gymnasium's hint
+        check_env_id(env)  # an unknown game fails here, with the ids it may have meant
         return functools.partial(make_atari, env, train)
     if env.startswith('MinAtar/') and env not in gym.registry:
         try: import minatar.gym
-        except ImportError: raise ConfigError(f"{env} needs MinAtar: pip install \"rlnb[atari]\" (or pip install minatar).") from None
+        except ImportError as e: raise missing_dependency('minatar', f"env id {env!r}", e) from None
         minatar.gym.register_envs()
     return env

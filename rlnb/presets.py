@@ -16,11 +16,14 @@ import warnings
 import rlnb
 
 from .core import ConfigError
+from .env_core import check_env_id
+from .pixels import pixel_env
 from .runtime import ALGOS, get_algo
 from .spec import check_renamed
 
 # %% auto #0
-__all__ = ['PRESET_DIR', 'TRAIN_KEYS', 'Preset', 'read_preset', 'presets', 'find_preset', 'get_preset', 'resolve_preset']
+__all__ = ['PRESET_DIR', 'TRAIN_KEYS', 'Preset', 'read_preset', 'presets', 'find_preset', 'get_preset', 'resolve_preset',
+           'env_unavailable']
 
 # %% ../nbs/21_presets.ipynb #38bc54b9
 PRESET_DIR = pathlib.Path(rlnb.__file__).parent / 'hyperparams'  # the presets shipped with rlnb
@@ -118,3 +121,12 @@ def resolve_preset(preset, algo:str, env) -> Preset|None:
     if isinstance(env, str) and p.env != env and not isinstance(preset, Preset):  # a `Preset` object was resolved (and warned about) already
         warnings.warn(f"preset {p.name} was tuned on {p.env}; using it on {env}.", stacklevel=2)
     return p
+
+# %% ../nbs/21_presets.ipynb #83f34bca
+def env_unavailable(env:str) -> ConfigError|None:
+    "Why env id `env` cannot be made here: the error making it would raise (a missing package with its extra, an unknown id), or None where it can be made."
+    try:
+        made = pixel_env(env)  # ALE/ and MinAtar/ ids through their packages
+        if isinstance(made, str): check_env_id(made)
+    except ConfigError as e: return e
+    return None

@@ -26,7 +26,7 @@ class RunState:
     """The whole-run state of a runtime: `state_dict` and its inverse.
     Reads and restores: `config`, `name`, `get_state`, `observation_space`, `action_space`, `algo_name`, `shape_fields`, `_learner_state`, `mesh`,
     `pacing`, `store`, `rng`, `running`, and the counters `updates`, `env_steps`, `episodes`, `eval_seconds`, `actor_restarts`,
-    `dropped_episodes`, `eval_history`, `version`, `_published_at`; finishes `_pending` (`Schedules._record`), restarts the actors
+    `dropped_episodes`, `eval_history`, `version`, `_published_at`; drops `_next` (an input taken ahead); finishes `_pending` (`Schedules._record`), restarts the actors
     (`Acting._fresh_actors`) and takes the restored params (`Acting.pull_state`)."""
 
 # %% ../nbs/17_runstate.ipynb #2e9e43f3
@@ -129,6 +129,7 @@ async def aload_state_dict(self, state:dict):
 def _restore(self, state:dict, learner):
     "The rest of a load, once the state is checked and the replay restored: learner state, counters, RNG, published params, fresh actors."
     self._learner_state = replicate(learner, self.mesh)
+    self._next = None  # an input taken ahead from the replaced replay or queue is dropped
     c = state['counters']
     self.updates, self.env_steps, self.episodes = int(c['updates']), int(c['env_steps']), int(c['episodes'])
     self.eval_seconds = float(c['eval_seconds'])

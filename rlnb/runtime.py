@@ -19,10 +19,11 @@ import jax
 import gymnasium as gym
 
 from .core import ConfigError, in_thread, patch_to, preallocate, run_sync
-from .parallel import data_parallel, local_devices, make_mesh, replicate
+from .parallel import data_parallel, local_devices, make_mesh, replicate, to_host_async
 from .pixels import pixel_env
+from .env_core import check_env_id
 from .workers import WorkerBase
-from .spec import RuntimeConfig, Spec, adam_clipped, check_options, check_renamed, env_spaces, make_actors, make_vector_env, need, numpy_init, zero_init
+from .spec import RuntimeConfig, Spec, actor_envs, adam_clipped, check_options, check_renamed, env_spaces, make_actors, make_vector_env, need, numpy_init, zero_init
 from .registry import ALGOS, get_algo, register
 from .pacing import OnPolicyQueue, Pacing, PacingHost, ReplayRatio
 from .tracing import Tracer
@@ -50,9 +51,10 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
         check_options(overrides, cls, self.algo_name)  # an unknown field, or an old name (rlnb.spec.RENAMED) with its new one
         if config is not None and not isinstance(config, cls): raise ConfigError(f"config must be a {cls.__name__}, got {type(config).__name__}.")
         cfg = dataclasses.replace(config or cls(), **overrides)
-        env, eval_env = pixel_env(env, train=True), pixel_env(env if eval_env is None else eval_env, train=False)  # Atari ids get their preprocessing
+        env, eval_env = actor_envs(env, eval_env, cfg.actor_mode)  # Atari ids get their preprocessing; EnvPool's envs where the actors step EnvPool
         self.config, self._env_arg = cfg, env
         self.eval_env = eval_env
+        if isinstance(eval_env, str): check_env_id(eval_env)  # an unknown id or a missing package fails now, not at the first evaluation
         pool = make_actors(env, cfg)
         try:
             w0 = pool.workers[0]  # a sync worker knows its spaces now; thread and process workers only once their env is up
@@ -88,13 +90,18 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
         self._learner_state = replicate(state, self.mesh)
         self.updates, self.env_steps, self.episodes = 0, 0, 0
         self.actor_restarts, self.dropped_episodes = 0, 0  # envs replaced after a failure; episodes dropped for non-finite numbers
-        self.restart_log: list[dict] = []  # one entry per replaced env: worker, env_steps, error, recovery_s
+        self.restart_log: list[dict] = []  # one entry per replaced env: worker, env_steps, error, recovery_s (and evaluation=True for an evaluation env)
         self._tainted = np.zeros(cfg.num_envs, bool)  # envs whose episode is being dropped (nonfinite='drop')
         self._pending = None  # (data, metrics, learner state, updates) of the learner dispatch in flight
+        self._next = None  # (data, placed input) of the next dispatch, taken while the one in flight computes (concurrent roles)
+        self._feed_ahead = not cfg.deterministic and self.pacing.buffer is not None  # take the next dispatch's input ahead from replay (see `Schedules._learner_dispatch`)
+        self._place_ahead = None  # whether the learner's input is copied to the devices ahead: decided on the first input (`_worth_placing`)
+        self._learner_on_cpu = local_devices(self.mesh)[0].platform == 'cpu'  # the host reads the learner's results where they are
         self.eval_history: list[tuple[int, float]] = []
         self.eval_seconds = 0.0  # wall-clock spent in evaluations (benchmarks subtract it)
         self._returns = np.zeros(cfg.num_envs)
         self._env_states = None  # the actors' latest env states, kept across stop/start
+        self._in_flight = [None] * cfg.num_actors if self.ready_ticks() else None  # per actor, what its step in flight was sent with (ready ticks, `rlnb.acting`)
         self._learned, self._rolled = asyncio.Event(), asyncio.Event()
         self._published_at, self.actor_version = 0, 0
         self._compiles = None  # name -> future of the compile-ahead jobs (`start_compile`)
@@ -141,12 +148,30 @@ def get_state(self):
 @patch_to(Runtime)
 def learn(self, data) -> dict:
     "One dispatch of K = `updates_per_dispatch` data-parallel updates on K * `batch_size` items (in order); returns the metrics (device arrays)."
+    return self._learn_placed(self._place(data))
+
+_PLACE_AHEAD_BYTES = 1 << 20  # a learner input of at least this many bytes is copied to an accelerator as soon as it is prepared
+
+@patch_to(Runtime)
+def _place(self, data):
+    "`data` as the learner's input (`_dispatch_input`): host arrays, or, where `_worth_placing`, device arrays whose copy is started and not waited for."
     b = self._dispatch_input(data)
+    if self._place_ahead is None: self._place_ahead = self._worth_placing(b)
+    return self._update.put(b) if self._place_ahead else b
+
+@patch_to(Runtime)
+def _worth_placing(self, b) -> bool:
+    "Whether the learner's input `b` is copied ahead: to an accelerator (not the CPU), and `_PLACE_AHEAD_BYTES` or more."
+    return not self._learner_on_cpu and sum(np.asarray(x).nbytes for x in jax.tree.leaves(b)) >= _PLACE_AHEAD_BYTES
+
+@patch_to(Runtime)
+def _learn_placed(self, b) -> dict:
+    "One dispatch on the input `b` from `_place`; returns the metrics (device arrays), whose copies to the host are started (on an accelerator)."
     if self._compiles is not None: self._compiles['update'].result()  # instant unless a compile-ahead is still running (never on the loop's path)
     self._learner_state, metrics = self._update(self._learner_state, b)
     before, self.updates = self.updates, self.updates + self.config.updates_per_dispatch
     self._learner_state = self.after_updates(self._learner_state, before, self.updates)
-    return metrics
+    return metrics if self._learner_on_cpu else to_host_async(metrics)
 
 @patch_to(Runtime)
 def push_state(self) -> int:
@@ -184,10 +209,15 @@ def start_compile(self):
     "Start compiling the fused learner update, the actors' policy and the pacing's programs, each in a worker thread, on zero inputs of the real shapes; returns at once. Idempotent."
     if self._compiles is not None: return
     cfg = self.config
-    b = self._zero_input(self.pacing.dispatch_size())
+    b = self._zero_input(self.pacing.dispatch_size())  # placed, or not, as the learner's inputs will be: the same program
     state, params, obs = self._learner_state, self.acting_params, preallocate(self.observation_space, cfg.num_envs)
     noise = self.noise(np.random.default_rng(0), cfg.num_envs)
+    if self._place_ahead is None: self._place_ahead = self._worth_placing(b)
+    if self._place_ahead: b = self._update.put(b)
     jobs = dict(update=lambda: self._update(state, b), act=lambda: self._act(params, obs, noise), **self.pacing.programs())
+    if self._in_flight is not None:  # ready ticks act for one actor's envs at a time
+        one = lambda x: x[:cfg.envs_per_actor]
+        jobs['act_one'] = lambda: self._act(params, jax.tree.map(one, obs), jax.tree.map(one, noise))
     pool = concurrent.futures.ThreadPoolExecutor(len(jobs), thread_name_prefix=f'{self.name}-compile')
     self._compiles = {k: pool.submit(lambda job=job: jax.block_until_ready(job())) for k, job in jobs.items()}
     pool.shutdown(wait=False)  # each thread ends with its job

@@ -24,30 +24,39 @@ class Schedules:
     Reads: `config`, `pacing`, `tracer`, `store`, `stats`, `mesh`, `name`, `updates`, `_learner_state`, `learn`, `push_state`,
     `actor_params`, `compiled`, `_tasks` (the running roles), and from `Acting`: `_first_states`,
     `_actor_tick`, `env_steps`.
-    Owns: `_pending` (the dispatch in flight), `_published_at`, `version` (publishes with `publish_ready`), `_learned` and
+    Reads `_feed_ahead` (whether the learner takes the next dispatch's input ahead), `_learner_on_cpu`, `_place` and `_learn_placed` (the halves of `learn`).
+    Owns: `_pending` (the dispatch in flight), `_next` (the next dispatch's data and placed input, taken ahead), `_published_at`, `version` (publishes with `publish_ready`), `_learned` and
     `_rolled` (the events the roles wake each other with)."""
 
 # %% ../nbs/16_schedules.ipynb #88a7f7ea
 @patch_to(Schedules)
 async def _learner_dispatch(self):
-    "Take one dispatch's data and run the fused data-parallel updates; finish the previous dispatch while this one computes; publish."
+    "Run one dispatch's fused data-parallel updates (on the input taken ahead, if any); finish the previous dispatch while this one computes; publish; take the next input ahead."
     cfg = self.config
     await self.compiled('update')
-    data = self.pacing.take()
+    data, b = self._next if self._next is not None else self._take()
+    self._next = None
     pending = self._pending is not None and self.config.publish_ready and self._pending[3] - self._published_at >= self.config.publish_interval
     lag = self.store.version + int(pending) - np.asarray(data.version)  # publishes behind the learner's params (with publish_ready, counting the one in flight)
-    metrics = self.learn(data)
+    metrics = self._learn_placed(b)
     self.stats.count(updates=cfg.updates_per_dispatch)
     self.stats.record(lag_mean=lag.mean(), lag_max=lag.max())
     await self._finish_dispatch()
     self._pending = (data, metrics, self._learner_state, self.updates)
     if not cfg.publish_ready and self.updates - self._published_at >= cfg.publish_interval: self.push_state()
+    if self._feed_ahead and self.pacing.learner_may_run(): self._next = self._take()  # the next dispatch's input, prepared while this one computes
+
+@patch_to(Schedules)
+def _take(self):
+    "One dispatch's data from the pacing, and its learner input (`Runtime._place`)."
+    data = self.pacing.take()
+    return data, self._place(data)
 
 @patch_to(Schedules)
 async def _finish_dispatch(self):
     "Await the dispatch in flight (without blocking the loop); hand its metrics to the pacing (e.g. priorities) and the statistics; with `publish_ready`, publish its params."
     if self._pending is None: return
-    await ready(self._pending[1])
+    await ready(self._pending[1], spin=5e-4 if self._learner_on_cpu else 2e-3)  # an accelerator's update often ends within a millisecond or two: yield until then rather than sleep a whole selector tick past it
     self._record(*self._pending)
 
 @patch_to(Schedules)
@@ -97,7 +106,7 @@ async def learner(self, stop:asyncio.Event):
     "Learner: collect queued data, run dispatches while the pacing allows, publish."
     while not stop.is_set():
         await self.pacing.collect()
-        if not self.pacing.learner_may_run():
+        if self._next is None and not self.pacing.learner_may_run():  # a dispatch taken ahead runs whatever the pacing says now
             await self._wait(self._rolled, stop)
             continue
         await self._learner_dispatch()

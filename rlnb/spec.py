@@ -21,11 +21,14 @@ import gymnasium as gym
 
 from .core import ConfigError
 from .envs import AsyncEnvWorker, SyncEnvWorker, env_factory, get_worker_pool
+from .env_envpool import EnvPoolEnv, backend_of
+from .pixels import pixel_env
 from .functions import preprocessed_shape
 
 # %% auto #0
 __all__ = ['RENAMED', 'ENV_KINDS', 'need', 'RuntimeConfig', 'renamed_message', 'check_renamed', 'check_options', 'env_kind',
-           'make_vector_env', 'make_actors', 'env_spaces', 'numpy_init', 'zero_init', 'adam_clipped', 'Spec']
+           'make_vector_env', 'make_actors', 'actor_envs', 'env_spaces', 'numpy_init', 'zero_init', 'adam_clipped',
+           'Spec']
 
 # %% ../nbs/12_spec.ipynb #9f7a1448
 def need(cfg, ok:bool, name:str, what:str):
@@ -37,7 +40,7 @@ class RuntimeConfig:
     "The fields every algorithm shares: actors, learner batches, publishing, seed and schedule."
     num_actors: int = 4  # actors (env workers); each steps `envs_per_actor` envs
     envs_per_actor: int = 8  # envs stepped together by one actor (a gymnasium vector env)
-    actor_mode: str = 'sync'  # where actors step their envs: 'sync' (in the loop), 'thread', 'process' or 'ray' (Ray actors, the `ray` extra)
+    actor_mode: str = 'sync'  # where actors step their envs: 'sync' (in the loop), 'thread', 'process', 'ray' (Ray actors, the `ray` extra), 'envpool' (EnvPool's C++ batches, the `envpool` extra) or 'auto' (EnvPool where it is installed and has the env, else 'sync')
     batch_size: int = 32  # learner batch per update: transitions (replay) or trajectories (on-policy), split over the devices
     updates_per_dispatch: int = 1  # K updates fused into one device call (lax.scan)
     queue_size: int = 64  # storage slots between actors and learner, in traced batches (one tick's transitions, or one unroll of every env); full slots make the actors wait
@@ -57,7 +60,7 @@ class RuntimeConfig:
         "Validate every field (subclasses extend it); raises `ConfigError` naming the field."
         for name in ('num_actors', 'envs_per_actor', 'batch_size', 'updates_per_dispatch', 'queue_size', 'publish_interval'):
             need(self, isinstance(getattr(self, name), int) and getattr(self, name) >= 1, name, 'must be an int >= 1')
-        need(self, self.actor_mode in ('sync', 'thread', 'process', 'ray'), 'actor_mode', "must be 'sync', 'thread' or 'process' (or 'ray': Ray actors, the `ray` extra)")
+        need(self, self.actor_mode in ('sync', 'thread', 'process', 'ray', 'envpool', 'auto'), 'actor_mode', "must be 'sync', 'thread' or 'process' (or 'ray': Ray actors, the `ray` extra; 'envpool': EnvPool, the `envpool` extra; 'auto': EnvPool where it has the env)")
         need(self, self.max_policy_lag is None or self.max_policy_lag >= 0, 'max_policy_lag', 'must be None or >= 0')
         need(self, isinstance(self.publish_ready, bool), 'publish_ready', 'must be True or False')
         need(self, not (self.publish_ready and self.max_policy_lag is not None), 'publish_ready',
@@ -120,8 +123,9 @@ def _vector_mode(env_id:str) -> str:
     return 'vector_entry_point' if gym.spec(env_id).vector_entry_point is not None else 'sync'
 
 def make_vector_env(env, num_envs:int) -> gym.vector.VectorEnv:
-    "A vector env of `num_envs` copies of `env` (an env id or a zero-argument factory)."
+    "A vector env of `num_envs` copies of `env` (an env id, a zero-argument factory, or an `EnvPoolEnv`)."
     if env_kind(env) is not None: raise ConfigError(f"{env} is a {env.split(':')[0]} env, stepped on the device (`rlnb.spec.ENV_KINDS`): it has no gymnasium vector env.")
+    if isinstance(env, EnvPoolEnv): return env.make_vec(num_envs)
     if isinstance(env, str): return gym.make_vec(env, num_envs, vectorization_mode=_vector_mode(env))
     if callable(env): return gym.vector.SyncVectorEnv([env] * num_envs)
     raise ConfigError(f"need an env id or a zero-argument env factory to build {num_envs} copies, got {type(env).__name__}.")
@@ -131,13 +135,21 @@ def make_actors(env, cfg:RuntimeConfig, seed:int|None=None):
     N, E, seed = cfg.num_actors, cfg.envs_per_actor, cfg.seed if seed is None else seed
     if (kind := env_kind(env)) is not None: return kind.make_pool(env, cfg)  # a device-stepped env: no host actors
     if jax.process_count() > 1: seed = _derived_seed(seed, 1 + jax.process_index())  # each process of a multi-host learner explores its own episodes
+    kw = dict(seed=seed, world_size=N, restart=cfg.max_restarts > 0, max_restarts=cfg.max_restarts)
+    if (ep := backend_of(env, cfg.actor_mode)) is not None: return get_worker_pool([ep.worker(E, rank=i, **kw) for i in range(N)])  # one EnvPool batch per actor
     if isinstance(env, str): env_factory(env)  # an unknown id fails here, with the ids it may have meant
     if isinstance(env, str) or (callable(env) and not isinstance(env, gym.Env)): factory = lambda: make_vector_env(env, E)
     else: raise ConfigError(f"the runtime builds {N} actors: pass an env id or a zero-argument env factory, not {type(env).__name__}.")
-    kw = dict(seed=seed, world_size=N, restart=cfg.max_restarts > 0, max_restarts=cfg.max_restarts)
-    if cfg.actor_mode == 'sync': workers = [SyncEnvWorker(factory, rank=i, **kw) for i in range(N)]
+    if cfg.actor_mode in ('sync', 'auto'): workers = [SyncEnvWorker(factory, rank=i, **kw) for i in range(N)]
     else: workers = [AsyncEnvWorker(factory, rank=i, mode=cfg.actor_mode, **kw) for i in range(N)]
     return get_worker_pool(workers)
+
+def actor_envs(env, eval_env, actor_mode:str) -> tuple:
+    "The training and evaluation envs a runtime keeps for `env` (`eval_env`: None for `env`): `EnvPoolEnv`s where the actors step EnvPool (`backend_of`; an `eval_env` EnvPool lacks steps in gymnasium), else Atari ids as `make_atari` factories (`pixel_env`)."
+    if env_kind(env) is not None: return env, None  # a device-stepped env (`ENV_KINDS`): its kind's runtime evaluates it on the device
+    train = backend_of(env, actor_mode)
+    if train is None: return pixel_env(env, train=True), pixel_env(env if eval_env is None else eval_env, train=False)
+    return train, EnvPoolEnv.resolve(env if eval_env is None else eval_env, train=False, required=eval_env is None) or pixel_env(eval_env, train=False)
 
 def env_spaces(env) -> tuple:
     "`(observation space, action space)` of one copy of `env`, from a probe built here and closed at once."
@@ -168,7 +180,7 @@ def adam_clipped(learning_rate:float, max_grad_norm:float) -> optax.GradientTran
     "Global-norm clipping then Adam, on one flat vector (a few fused ops instead of one per layer), with a shape-only `init`."
     return zero_init(optax.flatten(optax.chain(optax.clip_by_global_norm(max_grad_norm), optax.adam(learning_rate))))
 
-# %% ../nbs/12_spec.ipynb #3239115f
+# %% ../nbs/12_spec.ipynb #765510c6
 class Spec(abc.ABC):
     "What an algorithm supplies to the runtime: its config class, its name, and the hooks below (the abstract ones are required). `Runtime` subclasses it; an algorithm subclasses `Runtime`."
     Config: ClassVar[type] = RuntimeConfig  # the algorithm's frozen config dataclass (a RuntimeConfig)

@@ -13,6 +13,7 @@ import pytest
 from rlnb.agent import DistributedAgent, load_policy, read_checkpoint, write_checkpoint
 from rlnb.cli import main
 from rlnb.core import ConfigError, EnvWorkerError, RLNBError, SpaceMismatchError, TransitionBatch
+from rlnb.env_core import MissingDependencyError
 from rlnb.envs import AsyncEnvWorker, AsyncWorkerPool, SyncEnvWorker, get_worker_pool
 from rlnb.replay import PrioritizedReplayBuffer, ReplayBuffer
 from rlnb.runtime import RuntimeConfig, get_algo
@@ -57,6 +58,24 @@ def _pool_step(action):
     asyncio.run(go())
 
 
+@contextlib.contextmanager
+def _without(module, *also):
+    "As if `module` were not installed: importing it fails (and the modules in `also` that import it are imported afresh); restored after."
+    import sys
+    names = [k for k in sys.modules if k.split('.')[0] == module or any(k == m or k.startswith(m + '.') for m in also)]
+    saved = {k: sys.modules.pop(k) for k in names}
+    sys.modules[module] = None
+    try: yield
+    finally:
+        for k in [k for k in sys.modules if k.split('.')[0] == module or any(k == m or k.startswith(m + '.') for m in also)]: del sys.modules[k]
+        sys.modules.update(saved)
+
+
+def _missing(module, fn, *also):
+    "Run `fn()` as if `module` were not installed."
+    with _without(module, *also): return fn()
+
+
 def _file(tmp, data=b'not a checkpoint'):
     p = tmp / 'file.bin'
     p.write_bytes(data)
@@ -91,6 +110,13 @@ CASES = [
     ('cli-max-restarts', lambda t: cli('train', 'apex-dqn', '--max-restarts', '-1', '--out', str(t / 'r')), 2, r"max_restarts=-1: must be an int >= 0"),
     ('cli-unknown-algo', lambda t: cli('train', 'dreamer'), 2, r"invalid choice: 'dreamer'"),
     ('cli-frame-replay-word', lambda t: cli('train', 'apex-dqn', '--frame-replay', 'maybe'), 2, r"--frame-replay: expected true, false or none, got 'maybe'"),
+    ('cli-env-needs-box2d', lambda t: _missing('Box2D', lambda: cli('train', 'ppo', '--env', 'LunarLander-v3', '--out', str(t / 'r')), 'gymnasium.envs.box2d'), 2,
+     r'^(?!.*Did you mean).*env id .LunarLander-v3. needs Box2D, which is not installed here: pip install "rlnb\[box2d\]"'),  # a registered id: not called unknown
+    ('cli-env-needs-mujoco', lambda t: _missing('mujoco', lambda: cli('train', 'sac', '--env', 'HalfCheetah-v5', '--out', str(t / 'r')), 'gymnasium.envs.mujoco'), 2,
+     r'env id .HalfCheetah-v5. needs MuJoCo, which is not installed here: pip install "rlnb\[mujoco\]"'),
+    ('cli-env-needs-atari', lambda t: _missing('ale_py', lambda: cli('train', 'apex-dqn', '--env', 'ALE/Pong-v5', '--out', str(t / 'r'))), 2,
+     r'env id .ALE/Pong-v5. needs ale-py .* pip install "rlnb\[atari\]"'),
+    ('cli-unknown-env-not-itself', lambda t: cli('train', 'ppo', '--env', 'LunarLander-v9'), 2, r"Did you mean LunarLander-v3(?!.*LunarLander-v9,)"),
     ('cli-frame-replay-vector', lambda t: cli('train', 'apex-dqn', '--frame-replay', 'true', '--out', str(t / 'r')), 2, r"frame_replay=True needs observations of stacked frames"),
     # agent
     ('agent-unknown-option', lambda t: DistributedAgent('CartPole-v1', hiden=(32,)), ConfigError, r"unknown option\(s\) hiden for apex-dqn; ApeXConfig has .*hidden"),
@@ -116,6 +142,10 @@ CASES = [
     # envs and workers
     ('worker-fork', lambda t: AsyncEnvWorker('CartPole-v1', start_method='fork'), ConfigError, r"fork is unsafe once JAX runs"),
     ('worker-unknown-env', lambda t: SyncEnvWorker('CartPol-v1'), ConfigError, r"unknown gymnasium env id 'CartPol-v1'.*Did you mean CartPole-v1"),
+    ('agent-env-needs-box2d', lambda t: _missing('Box2D', lambda: DistributedAgent('LunarLander-v3'), 'gymnasium.envs.box2d'), MissingDependencyError, r'pip install "rlnb\[box2d\]"'),
+    ('agent-env-needs-atari', lambda t: _missing('minatar', lambda: DistributedAgent('MinAtar/Breakout-v1')), MissingDependencyError, r'MinAtar/Breakout-v1.*needs MinAtar.*pip install "rlnb\[atari\]"'),
+    ('agent-eval-env-unknown', lambda t: DistributedAgent('CartPole-v1', eval_env='CartPol-v1', **SMALL), ConfigError, r"unknown gymnasium env id 'CartPol-v1'.*Did you mean CartPole-v1"),
+    ('worker-env-needs-mujoco', lambda t: _missing('mujoco', lambda: SyncEnvWorker('Hopper-v5'), 'gymnasium.envs.mujoco'), MissingDependencyError, r'Hopper-v5.*pip install "rlnb\[mujoco\]"'),
     ('agent-unknown-env', lambda t: DistributedAgent('NoSuchEnv-v0'), ConfigError, r"unknown gymnasium env id 'NoSuchEnv-v0'.*pprint_registry"),
     ('worker-action-out-of-space', lambda t: _send(SyncEnvWorker('CartPole-v1'), 5), SpaceMismatchError, r"5"),
     ('pool-action-out-of-space', lambda t: _pool_step(7), SpaceMismatchError, r"7"),

@@ -25,7 +25,22 @@ def test_smoke_prints_json_over_all_devices():
 def test_unknown_env_exits_2_with_hint():
     proc = run("smoke", "--env", "CartPol-v1")
     assert proc.returncode == 2
-    assert "Unknown gymnasium env id 'CartPol-v1'" in proc.stderr and "CartPole-v1" in proc.stderr
+    assert "unknown gymnasium env id 'CartPol-v1'" in proc.stderr and "Did you mean CartPole-v1" in proc.stderr
+
+
+def test_shipped_preset_whose_env_package_is_missing_names_the_extra():
+    "Issue 30: without Box2D, `rlnb train ppo --env LunarLander-v3` (a shipped preset) says what to install, not that the id is unknown."
+    import importlib.util
+    if importlib.util.find_spec("Box2D") is not None:
+        import pytest
+        pytest.skip("Box2D is installed here (tests/test_bad_inputs.py covers the message by hiding the module)")
+    proc = run("train", "ppo", "--env", "LunarLander-v3")
+    assert proc.returncode == 2, proc.stderr
+    assert 'env id \'LunarLander-v3\' needs Box2D, which is not installed here: pip install "rlnb[box2d]"' in proc.stderr, proc.stderr
+    assert "unknown" not in proc.stderr.lower() and "Did you mean" not in proc.stderr
+    presets = run("presets")
+    row = [l for l in presets.stdout.splitlines() if l.startswith("ppo-LunarLander-v3")][0]
+    assert presets.returncode == 0 and row.endswith("[not here: needs rlnb[box2d]]"), presets.stdout
 
 
 def test_bad_option_exits_2():

@@ -4,6 +4,7 @@ held never reaches replay half-done, and once `max_restarts` are spent the run s
 Nothing is left running afterwards. The recovery times measured here are printed (`pytest -s`); `bench/recovery.py`
 reports them over repeated kills."""
 import asyncio
+import re
 import os
 import signal
 import time
@@ -117,4 +118,59 @@ def test_env_that_raises_or_hangs_is_replaced_and_its_episode_dropped(tmp_path, 
     assert ('the env crashed' if how == 'raise' else 'the env hangs') in entry['error'], entry
     print(f"\nrecovery after '{how}': {entry['recovery_s']:.2f} s (failure seen -> fresh env)")
     assert joins_one_episode(agent, agent.config.n_step), 'a transition joins two episodes'
+    assert not leftovers(before)
+
+
+def exploding_env(every=51, length=60):
+    "Factory of an env with `length`-step episodes (reward 1 per step) that raises RuntimeError('physics exploded') at every `every`-th step of its own."
+    import gymnasium as gym
+
+    class Exploding(gym.Env):  # defined here, so that it travels to the env processes by value
+        observation_space = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32)
+        action_space = gym.spaces.Discrete(2)
+        def __init__(self): self.n = 0
+        def reset(self, seed=None, options=None):
+            super().reset(seed=seed)
+            self.t = 0
+            return np.zeros(4, np.float32), {}
+        def step(self, a):
+            self.n += 1; self.t += 1
+            if self.n % every == 0: raise RuntimeError('physics exploded')
+            return np.array([self.t, 0, 0, 0], np.float32), 1.0, self.t >= length, False, {}
+    return Exploding
+
+
+def test_env_that_fails_in_evaluation_too_ends_with_an_error_naming_the_evaluation_env_and_the_checkpoint(tmp_path):
+    "Issue 30's case: training survives the env's failures through actor restarts, then the final evaluation, which cannot get past step 51 of its episodes, gives up with an error naming the evaluation env; the run is kept."
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    agent = DistributedAgent(exploding_env(), work_dir=tmp_path, max_restarts=4, **{**SMALL, 'envs_per_actor': 8})
+    try:
+        with pytest.raises(EnvWorkerError) as info:
+            agent.train(3_000, eval_interval=None, save_interval=None, num_eval_episodes=4, progress=False, verbose=False)
+    finally: agent.close()
+    err, a = info.value, agent.algo
+    assert a.env_steps >= 3_000 and a.actor_restarts >= 2  # training went past the failures
+    evals = [e for e in a.restart_log if e.get('evaluation')]
+    assert len(evals) == 4 and all('physics exploded' in e['error'] for e in evals)
+    assert re.search(r"\[default-eval/process\] the evaluation env from the factory .*Exploding \(4 copies, seed 10000\) could not go on "
+                     r"after \d+ evaluation steps: env failed during step: RuntimeError: physics exploded \(gave up after 4 restarts", str(err)), str(err)
+    ckpt = list_checkpoints(tmp_path)[-1]
+    assert f'checkpoint {ckpt} holds it' in ' '.join(err.__notes__)
+    assert read_checkpoint(ckpt)['env_steps'] == a.env_steps
+    assert not leftovers(before)
+
+
+@pytest.mark.parametrize('how', ['raise', 'hang'])
+def test_evaluation_env_that_raises_or_hangs_once_is_replaced_and_its_episodes_played_again(tmp_path, how):
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    marker = str(tmp_path / 'failed')
+    agent = DistributedAgent(tagged_env(), eval_env=tagged_env(marker, how), work_dir=tmp_path / 'run', step_timeout=1.0, **SMALL)
+    try:
+        res = agent.train(600, eval_interval=None, save_interval=None, num_eval_episodes=3, progress=False, verbose=False)
+    finally: agent.close()
+    assert os.path.exists(marker) and res['eval']['returns'] == [20.0] * 3 and res['eval']['restarts'] == 1  # whole episodes, from their seeds
+    assert agent.metrics['actor_restarts'] == 0
+    entry = agent.algo.restart_log[0]
+    assert entry['evaluation'] and entry['worker'] == 'default-eval/process'
+    assert ('the env crashed' if how == 'raise' else 'the env hangs') in entry['error'], entry
     assert not leftovers(before)
