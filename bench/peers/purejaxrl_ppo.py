@@ -7,7 +7,7 @@
 #    passing on done = terminated or truncated, as gymnax 0.0.x's single done flag was.
 # 2. `train(rng)` scanned all NUM_UPDATES updates in one program; the protocol evaluates every ~5k env steps, so
 #    `make_train` returns `(init, train_chunk)`: `init(rng)` builds the runner state and `train_chunk(runner_state)`
-#    runs SCAN_UPDATES of the same `_update_step` in one program (compiled once, called again and again).
+#    runs SCAN_UPDATES of that init's `_update_step` in one program (compiled once, called again and again; call init first).
 import jax
 import jax.numpy as jnp
 import flax.linen as nn
@@ -390,13 +390,17 @@ def make_train(config):
         return runner_state, _update_step  # rlnb: the updates run in train_chunk
 
     # rlnb: train(rng) scanned NUM_UPDATES updates; init builds the runner state, train_chunk runs SCAN_UPDATES of them
+    # with the _update_step of that same init (one network and optimizer: the TrainState's static fields stay the same
+    # objects from call to call, so the jitted train_chunk compiles once)
+    made = {}
+
     def init(rng):
-        return train(rng)[0]
+        runner_state, made["update_step"] = train(rng)
+        return runner_state
 
     def train_chunk(runner_state):
-        _update_step = train(jax.random.PRNGKey(0))[1]  # rlnb: the same closure (traced for its code only)
         runner_state, metric = jax.lax.scan(
-            _update_step, runner_state, None, config["SCAN_UPDATES"]
+            made["update_step"], runner_state, None, config["SCAN_UPDATES"]
         )
         return {"runner_state": runner_state, "metrics": metric}
 
