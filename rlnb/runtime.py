@@ -27,7 +27,7 @@ from .spec import RuntimeConfig, Spec, actor_envs, adam_clipped, check_options, 
 from .registry import ALGOS, get_algo, register
 from .pacing import OnPolicyQueue, Pacing, PacingHost, ReplayRatio
 from .tracing import Tracer
-from .acting import Acting, _first_device, choose_actor_device
+from .acting import Acting, _first_device, choose_actor_device, choose_learner_devices
 from .schedules import Schedules
 from .runstate import RunState, config_from_state
 from .evaluation import Evaluation, TrainedPolicy, _renamed_policy, write_video
@@ -71,6 +71,9 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
             super().__init__(pool, name=name or self.algo_name, seed=cfg.seed)
             self.rng = np.random.default_rng([cfg.seed, 1] + ([jax.process_index()] if jax.process_count() > 1 else []))  # every host-side draw: exploration noise, batch shuffles (per process)
             state = self.setup(func)
+            given = list(self.mesh.devices.flat)
+            learner, self.learner_device_reason = choose_learner_devices(cfg.learner_device, given, self.actor_params(state), obs_space)
+            if learner != given: self.mesh = make_mesh(learner)  # a tiny learner on the host CPU (`learner_device='auto'`)
             self.tracer = self.make_tracer(cfg.num_envs)
             if not isinstance(self.tracer, Tracer):
                 raise ConfigError(f"{self.algo_name}: make_tracer must return an rlnb.tracing.Tracer, got {type(self.tracer).__name__}.")
@@ -302,6 +305,8 @@ def _run(self, until:int):
 async def _stretch(self, until:int, callback=None, fresh:bool=True, whole:bool=True) -> str|None:
     "Run the roles up to `until` env steps and pause them (`whole`: with the dispatch finished and the queued steps in replay); returns 'stopped' (the callback asked), 'outside' (`stop()` from outside) or None."
     if fresh:  # where a chunk starts
+        if not self._placement_logged and jax.default_backend() != 'cpu':  # once per runtime; silent where everything is on the CPU
+            logging.getLogger(f'rlnb.{self.name}').info(f"learner on {', '.join(map(str, local_devices(self.mesh)))} ({self.learner_device_reason})")
         if not self._placement_logged and (self.actor_device.platform != 'cpu' or self.actor_device != local_devices(self.mesh)[0]):
             logging.getLogger(f'rlnb.{self.name}').info(f"actors act on {self.actor_device} ({self.actor_device_reason})")  # once per runtime; silent where all is one CPU device
         self._placement_logged = True

@@ -51,6 +51,7 @@ class RuntimeConfig:
     step_timeout: float|None = 60.0  # seconds an env step may take before the env counts as hung (killed and replaced; process mode kills it, thread mode abandons it); None: wait forever
     nonfinite: str = 'raise'  # a NaN or inf reward or observation from an env: 'raise' (stop, naming the actor and the step) or 'drop' (drop that episode, with a warning)
     actor_device: str = 'auto'  # where the actors run their policy: 'auto' (see `choose_actor_device`), 'host' (the CPU; params copied once per publish) or 'learner' (the learner's first device: no copy)
+    learner_device: str = 'auto'  # where the learner runs: 'auto' (see `choose_learner_devices`: the host CPU for a tiny vector-observation network where the devices are accelerators), 'host' (the CPU) or 'devices' (the learner devices given)
 
     def __post_init__(self): self.check()
 
@@ -68,6 +69,7 @@ class RuntimeConfig:
         need(self, self.step_timeout is None or (isinstance(self.step_timeout, (int, float)) and self.step_timeout > 0), 'step_timeout', 'must be a number of seconds > 0, or None')
         need(self, self.nonfinite in ('raise', 'drop'), 'nonfinite', "must be 'raise' or 'drop'")
         need(self, self.actor_device in ('auto', 'host', 'learner'), 'actor_device', "must be 'auto', 'host' (the CPU) or 'learner' (the learner's first device)")
+        need(self, self.learner_device in ('auto', 'host', 'devices'), 'learner_device', "must be 'auto', 'host' (the CPU) or 'devices' (the learner devices given)")
 
     @property
     def num_envs(self) -> int:
