@@ -25,10 +25,15 @@ from .runtime import OnPolicyQueue, Runtime, RuntimeConfig, adam_clipped, need, 
 from .tracing import BatchedUnroll
 
 # %% auto #0
-__all__ = ['IMPALAConfig', 'ActorCritic', 'check_recurrent', 'RecurrentActorCritic', 'episode_starts', 'unroll_core',
+__all__ = ['check_recurrent', 'IMPALAConfig', 'ActorCritic', 'RecurrentActorCritic', 'episode_starts', 'unroll_core',
            'replay_unroll', 'ActorCriticSpec', 'IMPALAState', 'IMPALA']
 
 # %% ../nbs/24_impala.ipynb #c8a12c66
+def check_recurrent(cfg):
+    "Raise a `ConfigError` unless `cfg.recurrent` is None or a number of core units >= 1."
+    v = cfg.recurrent
+    need(cfg, v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 1), 'recurrent', 'must be None (no memory) or the units of the GRU core, an int >= 1')
+
 @dataclass(frozen=True)
 class IMPALAConfig(RuntimeConfig):
     "Hyperparameters of IMPALA (the runtime's fields, with IMPALA's defaults, and its own)."
@@ -78,11 +83,6 @@ class ActorCritic(nn.Module):
         return pi, v
 
 # %% ../nbs/24_impala.ipynb #a02d89e3
-def check_recurrent(cfg):
-    "Raise a `ConfigError` unless `cfg.recurrent` is None or a number of core units >= 1."
-    v = cfg.recurrent
-    need(cfg, v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 1), 'recurrent', 'must be None (no memory) or the units of the GRU core, an int >= 1')
-
 class RecurrentActorCritic(nn.Module):
     "`ActorCritic` with memory: encoder, a GRU core, then the policy and value MLPs: (S, core) -> ((logits or (mean, log_std), V(S)), core)."
     num_outputs: int  # actions (logits) or action dimensions (Gaussian mean)
