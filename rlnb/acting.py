@@ -143,13 +143,13 @@ async def _actor_tick(self, states:list, policy=None):
     self._count_episodes(r, term | trunc, valid)
     if self._core is not None: self._core = self._next_core(core_after, term | trunc | ~valid)
 
-# %% ../nbs/15_acting.ipynb #03c5f108
+# %% ../nbs/15_acting.ipynb #b18efc7d
 @patch_to(Acting)
 def _next_core(self, core, starts):
     "The core state for the next tick: `core` (the policy's output), with the rows of the envs where an episode starts (`starts`) set to the initial state."
     return np.where(starts.reshape(-1, *[1] * (core.ndim - 1)), self.initial_core(len(starts)), core)
 
-# %% ../nbs/15_acting.ipynb #414b2f50
+# %% ../nbs/15_acting.ipynb #4d4da026
 def _finite_or_zero(x):
     x = np.asarray(x)
     return np.where(np.isfinite(x), x, 0).astype(x.dtype) if x.dtype.kind == 'f' else x
@@ -194,7 +194,7 @@ def _lost_episode(self, wid:int, st):
     logging.getLogger(f'rlnb.{self.name}').warning(f"[{self.name}] actor {wid} ({entry['worker']}) failed after {self.env_steps:,} env steps and was replaced "
                  f"(restart {lost.get('restart')}/{self.config.max_restarts}, {entry['recovery_s'] or 0:.2f} s); its episode was dropped. Error: {entry['error']}")
 
-# %% ../nbs/15_acting.ipynb #423c75b4
+# %% ../nbs/15_acting.ipynb #03c5f108
 @patch_to(Acting)
 def _drop_nonfinite(self, bad, r, valid, done):
     "Non-finite env numbers: raise (`nonfinite='raise'`) or drop the episodes they belong to; returns the rewards and the valid mask to trace."
@@ -233,7 +233,7 @@ def _count_episodes(self, r, done, valid):
         self.episodes += int(ended.sum())
         self._returns[ended] = 0.0
 
-# %% ../nbs/15_acting.ipynb #41df5989
+# %% ../nbs/15_acting.ipynb #b82857ad
 @patch_to(Acting)
 def _fresh_actors(self):
     "New actor envs seeded from (seed, env_steps), an empty tracer and queue: where a deterministic chunk or a resumed run starts. Returns the old pool, for the caller to close."

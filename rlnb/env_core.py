@@ -406,7 +406,7 @@ class EnvRunner(abc.ABC):
     def release(self):
         "Free what it holds (pipe, shared memory, actor handle) once it has ended or been killed."
 
-# %% ../nbs/01_env_core.ipynb #c0f42113
+# %% ../nbs/01_env_core.ipynb #872d4133
 class CartPoleNoVel(gym.ObservationWrapper):
     "CartPole-v1 whose observation is (cart position, pole angle): the velocities removed, as rl-zoo3's `CartPoleNoVel-v1`."
     metadata = {'render_modes': ['human', 'rgb_array'], 'render_fps': 50}  # CartPole's (gymnasium reads it from the class)

@@ -178,7 +178,7 @@ class TrainedPolicy:
         if rows is None: self._core = None
         else: self._core[rows] = self.spec.initial_core(len(self._core))[rows]
 
-# %% ../nbs/18_evaluation.ipynb #4f362421
+# %% ../nbs/18_evaluation.ipynb #e6a83a41
 def _renamed_policy(module:str) -> ImportError:
     "The error for the old name `Policy` of `module` (an ImportError, so that `from module import Policy` shows it too)."
     return ImportError(f"{module}.Policy is called TrainedPolicy now (rlnb.functions.Policy is coax's policy from a forward pass): import TrainedPolicy instead.")

@@ -82,7 +82,7 @@ class ActorCritic(nn.Module):
         if self.gaussian: pi = (pi, self.param('log_std', nn.initializers.constant(self.log_std_init), (self.num_outputs,)))
         return pi, v
 
-# %% ../nbs/24_impala.ipynb #a02d89e3
+# %% ../nbs/24_impala.ipynb #abc3154a
 class RecurrentActorCritic(nn.Module):
     "`ActorCritic` with memory: encoder, a GRU core, then the policy and value MLPs: (S, core) -> ((logits or (mean, log_std), V(S)), core)."
     num_outputs: int  # actions (logits) or action dimensions (Gaussian mean)
@@ -103,7 +103,7 @@ class RecurrentActorCritic(nn.Module):
         if self.gaussian: pi = (pi, jnp.broadcast_to(self.param('log_std', nn.initializers.constant(self.log_std_init), (self.num_outputs,)), pi.shape))
         return (pi, v), core
 
-# %% ../nbs/24_impala.ipynb #36d27bea
+# %% ../nbs/24_impala.ipynb #a5246ee6
 def episode_starts(terminated, truncated, valid):
     "`[T, B]` bool: step t starts an episode (the core is reset before it) where step t - 1 ended one or was not valid; never at t = 0 (its stored state is reset already)."
     after = (terminated > 0) | (truncated > 0) | (valid == 0)
@@ -133,7 +133,7 @@ def replay_unroll(apply,  # `(obs, core) -> ((policy parameters, V), core)` with
     (_, v_next), _ = apply(jax.tree.map(flat, b['S_final']), flat(after))
     return pi, v, v_next.reshape(T, B)
 
-# %% ../nbs/24_impala.ipynb #3ea5e4bc
+# %% ../nbs/24_impala.ipynb #a02d89e3
 class ActorCriticSpec(Runtime):
     "What IMPALA and PPO share: an actor-critic network over Box observations, a categorical or diagonal-Gaussian policy sampled with host noise, `[T, B]` unrolls and the learner's input from them."
     rollout_field = 'unroll_length'
@@ -207,7 +207,7 @@ class ActorCriticSpec(Runtime):
             b['core'] = f32(data.extras['core'][:1]) if 'core' in data.extras else self.initial_core(data.batch_size)[None]
         return b
 
-# %% ../nbs/24_impala.ipynb #ed541bb9
+# %% ../nbs/24_impala.ipynb #efa686ff
 class IMPALAState(NamedTuple):
     "The learner's state: params and optimizer state."
     params: Any

@@ -228,7 +228,7 @@ def learner_step(self, state, batch):
     metrics.update(value=jnp.sum(w * vals) / n, explained_variance=1 - var_err / jnp.maximum(var_ret, 1e-8), clip_eps=jnp.float32(clip_eps))
     return PPOState(params, opt_state, mean, var, count, state.rollouts + 1), metrics
 
-# %% ../nbs/25_ppo.ipynb #43e93f1f
+# %% ../nbs/25_ppo.ipynb #7642072d
 @patch_to(PPO)
 def _recurrent_step(self, state, batch):
     "`learner_step` with a recurrent core: minibatches of whole env columns, each replayed from its stored start state."
