@@ -83,10 +83,10 @@ class Acting:
     """The actors' part of a runtime: params for acting, one tick of every env, failures and non-finite numbers.
     Reads: `config`, `env` (the env-worker pool), `tracer` (a `Tracer`), `pacing.filling()`, `stats`, `rng`, `store`, `mesh`, `name`,
     `updates` and `_published_at` (the lag bound), `push_state`, `compiled`, `_act` and the spec's `noise`, `random_actions`,
-    `env_action`, `initial_sampling_policy`.
+    `env_action`, `initial_sampling_policy`, `initial_core`.
     Reads `actor_device` (chosen when the runtime is built, see `choose_actor_device`) and `_env_arg` (to restart the actors).
     Owns: `env` (replaced by `_fresh_actors`), `acting_params`, `actor_version`, `publish_copies`, `env_steps`, `episodes`,
-    `actor_restarts`, `dropped_episodes`, `restart_log`, and the per-env `_returns`, `_tainted`, `_env_states`, and `_in_flight` (ready ticks)."""
+    `actor_restarts`, `dropped_episodes`, `restart_log`, and the per-env `_returns`, `_tainted`, `_env_states`, `_in_flight` (ready ticks) and `_core` (a recurrent policy's state)."""
 
 # %% ../nbs/15_acting.ipynb #7c1c5bb7
 @patch_to(Acting)
@@ -123,6 +123,7 @@ async def _first_states(self):
             st, wid = await self.env.get_state()
             states[wid] = st
         self._env_states = states
+        self._core = self.initial_core(self.config.num_envs)  # fresh episodes start with fresh memory (None: a memoryless policy)
     return self._env_states
 
 @patch_to(Acting)
@@ -138,11 +139,11 @@ async def _actor_tick(self, states:list, policy=None):
     if policy is None and self.initial_sampling_policy is not None and self.pacing.filling(): policy = self.initial_sampling_policy
     if policy is None:
         await self.compiled('act')
-        out = self._act(self.acting_params, obs, noise)
-        actions, logp = (np.asarray(x) for x in await ready(out))
+        out = self._act(self.acting_params, obs, noise, self._core)  # the spec's `act_core`: `act` itself where the policy has no memory
+        actions, logp, core_after = jax.tree.map(np.asarray, await ready(out))
     else:
         actions = self.random_actions(self.rng, N * E) if isinstance(policy, str) else np.asarray(policy(obs))
-        logp = np.zeros(N * E, np.float32)
+        logp, core_after = np.zeros(N * E, np.float32), self._core
     if actions.dtype.kind == 'f' and not np.isfinite(actions).all():
         bad = np.flatnonzero(~np.isfinite(actions.reshape(N * E, -1)).all(1))
         raise RLNBError(f"[{self.name}] the policy returned non-finite actions for env(s) {bad.tolist()} (actor {bad[0] // E}) after "
@@ -163,17 +164,20 @@ async def _actor_tick(self, states:list, policy=None):
     nonfinite = _nonfinite(r, states, final, N)
     if nonfinite is not None or self._tainted.any(): r, valid = self._drop_nonfinite(nonfinite, r, valid, term | trunc)
     kw = dict(s_next_final=final) if self.tracer.keep_final else {}  # a tracer that keeps no final observations takes none
+    if self._core is not None: kw['extras'] = dict(core=self._core)  # the state each step was acted from: the learner replays from it
     self.tracer.add(obs, actions, r, term, trunc, logp=logp, version=version, valid=valid, **kw)
     if self.tracer.needs_last_obs:  # an unroll is complete: close it now, not after the next step is acted
         self.tracer.add_final_obs(jax.tree.map(lambda *x: np.concatenate(x), *[st.obs for st in states]) if N > 1 else states[0].obs)
     self._count_episodes(r, term | trunc, valid)
+    if self._core is not None: self._core = self._next_core(core_after, term | trunc | ~valid)
 
 # %% ../nbs/15_acting.ipynb #423c75b4
 @patch_to(Acting)
 def ready_ticks(self) -> bool:
     "Whether the actors' tick takes whichever actor is back first (EnvPool actors feeding replay, several actors, not deterministic) instead of all of them."
     cfg = self.config
-    return isinstance(self._env_arg, EnvPoolEnv) and cfg.num_actors > 1 and not cfg.deterministic and self.pacing.batch_axis == 0
+    return (isinstance(self._env_arg, EnvPoolEnv) and cfg.num_actors > 1 and not cfg.deterministic and self.pacing.batch_axis == 0
+            and self.initial_core(1) is None)  # a policy with memory keeps whole ticks
 
 @patch_to(Acting)
 async def _act_for(self, states:list, ws:list, policy=None):
@@ -188,7 +192,8 @@ async def _act_for(self, states:list, ws:list, policy=None):
     if policy is None and self.initial_sampling_policy is not None and self.pacing.filling(): policy = self.initial_sampling_policy
     if policy is None:
         await self.compiled('act' if n == self.config.num_envs else 'act_one')
-        actions, logp = (np.asarray(x) for x in await ready(self._act(self.acting_params, obs, noise)))
+        actions, logp, _ = await ready(self._act(self.acting_params, obs, noise, None))  # no memory: `ready_ticks` needs a memoryless policy
+        actions, logp = np.asarray(actions), np.asarray(logp)
     else:
         actions = self.random_actions(self.rng, n) if isinstance(policy, str) else np.asarray(policy(obs))
         logp = np.zeros(n, np.float32)
@@ -231,7 +236,13 @@ async def _ready_tick(self, states:list, policy=None):
     self.tracer.add(obs, actions, r, term, trunc, logp=logp, version=version, valid=valid, **kw)
     self._count_episodes(r, term | trunc, valid)
 
-# %% ../nbs/15_acting.ipynb #9303bd00
+# %% ../nbs/15_acting.ipynb #f54f5112
+@patch_to(Acting)
+def _next_core(self, core, starts):
+    "The core state for the next tick: `core` (the policy's output), with the rows of the envs where an episode starts (`starts`) set to the initial state."
+    return np.where(starts.reshape(-1, *[1] * (core.ndim - 1)), self.initial_core(len(starts)), core)
+
+# %% ../nbs/15_acting.ipynb #44733e82
 def _finite_or_zero(x):
     x = np.asarray(x)
     return np.where(np.isfinite(x), x, 0).astype(x.dtype) if x.dtype.kind == 'f' else x
@@ -276,7 +287,7 @@ def _lost_episode(self, wid:int, st):
     logging.getLogger(f'rlnb.{self.name}').warning(f"[{self.name}] actor {wid} ({entry['worker']}) failed after {self.env_steps:,} env steps and was replaced "
                  f"(restart {lost.get('restart')}/{self.config.max_restarts}, {entry['recovery_s'] or 0:.2f} s); its episode was dropped. Error: {entry['error']}")
 
-# %% ../nbs/15_acting.ipynb #f54f5112
+# %% ../nbs/15_acting.ipynb #078303c4
 @patch_to(Acting)
 def _drop_nonfinite(self, bad, r, valid, done):
     "Non-finite env numbers: raise (`nonfinite='raise'`) or drop the episodes they belong to; returns the rewards and the valid mask to trace."
@@ -315,7 +326,7 @@ def _count_episodes(self, r, done, valid):
         self.episodes += int(ended.sum())
         self._returns[ended] = 0.0
 
-# %% ../nbs/15_acting.ipynb #01aeb0dc
+# %% ../nbs/15_acting.ipynb #963a9fd6
 @patch_to(Acting)
 def _fresh_actors(self):
     "New actor envs seeded from (seed, env_steps), an empty tracer and queue: where a deterministic chunk or a resumed run starts. Returns the old pool, for the caller to close."

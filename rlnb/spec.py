@@ -198,6 +198,16 @@ class Spec(abc.ABC):
     @abc.abstractmethod
     def eval_act(self, params, obs):
         "Pure, jitted: the evaluation (greedy / mean) actions."
+    def initial_core(self, n:int):
+        "Host side: the state of the policy's recurrent core for `n` envs at an episode's start (a numpy array, one row per env); None (the default): the policy has no memory."
+        return None
+    def act_core(self, params, obs, noise, core) -> tuple:
+        "Pure, jitted: `(actions, logp, core)`, acting from each env's `core` state (reset by the actors where an episode starts) and returning the state after the step. Default: `act`, with `core` handed back as it came."
+        actions, logp = self.act(params, obs, noise)
+        return actions, logp, core
+    def eval_act_core(self, params, obs, core) -> tuple:
+        "Pure, jitted: `(actions, core)`, the evaluation policy with memory. Default: `eval_act`, with `core` handed back as it came."
+        return self.eval_act(params, obs), core
     @abc.abstractmethod
     def learner_step(self, state, batch) -> tuple:
         "Pure `(state, batch) -> (state, metrics)` for `data_parallel`: one update; calls `pmean` on its gradients."
