@@ -24,7 +24,9 @@ is rewritten after every condition, so it always exists):
   window of `--pong-seconds` that starts once compiled and the learner has updated; metrics named *wait*/*idle* are
   copied when the runtime reports them.
 - `placement`: only where `RuntimeConfig` has `actor_device`: the cartpole conditions, GPU visible, with actor_device
-  'host' and 'learner', and `cpu_learner` (learner and actors on the host CPU while the GPU is visible) (`--placements`),
+  'host' and 'learner' (with the learner where `learner_device` puts it), `gpu_learner` (learner_device='devices': the learner
+  on the GPU, the actors where 'auto' puts them), `gpu_all` (learner and actors on the GPU) and `cpu_learner` (learner and
+  actors on the host CPU while the GPU is visible) (`--placements`),
   with what 'auto' picked where the runtime says; else `{"skipped": "no actor_device"}`.
 - `pong_learning` (only with `--pong-learning SECONDS`): PPO (`--learning-algo`) on Pong, GPU visible, for that many
   seconds of training (or until a 10-episode evaluation mean >= 18), with its learning curve (training returns and
@@ -229,6 +231,12 @@ def section_cartpole(b):
         b.save()
 
 
+PLACEMENTS = {  # condition: (config overrides, learner placement for make_agent)
+    'host': (dict(actor_device='host'), None), 'learner': (dict(actor_device='learner'), None),
+    'gpu_learner': (dict(learner_device='devices'), None), 'gpu_all': (dict(learner_device='devices', actor_device='learner'), None),
+    'cpu_learner': (dict(), 'cpu')}
+
+
 def section_placement(b):
     import dataclasses
     from rlnb.runtime import RuntimeConfig
@@ -236,13 +244,13 @@ def section_placement(b):
         b.out['placement'] = dict(skipped='no actor_device'); b.save(); return
     res = b.out['placement'] = {}
     for algo in ('apex-dqn', 'ppo'):
-        for where in b.args.placements.split(','):  # host / learner: where the actors act; cpu_learner: learner and actors on the host CPU
+        for where in b.args.placements.split(','):
             if not b.fits(f"placement {algo} {where}", b.args.cartpole_need): continue
-            o, learner = (dict(), 'cpu') if where == 'cpu_learner' else (dict(actor_device=where), None)
+            o, learner = PLACEMENTS[where]
             res.setdefault(algo, {})[where] = cartpole_condition(b, algo, {}, o, f"placement {algo} {where}", learner)
             b.save()
         c, hidden = res.get(algo, {}), b.out.get('cartpole', {}).get(algo, {}).get('hidden', {})
-        for where in ('host', 'learner', 'cpu_learner'):
+        for where in PLACEMENTS:
             if where in c: c[f"{where}_over_hidden"] = ratio(c[where]['median_train_s'], hidden.get('median_train_s'))
         auto = b.out.get('cartpole', {}).get(algo, {}).get('visible', {}).get('runs', [])
         c['auto_picked'] = auto[0].get('placement') if auto else None
@@ -330,7 +338,7 @@ def main():
     ap.add_argument('--quick', action='store_true', help='a dry run on a CPU: 1 seed, tiny budgets and windows')
     ap.add_argument('--budget-s', type=float, default=450)
     ap.add_argument('--sections', default='cartpole,learner,pong,placement')
-    ap.add_argument('--placements', default='host,learner,cpu_learner', help="placement conditions, GPU visible: 'host' and 'learner' (actor_device), 'cpu_learner' (the learner on the host CPU)")
+    ap.add_argument('--placements', default='gpu_learner,gpu_all', help="placement conditions, GPU visible: " + ', '.join(PLACEMENTS))
     ap.add_argument('--learner-fed', default='apex-dqn,sac,td3,impala,ppo', help="algorithms whose fed learner the learner section measures ('': none)")
     ap.add_argument('--learner-fed-batches', default=None, help='batches of the fed learner (default: the learner batches; --quick: 64)')
     ap.add_argument('--seeds', default=None, help='CartPole seeds (default 0,1,2; --quick: 0)')

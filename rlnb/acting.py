@@ -19,7 +19,7 @@ from .spec import _derived_seed, make_actors
 from .env_envpool import EnvPoolEnv
 
 # %% auto #0
-__all__ = ['AUTO_HOST_MAX_PARAMS', 'choose_actor_device', 'Acting']
+__all__ = ['AUTO_HOST_MAX_PARAMS', 'AUTO_HOST_MAX_LEARNER_PARAMS', 'choose_actor_device', 'choose_learner_devices', 'Acting']
 
 # %% ../nbs/15_acting.ipynb #a7ed84da
 def _first_device(tree):
@@ -32,6 +32,10 @@ def _host_cpu() -> jax.Device|None:
     "The host's first CPU device, or None where this JAX has no CPU backend (JAX_PLATFORMS without 'cpu')."
     try: return jax.local_devices(backend='cpu')[0]
     except RuntimeError: return None
+
+def _has_images(space:gym.Space) -> bool:
+    "Whether `space` holds image observations (a Box of rank 3 or more)."
+    return any(len(sp.shape) >= 3 for sp in jax.tree.leaves(space, is_leaf=lambda x: isinstance(x, gym.spaces.Box)) if isinstance(sp, gym.spaces.Box))
 
 def choose_actor_device(setting:str,  # the config's `actor_device`: 'auto', 'host' or 'learner'
                         learner_device:jax.Device,  # the learner's first local device
@@ -46,23 +50,45 @@ def choose_actor_device(setting:str,  # the config's `actor_device`: 'auto', 'ho
         return cpu, "actor_device='host'"
     if learner_device.platform == 'cpu': return learner_device, 'the learner is on the CPU: the actors share its device, no copy'
     n = sum(int(np.size(x)) for x in jax.tree.leaves(params))
-    images = any(len(sp.shape) >= 3 for sp in jax.tree.leaves(observation_space, is_leaf=lambda x: isinstance(x, gym.spaces.Box)) if isinstance(sp, gym.spaces.Box))
+    images = _has_images(observation_space)
     if images or n > AUTO_HOST_MAX_PARAMS or cpu is None:
         why = 'image observations' if images else f'{n:,} params' if cpu is not None else 'no CPU backend'
         return learner_device, f'{why}: the actors act on the learner\'s {learner_device.platform} device'
     return cpu, f'a {n:,}-param network on vector observations: the host CPU acts without a device round trip per tick'
 
 # %% ../nbs/15_acting.ipynb #aeaf8200
+AUTO_HOST_MAX_LEARNER_PARAMS = 25_000  # 'auto' keeps a learner on the host CPU with networks up to this many params (and no image input)
+
+def choose_learner_devices(setting:str,  # the config's `learner_device`: 'auto', 'host' or 'devices'
+                           devices:list,  # the learner devices given (or all of the default backend's)
+                           params,  # the params the actors act with (to size the network)
+                           observation_space:gym.Space,  # the observations (images keep the accelerator)
+                          ) -> tuple[list, str]:
+    "The devices the learner runs on, and why."
+    if setting == 'devices': return list(devices), "learner_device='devices'"
+    cpu = _host_cpu()
+    if setting == 'host':
+        if cpu is None: raise ConfigError("learner_device='host': this JAX has no CPU backend (JAX_PLATFORMS leaves 'cpu' out); add it, or use learner_device='devices'.")
+        return [cpu], "learner_device='host'"
+    if all(d.platform == 'cpu' for d in devices): return list(devices), 'the learner devices are CPUs'
+    n = sum(int(np.size(x)) for x in jax.tree.leaves(params))
+    if _has_images(observation_space) or n > AUTO_HOST_MAX_LEARNER_PARAMS or cpu is None or jax.process_count() > 1:
+        why = ('image observations' if _has_images(observation_space) else f'{n:,} params' if n > AUTO_HOST_MAX_LEARNER_PARAMS
+               else 'no CPU backend' if cpu is None else 'a learner over several processes')
+        return list(devices), f"{why}: the learner runs on the {devices[0].platform} devices"
+    return [cpu], f"a {n:,}-param network on vector observations: the host CPU updates it faster than a per-update {devices[0].platform} dispatch"
+
+# %% ../nbs/15_acting.ipynb #01aab34c
 class Acting:
     """The actors' part of a runtime: params for acting, one tick of every env, failures and non-finite numbers.
     Reads: `config`, `env` (the env-worker pool), `tracer` (a `Tracer`), `pacing.filling()`, `stats`, `rng`, `store`, `mesh`, `name`,
     `updates` and `_published_at` (the lag bound), `push_state`, `compiled`, `_act` and the spec's `noise`, `random_actions`,
-    `env_action`, `initial_sampling_policy`.
+    `env_action`, `initial_sampling_policy`, `initial_core`.
     Reads `actor_device` (chosen when the runtime is built, see `choose_actor_device`) and `_env_arg` (to restart the actors).
     Owns: `env` (replaced by `_fresh_actors`), `acting_params`, `actor_version`, `publish_copies`, `env_steps`, `episodes`,
-    `actor_restarts`, `dropped_episodes`, `restart_log`, and the per-env `_returns`, `_tainted`, `_env_states`, and `_in_flight` (ready ticks)."""
+    `actor_restarts`, `dropped_episodes`, `restart_log`, and the per-env `_returns`, `_tainted`, `_env_states`, `_in_flight` (ready ticks) and `_core` (a recurrent policy's state)."""
 
-# %% ../nbs/15_acting.ipynb #ae811844
+# %% ../nbs/15_acting.ipynb #7c1c5bb7
 @patch_to(Acting)
 def set_state(self, state):
     "Take published params for acting: a view of the first device's buffers, or, where the actors act on another device, one asynchronous copy there."
@@ -87,7 +113,7 @@ def pull_state(self) -> int:
         self.actor_version = version
     return self.actor_version
 
-# %% ../nbs/15_acting.ipynb #b5409225
+# %% ../nbs/15_acting.ipynb #03c5f108
 @patch_to(Acting)
 async def _first_states(self):
     "The actors' current env states: the reset states on a first start, else where the envs were left."
@@ -97,6 +123,7 @@ async def _first_states(self):
             st, wid = await self.env.get_state()
             states[wid] = st
         self._env_states = states
+        self._core = self.initial_core(self.config.num_envs)  # fresh episodes start with fresh memory (None: a memoryless policy)
     return self._env_states
 
 @patch_to(Acting)
@@ -112,11 +139,11 @@ async def _actor_tick(self, states:list, policy=None):
     if policy is None and self.initial_sampling_policy is not None and self.pacing.filling(): policy = self.initial_sampling_policy
     if policy is None:
         await self.compiled('act')
-        out = self._act(self.acting_params, obs, noise)
-        actions, logp = (np.asarray(x) for x in await ready(out))
+        out = self._act(self.acting_params, obs, noise, self._core)  # the spec's `act_core`: `act` itself where the policy has no memory
+        actions, logp, core_after = jax.tree.map(np.asarray, await ready(out))
     else:
         actions = self.random_actions(self.rng, N * E) if isinstance(policy, str) else np.asarray(policy(obs))
-        logp = np.zeros(N * E, np.float32)
+        logp, core_after = np.zeros(N * E, np.float32), self._core
     if actions.dtype.kind == 'f' and not np.isfinite(actions).all():
         bad = np.flatnonzero(~np.isfinite(actions.reshape(N * E, -1)).all(1))
         raise RLNBError(f"[{self.name}] the policy returned non-finite actions for env(s) {bad.tolist()} (actor {bad[0] // E}) after "
@@ -137,17 +164,20 @@ async def _actor_tick(self, states:list, policy=None):
     nonfinite = _nonfinite(r, states, final, N)
     if nonfinite is not None or self._tainted.any(): r, valid = self._drop_nonfinite(nonfinite, r, valid, term | trunc)
     kw = dict(s_next_final=final) if self.tracer.keep_final else {}  # a tracer that keeps no final observations takes none
+    if self._core is not None: kw['extras'] = dict(core=self._core)  # the state each step was acted from: the learner replays from it
     self.tracer.add(obs, actions, r, term, trunc, logp=logp, version=version, valid=valid, **kw)
     if self.tracer.needs_last_obs:  # an unroll is complete: close it now, not after the next step is acted
         self.tracer.add_final_obs(jax.tree.map(lambda *x: np.concatenate(x), *[st.obs for st in states]) if N > 1 else states[0].obs)
     self._count_episodes(r, term | trunc, valid)
+    if self._core is not None: self._core = self._next_core(core_after, term | trunc | ~valid)
 
-# %% ../nbs/15_acting.ipynb #4d4da026
+# %% ../nbs/15_acting.ipynb #423c75b4
 @patch_to(Acting)
 def ready_ticks(self) -> bool:
     "Whether the actors' tick takes whichever actor is back first (EnvPool actors feeding replay, several actors, not deterministic) instead of all of them."
     cfg = self.config
-    return isinstance(self._env_arg, EnvPoolEnv) and cfg.num_actors > 1 and not cfg.deterministic and self.pacing.batch_axis == 0
+    return (isinstance(self._env_arg, EnvPoolEnv) and cfg.num_actors > 1 and not cfg.deterministic and self.pacing.batch_axis == 0
+            and self.initial_core(1) is None)  # a policy with memory keeps whole ticks
 
 @patch_to(Acting)
 async def _act_for(self, states:list, ws:list, policy=None):
@@ -162,7 +192,8 @@ async def _act_for(self, states:list, ws:list, policy=None):
     if policy is None and self.initial_sampling_policy is not None and self.pacing.filling(): policy = self.initial_sampling_policy
     if policy is None:
         await self.compiled('act' if n == self.config.num_envs else 'act_one')
-        actions, logp = (np.asarray(x) for x in await ready(self._act(self.acting_params, obs, noise)))
+        actions, logp, _ = await ready(self._act(self.acting_params, obs, noise, None))  # no memory: `ready_ticks` needs a memoryless policy
+        actions, logp = np.asarray(actions), np.asarray(logp)
     else:
         actions = self.random_actions(self.rng, n) if isinstance(policy, str) else np.asarray(policy(obs))
         logp = np.zeros(n, np.float32)
@@ -205,7 +236,13 @@ async def _ready_tick(self, states:list, policy=None):
     self.tracer.add(obs, actions, r, term, trunc, logp=logp, version=version, valid=valid, **kw)
     self._count_episodes(r, term | trunc, valid)
 
-# %% ../nbs/15_acting.ipynb #414b2f50
+# %% ../nbs/15_acting.ipynb #f54f5112
+@patch_to(Acting)
+def _next_core(self, core, starts):
+    "The core state for the next tick: `core` (the policy's output), with the rows of the envs where an episode starts (`starts`) set to the initial state."
+    return np.where(starts.reshape(-1, *[1] * (core.ndim - 1)), self.initial_core(len(starts)), core)
+
+# %% ../nbs/15_acting.ipynb #44733e82
 def _finite_or_zero(x):
     x = np.asarray(x)
     return np.where(np.isfinite(x), x, 0).astype(x.dtype) if x.dtype.kind == 'f' else x
@@ -250,7 +287,7 @@ def _lost_episode(self, wid:int, st):
     logging.getLogger(f'rlnb.{self.name}').warning(f"[{self.name}] actor {wid} ({entry['worker']}) failed after {self.env_steps:,} env steps and was replaced "
                  f"(restart {lost.get('restart')}/{self.config.max_restarts}, {entry['recovery_s'] or 0:.2f} s); its episode was dropped. Error: {entry['error']}")
 
-# %% ../nbs/15_acting.ipynb #423c75b4
+# %% ../nbs/15_acting.ipynb #078303c4
 @patch_to(Acting)
 def _drop_nonfinite(self, bad, r, valid, done):
     "Non-finite env numbers: raise (`nonfinite='raise'`) or drop the episodes they belong to; returns the rewards and the valid mask to trace."
@@ -289,7 +326,7 @@ def _count_episodes(self, r, done, valid):
         self.episodes += int(ended.sum())
         self._returns[ended] = 0.0
 
-# %% ../nbs/15_acting.ipynb #f54f5112
+# %% ../nbs/15_acting.ipynb #963a9fd6
 @patch_to(Acting)
 def _fresh_actors(self):
     "New actor envs seeded from (seed, env_steps), an empty tracer and queue: where a deterministic chunk or a resumed run starts. Returns the old pool, for the caller to close."

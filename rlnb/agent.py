@@ -99,6 +99,7 @@ class DistributedAgent(AgentCheckpoints):
         self.env_id = env if isinstance(env, str) else None  # kept in checkpoints, so `from_checkpoint` can rebuild the agent
         self.eval_env_id = eval_env if isinstance(eval_env, str) else None
         self.algo = cls(env, devices=self.devices, func=func, eval_env=eval_env, name=tag, **over)
+        self.devices = list(self.algo.mesh.devices.flat)  # where the learner runs (`learner_device='auto'` may keep a tiny one on the host CPU)
         self.config = self.algo.config
         self.columns = _HEAD + self.algo.metric_names() + _TAIL  # history / metrics.csv / TensorBoard columns: the algorithm's metrics in the middle
         self.work_dir = process_dir(work_dir if work_dir is not None else Path('runs') / tag)  # each process of a multi-process run writes its own part

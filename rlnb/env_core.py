@@ -22,7 +22,7 @@ from .core import ConfigError, SpaceMismatchError, patch_to
 
 # %% auto #0
 __all__ = ['EXTRAS', 'EnvState', 'EnvCore', 'worker_seed', 'MissingDependencyError', 'missing_dependency', 'dependency_error',
-           'check_env_id', 'env_factory', 'action_checker', 'EnvRunner']
+           'check_env_id', 'env_factory', 'action_checker', 'EnvRunner', 'CartPoleNoVel']
 
 # %% ../nbs/01_env_core.ipynb #c171ed5c
 class EnvState(NamedTuple):
@@ -466,3 +466,20 @@ class EnvRunner(abc.ABC):
     @abc.abstractmethod
     def release(self):
         "Free what it holds (pipe, shared memory, actor handle) once it has ended or been killed."
+
+# %% ../nbs/01_env_core.ipynb #872d4133
+class CartPoleNoVel(gym.ObservationWrapper):
+    "CartPole-v1 whose observation is (cart position, pole angle): the velocities removed, as rl-zoo3's `CartPoleNoVel-v1`."
+    metadata = {'render_modes': ['human', 'rgb_array'], 'render_fps': 50}  # CartPole's (gymnasium reads it from the class)
+    def __init__(self, render_mode:str|None=None):
+        from gymnasium.envs.classic_control import CartPoleEnv
+        super().__init__(CartPoleEnv(render_mode=render_mode))
+        space = self.env.observation_space
+        self.observation_space = gym.spaces.Box(space.low[[0, 2]], space.high[[0, 2]], dtype=np.float32)
+
+    def observation(self, obs):
+        "CartPole's observation without its velocities: (cart position, pole angle)."
+        return np.asarray(obs, np.float32)[[0, 2]]
+
+if 'rlnb/CartPoleNoVel-v1' not in gym.registry:
+    gym.register('rlnb/CartPoleNoVel-v1', entry_point=CartPoleNoVel, max_episode_steps=500, reward_threshold=475.0)

@@ -32,8 +32,8 @@ __all__ = ['Evaluation', 'write_video', 'TrainedPolicy']
 # %% ../nbs/18_evaluation.ipynb #53c8f7d6
 class Evaluation:
     """Evaluation, video recording and evaluation actions of a runtime.
-    Reads: `eval_env`, `config` (`seed`, `actor_mode`, `max_restarts`), `name`, `env_steps`, `params` (the learner's latest), `_eval_act` and the spec's
-    `env_action`, `observation_space`, and from `Acting`: `_on_actor_device` (the evaluation policy acts where the actors act) and `_next_state`
+    Reads: `eval_env`, `config` (`seed`, `actor_mode`, `max_restarts`), `name`, `env_steps`, `params` (the learner's latest), `_eval_act`, `_eval_act_core`
+    and the spec's `env_action`, `observation_space`, `initial_core`, and from `Acting`: `_on_actor_device` (the evaluation policy acts where the actors act) and `_next_state`
     (a step past `step_timeout` counts as a hang). Owns: `eval_seconds`; appends to `restart_log`."""
 
 # %% ../nbs/18_evaluation.ipynb #4d30e7d4
@@ -92,13 +92,16 @@ async def aevaluate(self,
         st, _ = await self._next_state(pool)
         G, done = np.zeros(n), np.zeros(n, bool)
         params = self._on_actor_device(self.params)  # the evaluation policy acts where the actors act
+        core = self.initial_core(n)  # a policy with memory: each env plays one episode, from the initial state
         while not done.all():
-            a = np.asarray(await ready(self._eval_act(params, st.obs)))
+            if core is None: a = np.asarray(await ready(self._eval_act(params, st.obs)))
+            else: a, core = jax.tree.map(np.asarray, await ready(self._eval_act_core(params, st.obs, core)))
             pool.send_action(self.env_action(a), 0)
             st, _ = await self._next_state(pool)
             steps += 1
-            if st.restarted:  # a fresh env, reset with the same seed: the unfinished episodes start again
+            if st.restarted:  # a fresh env, reset with the same seed: the unfinished episodes start again (with a memory, from the initial state)
                 G[~done] = 0.0; restarts += 1
+                if core is not None: core = self.initial_core(n)
                 self._eval_restart(pool.workers[0], st, int((~done).sum()))
                 continue
             G += np.where(done, 0.0, st.reward)
@@ -151,8 +154,11 @@ async def arecord(self,
     try:
         obs, _ = env.reset(seed=self.config.seed + 10_000 if seed is None else seed)
         frames, G, params = [env.render()], 0.0, self._on_actor_device(self.params)
+        core = self.initial_core(1)
         for _ in range(max_steps):
-            a = np.asarray(await ready(self._eval_act(params, jax.tree.map(lambda x: np.asarray(x)[None], obs))))[0]
+            batch = jax.tree.map(lambda x: np.asarray(x)[None], obs)
+            if core is None: a = np.asarray(await ready(self._eval_act(params, batch)))[0]
+            else: a, core = jax.tree.map(np.asarray, await ready(self._eval_act_core(params, batch, core))); a = a[0]
             obs, r, term, trunc, _ = env.step(self.env_action(a))
             frames.append(env.render()); G += float(r)
             if term or trunc: break
@@ -176,7 +182,7 @@ def _act(spec, fn, params, obs):
 
 @patch_to(Evaluation)
 def eval_actions(self, obs):
-    "Evaluation actions for one observation or a batch, with the current params (numpy; blocks until computed: not for a coroutine's hot path)."
+    "Evaluation actions for one observation or a batch, with the current params (numpy; blocks until computed: not for a coroutine's hot path). A policy with memory acts from its initial state (each call a first step); `TrainedPolicy.act` carries the state."
     return _act(self, self._eval_act, self.params, obs)
 
 # %% ../nbs/18_evaluation.ipynb #45eb7aab
@@ -202,14 +208,29 @@ class TrainedPolicy:
         self.observation_space, self.action_space = observation_space, action_space
         self.params = jax.device_put(spec.actor_params(learner))
         self._eval_act = jax.jit(spec.eval_act)
+        self._eval_act_core, self._core = jax.jit(spec.eval_act_core), None  # a policy with memory: its state, one row per observation
 
     def __repr__(self): return f"TrainedPolicy({self.algo_name}, {self.observation_space} -> {self.action_space})"
 
     def act(self, obs):
-        "Evaluation actions for one observation or a batch (numpy)."
-        return _act(self.spec, self._eval_act, self.params, obs)
+        "Evaluation actions for one observation or a batch (numpy); a policy with memory carries its state from call to call (call `reset` where episodes start)."
+        if self.spec.initial_core(1) is None: return _act(self.spec, self._eval_act, self.params, obs)
+        batch, single = _batched(self.spec.observation_space, obs)
+        check_batch(self.spec.observation_space, batch, 'obs')
+        n = len(jax.tree.leaves(batch)[0])
+        if self._core is None or len(self._core) != n: self._core = self.spec.initial_core(n)
+        a, core = self._eval_act_core(self.params, batch, self._core)
+        self._core = np.array(core)
+        a = self.spec.env_action(np.asarray(a))
+        return a[0] if single else a
 
-# %% ../nbs/18_evaluation.ipynb #e6a83a41
+    def reset(self, rows=None):
+        "Set a policy with memory back to its initial state: every row (None), or the `rows` (an index or mask of the batch) whose episodes start."
+        if self._core is None: return
+        if rows is None: self._core = None
+        else: self._core[rows] = self.spec.initial_core(len(self._core))[rows]
+
+# %% ../nbs/18_evaluation.ipynb #4f362421
 def _renamed_policy(module:str) -> ImportError:
     "The error for the old name `Policy` of `module` (an ImportError, so that `from module import Policy` shows it too)."
     return ImportError(f"{module}.Policy is called TrainedPolicy now (rlnb.functions.Policy is coax's policy from a forward pass): import TrainedPolicy instead.")

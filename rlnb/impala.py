@@ -25,9 +25,15 @@ from .runtime import OnPolicyQueue, Runtime, RuntimeConfig, adam_clipped, need, 
 from .tracing import BatchedUnroll
 
 # %% auto #0
-__all__ = ['IMPALAConfig', 'ActorCritic', 'ActorCriticSpec', 'IMPALAState', 'IMPALA']
+__all__ = ['check_recurrent', 'IMPALAConfig', 'ActorCritic', 'RecurrentActorCritic', 'episode_starts', 'unroll_core',
+           'replay_unroll', 'ActorCriticSpec', 'IMPALAState', 'IMPALA']
 
 # %% ../nbs/24_impala.ipynb #c8a12c66
+def check_recurrent(cfg):
+    "Raise a `ConfigError` unless `cfg.recurrent` is None or a number of core units >= 1."
+    v = cfg.recurrent
+    need(cfg, v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 1), 'recurrent', 'must be None (no memory) or the units of the GRU core, an int >= 1')
+
 @dataclass(frozen=True)
 class IMPALAConfig(RuntimeConfig):
     "Hyperparameters of IMPALA (the runtime's fields, with IMPALA's defaults, and its own)."
@@ -45,10 +51,12 @@ class IMPALAConfig(RuntimeConfig):
     entropy_coef: float = 0.03  # weight of the entropy bonus
     value_coef: float = 0.5  # weight of the value loss
     log_std_init: float = 0.0  # initial log standard deviation of a Gaussian policy (state-independent, learned)
+    recurrent: int|None = None  # units of a GRU core between the encoder and the heads: a policy with memory; None: none
 
     def check(self):
         super().check()
         need(self, isinstance(self.unroll_length, int) and self.unroll_length >= 1, 'unroll_length', 'must be an int >= 1')
+        check_recurrent(self)
         need(self, 0 < self.gamma <= 1, 'gamma', 'must be in (0, 1]')
         need(self, 0 <= self.lambda_ <= 1, 'lambda_', 'must be in [0, 1]')
         for name in ('clip_rho', 'clip_pg_rho', 'clip_c', 'learning_rate', 'max_grad_norm'):
@@ -74,6 +82,57 @@ class ActorCritic(nn.Module):
         if self.gaussian: pi = (pi, self.param('log_std', nn.initializers.constant(self.log_std_init), (self.num_outputs,)))
         return pi, v
 
+# %% ../nbs/24_impala.ipynb #abc3154a
+class RecurrentActorCritic(nn.Module):
+    "`ActorCritic` with memory: encoder, a GRU core, then the policy and value MLPs: (S, core) -> ((logits or (mean, log_std), V(S)), core)."
+    num_outputs: int  # actions (logits) or action dimensions (Gaussian mean)
+    core_size: int = 64  # units of the GRU core (its state per env)
+    hidden: Sequence[int] = (64, 64)
+    gaussian: bool = False
+    log_std_init: float = 0.0
+    encoder: nn.Module|None = None  # before the core; None: S flattened
+
+    @nn.compact
+    def __call__(self, x, core):
+        x = self.encoder(x) if self.encoder is not None else x.reshape(x.shape[0], -1).astype(jnp.float32)
+        core, x = nn.GRUCell(self.core_size)(core, x)
+        def mlp(h, out):
+            for w in self.hidden: h = nn.tanh(nn.Dense(w)(h))
+            return nn.Dense(out)(h)
+        pi, v = mlp(x, self.num_outputs), mlp(x, 1)[:, 0]
+        if self.gaussian: pi = (pi, jnp.broadcast_to(self.param('log_std', nn.initializers.constant(self.log_std_init), (self.num_outputs,)), pi.shape))
+        return (pi, v), core
+
+# %% ../nbs/24_impala.ipynb #a5246ee6
+def episode_starts(terminated, truncated, valid):
+    "`[T, B]` bool: step t starts an episode (the core is reset before it) where step t - 1 ended one or was not valid; never at t = 0 (its stored state is reset already)."
+    after = (terminated > 0) | (truncated > 0) | (valid == 0)
+    return jnp.concatenate([jnp.zeros_like(after[:1]), after[:-1]])
+
+def unroll_core(apply,  # recurrent forward `(obs, core) -> (out, core)` on a batch of B
+                core0,  # [B, ...] state before the first step
+                S,  # observations [T, B, ...] (pytree)
+                starts,  # [T, B] bool: reset the state to zero before step t
+               ) -> tuple:
+    "Run `apply` over the T steps from `core0`; returns (outputs [T, B, ...], the state after each step [T, B, ...])."
+    def step(core, x):
+        s, start = x
+        core = jnp.where(start.reshape(-1, *[1] * (core.ndim - 1)), jnp.zeros_like(core), core)
+        out, core = apply(s, core)
+        return core, (out, core)
+    _, (out, after) = jax.lax.scan(step, core0, (S, starts))
+    return out, after
+
+def replay_unroll(apply,  # `(obs, core) -> ((policy parameters, V), core)` with the params to score
+                  b,  # the learner's input: `S`, `S_final`, `terminated`, `truncated`, `valid` [T, B] and `core` [1, B, ...]
+                 ) -> tuple:
+    "The policy parameters [T, B, ...], V [T, B] of each step and V [T, B] of the observation it reached, from the stored start state."
+    T, B = b['R'].shape
+    (pi, v), after = unroll_core(apply, b['core'][0], b['S'], episode_starts(b['terminated'], b['truncated'], b['valid']))
+    flat = lambda x: x.reshape(T * B, *x.shape[2:])
+    (_, v_next), _ = apply(jax.tree.map(flat, b['S_final']), flat(after))
+    return pi, v, v_next.reshape(T, B)
+
 # %% ../nbs/24_impala.ipynb #a02d89e3
 class ActorCriticSpec(Runtime):
     "What IMPALA and PPO share: an actor-critic network over Box observations, a categorical or diagonal-Gaussian policy sampled with host noise, `[T, B]` unrolls and the learner's input from them."
@@ -84,14 +143,16 @@ class ActorCriticSpec(Runtime):
         distribution_for(action_space)  # raises for a space no action distribution fits
 
     def init_params(self, func):
-        "Build `self.dist` for the action space and `self.net` (the user's `func` or an `ActorCritic` from the config's `hidden` and `log_std_init`); return the net's initial params."
+        "Build `self.dist` for the action space and `self.net` (the user's `func`, or an `ActorCritic` from the config's `hidden` and `log_std_init`, a `RecurrentActorCritic` with `recurrent`); return the net's initial params."
         cfg, space = self.config, self.action_space
         self.dist = distribution_for(space)
         gaussian = self.dist is DiagGaussian
         image = is_image_space(self.observation_space)  # images: a shared CNN encoder and linear heads, without `hidden`
-        self.net = func if func is not None else ActorCritic(int(space.shape[0]) if gaussian else int(space.n), () if image else tuple(cfg.hidden),
-                                                             gaussian, cfg.log_std_init, image_encoder(self.observation_space) if image else None)
-        params = numpy_init(self.net, self.observation_space, cfg.seed)
+        n, hidden, enc = int(space.shape[0]) if gaussian else int(space.n), () if image else tuple(cfg.hidden), image_encoder(self.observation_space) if image else None
+        H = cfg.recurrent  # a user's recurrent `func` maps (obs, core [B, H]) -> ((policy parameters, V), core)
+        self.net = func if func is not None else (ActorCritic(n, hidden, gaussian, cfg.log_std_init, enc) if H is None else
+                                                  RecurrentActorCritic(n, H, hidden, gaussian, cfg.log_std_init, enc))
+        params = numpy_init(self.net, self.observation_space, cfg.seed, *([] if H is None else [gym.spaces.Box(-np.inf, np.inf, (H,))]))
         if gaussian: params['params']['log_std'] = np.full(space.shape, cfg.log_std_init, np.float32)
         return params
 
@@ -110,7 +171,28 @@ class ActorCriticSpec(Runtime):
         a = self.dist.sample_from(pi, noise)
         return a, self.dist.log_prob(pi, a)
 
-    def eval_act(self, params, obs): return self.dist.mode(self.dist_params(params, obs))
+    def eval_act(self, params, obs):
+        if self.config.recurrent is not None: return self.eval_act_core(params, obs, jnp.zeros((len(obs), self.config.recurrent), jnp.float32))[0]  # a first step
+        return self.dist.mode(self.dist_params(params, obs))
+
+    def initial_core(self, n):
+        "The GRU core's state at an episode's start, zeros `[n, recurrent]`; None without `recurrent`."
+        return None if self.config.recurrent is None else np.zeros((n, self.config.recurrent), np.float32)
+
+    def core_apply(self, params, obs, core):
+        "Pure, with `recurrent`: `((policy parameters, V), core)` at `obs` from `core`, for the params `actor_params` gives the actors."
+        return self.net.apply(params, obs, core)
+
+    def act_core(self, params, obs, noise, core):
+        if core is None: return super().act_core(params, obs, noise, core)
+        (pi, _), core = self.core_apply(params, obs, core)
+        a = self.dist.sample_from(pi, noise)
+        return a, self.dist.log_prob(pi, a), core
+
+    def eval_act_core(self, params, obs, core):
+        if core is None: return super().eval_act_core(params, obs, core)
+        (pi, _), core = self.core_apply(params, obs, core)
+        return self.dist.mode(pi), core
 
     def env_action(self, actions):
         space = self.action_space
@@ -119,8 +201,11 @@ class ActorCriticSpec(Runtime):
     def prepare(self, data):
         f32 = lambda x: np.asarray(x, np.float32)
         A = f32(data.A) if self.dist is DiagGaussian else np.asarray(data.A, np.int32)
-        return dict(S=jax.tree.map(lambda x: x[:-1], data.S), S_final=data.S_final, A=A, R=f32(data.R), terminated=f32(data.terminated), truncated=f32(data.truncated),
-                    valid=f32(data.valid), logP=f32(data.logP))
+        b = dict(S=jax.tree.map(lambda x: x[:-1], data.S), S_final=data.S_final, A=A, R=f32(data.R), terminated=f32(data.terminated), truncated=f32(data.truncated),
+                 valid=f32(data.valid), logP=f32(data.logP))
+        if self.config.recurrent is not None:  # the state of each column's first step, [1, B, H] (batch on axis 1, as the rest); zero data for compiles has none
+            b['core'] = f32(data.extras['core'][:1]) if 'core' in data.extras else self.initial_core(data.batch_size)[None]
+        return b
 
 # %% ../nbs/24_impala.ipynb #efa686ff
 class IMPALAState(NamedTuple):
@@ -131,10 +216,14 @@ class IMPALAState(NamedTuple):
 def _loss(net, dist, cfg, params, b):
     "IMPALA's loss on one `[T, B]` batch; returns (loss, metrics)."
     T, B = b['R'].shape
-    S = jax.tree.map(lambda s, f: jnp.concatenate([s, f]).reshape(2 * T * B, *s.shape[2:]), b['S'], b['S_final'])  # one forward for both
-    pi, v = net.apply(params, S)
-    pi_t = jax.tree.map(lambda x: x[:T * B].reshape(T, B, *x.shape[1:]) if x.ndim > 1 else x, pi)  # a shared log_std stays as it is
-    v = v.reshape(2 * T, B)
+    if 'core' in b:  # a recurrent core: replayed over the unroll from its stored start state
+        pi_t, v_t, v_next = replay_unroll(lambda s, c: net.apply(params, s, c), b)
+        v = jnp.concatenate([v_t, v_next])
+    else:
+        S = jax.tree.map(lambda s, f: jnp.concatenate([s, f]).reshape(2 * T * B, *s.shape[2:]), b['S'], b['S_final'])  # one forward for both
+        pi, v = net.apply(params, S)
+        pi_t = jax.tree.map(lambda x: x[:T * B].reshape(T, B, *x.shape[1:]) if x.ndim > 1 else x, pi)  # a shared log_std stays as it is
+        v = v.reshape(2 * T, B)
     logp = dist.log_prob(pi_t, b['A'])
     valid, term, trunc = b['valid'], b['terminated'], b['truncated']
     v_next = jax.lax.stop_gradient(v[T:])  # V of the observation each step reached
@@ -154,7 +243,7 @@ def _loss(net, dist, cfg, params, b):
 class IMPALA(ActorCriticSpec):
     "IMPALA: actors unroll a stochastic policy, a bounded queue feeds a data-parallel V-trace actor-critic learner."
     Config, algo_name, train_steps = IMPALAConfig, 'impala', 200_000
-    shape_fields = ('hidden', 'unroll_length')
+    shape_fields = ('hidden', 'unroll_length', 'recurrent')
 
     def setup(self, func):
         params = self.init_params(func)

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import optax
 
 from .core import ConfigError, patch_to
-from .impala import ActorCriticSpec
+from .impala import ActorCriticSpec, check_recurrent, episode_starts, replay_unroll, unroll_core
 from .parallel import axis_index, axis_size, gather, pmean
 from .policy_gradient import gae
 from .runtime import OnPolicyQueue, RuntimeConfig, need, zero_init
@@ -48,10 +48,14 @@ class PPOConfig(RuntimeConfig):
     normalize_obs: bool = False  # normalize observations by running mean and variance (kept in the learner state, so in checkpoints)
     hidden: tuple = (64, 64)  # widths of the default MLPs (one for the policy, one for the value)
     log_std_init: float = 0.0  # initial log standard deviation of a Gaussian policy (state-independent, learned)
+    recurrent: int|None = None  # units of a GRU core between the encoder and the heads (a policy with memory; minibatches of whole env columns); None: none
 
     def check(self):
         super().check()
         need(self, isinstance(self.unroll_length, int) and self.unroll_length >= 1, 'unroll_length', 'must be an int >= 1')
+        check_recurrent(self)
+        need(self, self.recurrent is None or self.batch_size % self.unroll_length == 0, 'batch_size',
+             f'must be a multiple of unroll_length={self.unroll_length} with recurrent: a minibatch holds whole env columns of the rollout')
         need(self, isinstance(self.num_epochs, int) and self.num_epochs >= 1, 'num_epochs', 'must be an int >= 1')
         need(self, self.updates_per_dispatch == 1, 'updates_per_dispatch', "must be 1: one dispatch is one PPO update, all its epochs fused")
         need(self, (self.unroll_length * self.num_envs) % self.batch_size == 0, 'batch_size',
@@ -102,8 +106,12 @@ def linear_decay(value:float, steps:int):
 
 # %% ../nbs/25_ppo.ipynb #84e237b5
 def _minibatch_loss(net, dist, cfg, params, mine, stats, clip_eps, norm):
-    adv_mean, adv_std, n = stats
     pi, v = net.apply(params, norm(mine['S']))
+    return _ppo_loss(dist, cfg, pi, v, mine, stats, clip_eps)
+
+def _ppo_loss(dist, cfg, pi, v, mine, stats, clip_eps):
+    "The loss of the policy parameters `pi` and values `v` the params give at the steps `mine` (any shape of steps)."
+    adv_mean, adv_std, n = stats
     logp = dist.log_prob(pi, mine['A'])
     log_ratio = logp - mine['logP']
     ratio = jnp.exp(log_ratio)
@@ -122,7 +130,7 @@ def _minibatch_loss(net, dist, cfg, params, mine, stats, clip_eps, norm):
 class PPO(ActorCriticSpec):
     "PPO: N envs roll out T steps; every epoch of shuffled minibatches runs in one data-parallel device call."
     Config, algo_name, train_steps = PPOConfig, 'ppo', 100_000
-    shape_fields = ('hidden',)
+    shape_fields = ('hidden', 'recurrent')
 
     def setup(self, func):
         cfg = self.config
@@ -130,6 +138,9 @@ class PPO(ActorCriticSpec):
         if mesh is not None and cfg.num_envs % mesh.size:
             raise ConfigError(f"PPO splits the rollout's {cfg.num_envs} env columns over the {mesh.size} learner devices: "
                               f"use a number of envs (num_actors * envs_per_actor) that is a multiple of {mesh.size}, or fewer devices.")
+        if mesh is not None and cfg.recurrent is not None and (cfg.batch_size // cfg.unroll_length) % mesh.size:
+            raise ConfigError(f"recurrent PPO's minibatches hold batch_size / unroll_length = {cfg.batch_size // cfg.unroll_length} env columns, split over the "
+                              f"{mesh.size} learner devices: use a batch_size of unroll_length * a multiple of {mesh.size}, or fewer devices.")
         params = self.init_params(func)
         if func is None:  # a near-uniform first policy
             head = params['params'][f'Dense_{len(self.net.hidden)}']  # the policy's output layer
@@ -149,6 +160,8 @@ class PPO(ActorCriticSpec):
     def prepare(self, data):
         b = super().prepare(data)
         T, B = b['R'].shape
+        if self.config.recurrent is not None:  # whole sequences: one shuffle of the B env columns per epoch
+            return dict(b, perm=self.rng.permuted(np.broadcast_to(np.arange(B, dtype=np.int32), (self.config.num_epochs, B)), axis=1))
         perms = self.rng.permuted(np.broadcast_to(np.arange(T * B, dtype=np.int32), (self.config.num_epochs, T * B)), axis=1)  # one shuffle of the T * B steps per epoch
         return dict(b, perm=perms.reshape(-1, B))
 
@@ -161,10 +174,15 @@ class PPO(ActorCriticSpec):
         params, stats = params
         return self.net.apply(params, self._norm(stats)(obs))[0]
 
+    def core_apply(self, params, obs, core):
+        params, stats = params
+        return self.net.apply(params, self._norm(stats)(obs), core)
+
 # %% ../nbs/25_ppo.ipynb #dbbf4de1
 @patch_to(PPO)
 def learner_step(self, state, batch):
     cfg, net, dist = self.config, self.net, self.dist
+    if cfg.recurrent is not None: return self._recurrent_step(state, batch)
     norm = self._norm((state.obs_mean, state.obs_var))
     T, b = batch['R'].shape  # this device's env columns
     # values of each step's observation and of the observation it reached, and GAE per column
@@ -202,6 +220,55 @@ def learner_step(self, state, batch):
     if cfg.normalize_obs: mean, var, count = update_moments(mean, var, count, data['S'], data['valid'])
     w = data['valid']
     ret, vals = data['ret'], data['v']
+    n = jnp.maximum(w.sum(), 1.0)
+    var_ret = jnp.sum(w * (ret - jnp.sum(w * ret) / n) ** 2) / n
+    err = ret - vals
+    var_err = jnp.sum(w * (err - jnp.sum(w * err) / n) ** 2) / n
+    metrics = {k: x.mean() for k, x in ms.items()}
+    metrics.update(value=jnp.sum(w * vals) / n, explained_variance=1 - var_err / jnp.maximum(var_ret, 1e-8), clip_eps=jnp.float32(clip_eps))
+    return PPOState(params, opt_state, mean, var, count, state.rollouts + 1), metrics
+
+# %% ../nbs/25_ppo.ipynb #7642072d
+@patch_to(PPO)
+def _recurrent_step(self, state, batch):
+    "`learner_step` with a recurrent core: minibatches of whole env columns, each replayed from its stored start state."
+    cfg, dist, stats = self.config, self.dist, (state.obs_mean, state.obs_var)
+    apply = lambda p: (lambda s, c: self.core_apply((p, stats), s, c))
+    T, b = batch['R'].shape  # this device's env columns
+    _, v_t, v_next = replay_unroll(apply(state.params), batch)
+    valid, term, trunc = batch['valid'], batch['terminated'], batch['truncated']
+    r = valid * (batch['R'] + cfg.gamma * trunc * v_next)
+    discount = valid * cfg.gamma * (1 - term) * (1 - trunc)
+    adv = jax.vmap(lambda *x: gae(*x, lambda_=cfg.lambda_), in_axes=1, out_axes=1)(v_t, v_next, r, discount)
+    cols = dict(S=batch['S'], A=batch['A'], logP=batch['logP'], adv=adv, ret=adv + v_t, v=v_t, valid=valid, terminated=term, truncated=trunc, core=batch['core'])
+    data, perms = gather((cols, batch['perm']), axis=1)  # every device gets every column: [T, B, ...]; the start states [1, B, H]
+    B, C, D = data['valid'].shape[1], cfg.batch_size // T, axis_size()
+    perms = perms.reshape(-1, C)  # epoch after epoch, minibatch after minibatch: C columns each
+    mine = jax.lax.dynamic_slice_in_dim(perms, axis_index() * (C // D), C // D, axis=1)  # this device's columns of each minibatch
+    learned = state.rollouts * T * B
+    clip_eps, optimizer = self.clip_schedule(learned), ppo_optimizer(self.lr_schedule(learned), cfg.max_grad_norm)
+
+    def loss(params, part, adv_stats):
+        (pi, v), _ = unroll_core(apply(params), part['core'][0], part['S'], episode_starts(part['terminated'], part['truncated'], part['valid']))
+        return _ppo_loss(dist, cfg, pi, v, part, adv_stats, clip_eps)
+
+    def minibatch(carry, idx):
+        params, opt_state = carry
+        full, own = idx
+        w, a = data['valid'][:, full], data['adv'][:, full]
+        n = jnp.maximum(w.sum(), 1.0)
+        a_mean = jnp.sum(w * a) / n
+        a_std = jnp.sqrt(jnp.sum(w * (a - a_mean) ** 2) / jnp.maximum(n - 1, 1.0))
+        part = jax.tree.map(lambda x: x[:, own], data)
+        grads, m = jax.grad(loss, has_aux=True)(params, part, (a_mean, a_std, n))
+        updates, opt_state = optimizer.update(pmean(grads), opt_state, params)
+        return (optax.apply_updates(params, updates), opt_state), m
+
+    (params, opt_state), ms = jax.lax.scan(minibatch, (state.params, state.opt_state), (perms, mine))
+    flat = jax.tree.map(lambda x: x.reshape(T * B, *x.shape[2:]), {k: data[k] for k in ('S', 'valid', 'ret', 'v')})
+    mean, var, count = state.obs_mean, state.obs_var, state.obs_count
+    if cfg.normalize_obs: mean, var, count = update_moments(mean, var, count, flat['S'], flat['valid'])
+    w, ret, vals = flat['valid'], flat['ret'], flat['v']
     n = jnp.maximum(w.sum(), 1.0)
     var_ret = jnp.sum(w * (ret - jnp.sum(w * ret) / n) ** 2) / n
     err = ret - vals

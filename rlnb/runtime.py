@@ -27,7 +27,7 @@ from .spec import RuntimeConfig, Spec, actor_envs, adam_clipped, check_options, 
 from .registry import ALGOS, get_algo, register
 from .pacing import OnPolicyQueue, Pacing, PacingHost, ReplayRatio
 from .tracing import Tracer
-from .acting import Acting, _first_device, choose_actor_device
+from .acting import Acting, _first_device, choose_actor_device, choose_learner_devices
 from .schedules import Schedules
 from .runstate import RunState, config_from_state
 from .evaluation import Evaluation, TrainedPolicy, _renamed_policy, write_video
@@ -71,6 +71,9 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
             super().__init__(pool, name=name or self.algo_name, seed=cfg.seed)
             self.rng = np.random.default_rng([cfg.seed, 1] + ([jax.process_index()] if jax.process_count() > 1 else []))  # every host-side draw: exploration noise, batch shuffles (per process)
             state = self.setup(func)
+            given = list(self.mesh.devices.flat)
+            learner, self.learner_device_reason = choose_learner_devices(cfg.learner_device, given, self.actor_params(state), obs_space)
+            if learner != given: self.mesh = make_mesh(learner)  # a tiny learner on the host CPU (`learner_device='auto'`)
             self.tracer = self.make_tracer(cfg.num_envs)
             if not isinstance(self.tracer, Tracer):
                 raise ConfigError(f"{self.algo_name}: make_tracer must return an rlnb.tracing.Tracer, got {type(self.tracer).__name__}.")
@@ -85,8 +88,9 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
         self._placement_logged = False
         self.publish_copies = 0  # params copied to the actors' device (one per publish they take; none where they act on the learner's device)
         self._update = data_parallel(self.learner_step, self.mesh, num_fused=cfg.updates_per_dispatch, batch_axis=self._batch_axis())
-        self._act = jax.jit(self.act)
+        self._act = jax.jit(self.act_core)  # `act` itself, for a policy without memory (the spec's default `act_core`)
         self._eval_act = jax.jit(self.eval_act)
+        self._eval_act_core = jax.jit(self.eval_act_core)  # the evaluation policy with memory (used where `initial_core` is not None)
         self._learner_state = replicate(state, self.mesh)
         self.updates, self.env_steps, self.episodes = 0, 0, 0
         self.actor_restarts, self.dropped_episodes = 0, 0  # envs replaced after a failure; episodes dropped for non-finite numbers
@@ -102,6 +106,7 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
         self._returns = np.zeros(cfg.num_envs)
         self._env_states = None  # the actors' latest env states, kept across stop/start
         self._in_flight = [None] * cfg.num_actors if self.ready_ticks() else None  # per actor, what its step in flight was sent with (ready ticks, `rlnb.acting`)
+        self._core = None  # a recurrent policy's per-env state, kept with the env states (set where they start)
         self._learned, self._rolled = asyncio.Event(), asyncio.Event()
         self._published_at, self.actor_version = 0, 0
         self._compiles = None  # name -> future of the compile-ahead jobs (`start_compile`)
@@ -214,10 +219,11 @@ def start_compile(self):
     noise = self.noise(np.random.default_rng(0), cfg.num_envs)
     if self._place_ahead is None: self._place_ahead = self._worth_placing(b)
     if self._place_ahead: b = self._update.put(b)
-    jobs = dict(update=lambda: self._update(state, b), act=lambda: self._act(params, obs, noise), **self.pacing.programs())
+    core = self.initial_core(cfg.num_envs)
+    jobs = dict(update=lambda: self._update(state, b), act=lambda: self._act(params, obs, noise, core), **self.pacing.programs())
     if self._in_flight is not None:  # ready ticks act for one actor's envs at a time
         one = lambda x: x[:cfg.envs_per_actor]
-        jobs['act_one'] = lambda: self._act(params, jax.tree.map(one, obs), jax.tree.map(one, noise))
+        jobs['act_one'] = lambda: self._act(params, jax.tree.map(one, obs), jax.tree.map(one, noise), jax.tree.map(one, core))
     pool = concurrent.futures.ThreadPoolExecutor(len(jobs), thread_name_prefix=f'{self.name}-compile')
     self._compiles = {k: pool.submit(lambda job=job: jax.block_until_ready(job())) for k, job in jobs.items()}
     pool.shutdown(wait=False)  # each thread ends with its job
@@ -302,6 +308,8 @@ def _run(self, until:int):
 async def _stretch(self, until:int, callback=None, fresh:bool=True, whole:bool=True) -> str|None:
     "Run the roles up to `until` env steps and pause them (`whole`: with the dispatch finished and the queued steps in replay); returns 'stopped' (the callback asked), 'outside' (`stop()` from outside) or None."
     if fresh:  # where a chunk starts
+        if not self._placement_logged and jax.default_backend() != 'cpu':  # once per runtime; silent where everything is on the CPU
+            logging.getLogger(f'rlnb.{self.name}').info(f"learner on {', '.join(map(str, local_devices(self.mesh)))} ({self.learner_device_reason})")
         if not self._placement_logged and (self.actor_device.platform != 'cpu' or self.actor_device != local_devices(self.mesh)[0]):
             logging.getLogger(f'rlnb.{self.name}').info(f"actors act on {self.actor_device} ({self.actor_device_reason})")  # once per runtime; silent where all is one CPU device
         self._placement_logged = True

@@ -53,6 +53,7 @@ class RuntimeConfig:
     step_timeout: float|None = 60.0  # seconds an env step may take before the env counts as hung (killed and replaced; process mode kills it, thread mode abandons it); None: wait forever
     nonfinite: str = 'raise'  # a NaN or inf reward or observation from an env: 'raise' (stop, naming the actor and the step) or 'drop' (drop that episode, with a warning)
     actor_device: str = 'auto'  # where the actors run their policy: 'auto' (see `choose_actor_device`), 'host' (the CPU; params copied once per publish) or 'learner' (the learner's first device: no copy)
+    learner_device: str = 'auto'  # where the learner runs: 'auto' (see `choose_learner_devices`: the host CPU for a tiny vector-observation network where the devices are accelerators), 'host' (the CPU) or 'devices' (the learner devices given)
 
     def __post_init__(self): self.check()
 
@@ -70,6 +71,7 @@ class RuntimeConfig:
         need(self, self.step_timeout is None or (isinstance(self.step_timeout, (int, float)) and self.step_timeout > 0), 'step_timeout', 'must be a number of seconds > 0, or None')
         need(self, self.nonfinite in ('raise', 'drop'), 'nonfinite', "must be 'raise' or 'drop'")
         need(self, self.actor_device in ('auto', 'host', 'learner'), 'actor_device', "must be 'auto', 'host' (the CPU) or 'learner' (the learner's first device)")
+        need(self, self.learner_device in ('auto', 'host', 'devices'), 'learner_device', "must be 'auto', 'host' (the CPU) or 'devices' (the learner devices given)")
 
     @property
     def num_envs(self) -> int:
@@ -214,6 +216,16 @@ class Spec(abc.ABC):
     @abc.abstractmethod
     def eval_act(self, params, obs):
         "Pure, jitted: the evaluation (greedy / mean) actions."
+    def initial_core(self, n:int):
+        "Host side: the state of the policy's recurrent core for `n` envs at an episode's start (a numpy array, one row per env); None (the default): the policy has no memory."
+        return None
+    def act_core(self, params, obs, noise, core) -> tuple:
+        "Pure, jitted: `(actions, logp, core)`, acting from each env's `core` state (reset by the actors where an episode starts) and returning the state after the step. Default: `act`, with `core` handed back as it came."
+        actions, logp = self.act(params, obs, noise)
+        return actions, logp, core
+    def eval_act_core(self, params, obs, core) -> tuple:
+        "Pure, jitted: `(actions, core)`, the evaluation policy with memory. Default: `eval_act`, with `core` handed back as it came."
+        return self.eval_act(params, obs), core
     @abc.abstractmethod
     def learner_step(self, state, batch) -> tuple:
         "Pure `(state, batch) -> (state, metrics)` for `data_parallel`: one update; calls `pmean` on its gradients."
