@@ -63,9 +63,11 @@ def choose_learner_devices(setting:str,  # the config's `learner_device`: 'auto'
                            devices:list,  # the learner devices given (or all of the default backend's)
                            params,  # the params the actors act with (to size the network)
                            observation_space:gym.Space,  # the observations (images keep the accelerator)
+                           envs_on_device:bool=False,  # the envs step on the learner's devices (`rlnb.jax_envs`): 'auto' keeps the devices
                           ) -> tuple[list, str]:
     "The devices the learner runs on, and why."
     if setting == 'devices': return list(devices), "learner_device='devices'"
+    if setting == 'auto' and envs_on_device: return list(devices), 'the envs step on the learner\'s devices'
     cpu = _host_cpu()
     if setting == 'host':
         if cpu is None: raise ConfigError("learner_device='host': this JAX has no CPU backend (JAX_PLATFORMS leaves 'cpu' out); add it, or use learner_device='devices'.")

@@ -155,6 +155,7 @@ def _extras(spec, key, T:int, N:int, cols:int, first):
 # %% ../nbs/30_jax_envs.ipynb #3f4a4c2f
 class DeviceEvaluation:
     "What both device mixins share: greedy evaluation on the device, and no videos (defined under 'Evaluation on the device')."
+    envs_on_device = True  # `learner_device='auto'` keeps the learner, and so the envs, on the given devices
 
 class DeviceRollouts(DeviceEvaluation):
     "Mixin in front of an actor-critic algorithm: rollouts of a JAX env (an `rlnb.spec.ENV_KINDS` id) stepped inside jitted programs on the learner's devices."

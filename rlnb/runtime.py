@@ -38,6 +38,7 @@ __all__ = ['Runtime']
 # %% ../nbs/19_runtime.ipynb #6ba23e96
 class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
     "The actor-learner runtime: an algorithm subclasses it and fills the spec (`rlnb.spec.Spec`); the parts do the rest."
+    envs_on_device = False  # True where the envs step inside jitted programs on the learner's devices (`rlnb.jax_envs`)
     def __init__(self,
                  env,  # env id or zero-argument env factory (each actor builds its own copies)
                  config=None,  # the algorithm's config; keyword overrides below win
@@ -72,7 +73,7 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
             self.rng = np.random.default_rng([cfg.seed, 1] + ([jax.process_index()] if jax.process_count() > 1 else []))  # every host-side draw: exploration noise, batch shuffles (per process)
             state = self.setup(func)
             given = list(self.mesh.devices.flat)
-            learner, self.learner_device_reason = choose_learner_devices(cfg.learner_device, given, self.actor_params(state), obs_space)
+            learner, self.learner_device_reason = choose_learner_devices(cfg.learner_device, given, self.actor_params(state), obs_space, self.envs_on_device)
             if learner != given: self.mesh = make_mesh(learner)  # a tiny learner on the host CPU (`learner_device='auto'`)
             self.tracer = self.make_tracer(cfg.num_envs)
             if not isinstance(self.tracer, Tracer):
