@@ -135,9 +135,11 @@ def steady_rlnb(seed, updates, devices):
     try:
         t0 = time.perf_counter()
         rt.train(n * T, eval_interval=None, final_eval=False)  # compiles and one update
+        jax.block_until_ready(rt.learner_state)
         warm_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         rt.train(n * T * (1 + updates), eval_interval=None, final_eval=False)
+        jax.block_until_ready(rt.learner_state)  # train returns once the last update is dispatched: the clock stops when it is done
         dt = time.perf_counter() - t0
     finally:
         rt.close()
@@ -188,7 +190,7 @@ def main():
     flags = os.environ.get("XLA_FLAGS", f"--xla_force_host_platform_device_count={args.devices}" if args.devices > 1 else "")
     common = ["--max-steps", args.max_steps, "--devices", args.devices, "--steady-updates", args.steady_updates]
     script = os.path.abspath(__file__)
-    runs = run_matrix(script, args.algos.split(","), [int(s) for s in args.seeds.split(",")], common, env={"XLA_FLAGS": flags})
+    runs = run_matrix(script, args.algos.split(","), [int(s) for s in args.seeds.split(",")], common, env={"XLA_FLAGS": flags}) if args.algos else {}
     summary = summarize(runs)
     out = dict(provenance=provenance(), target=TARGET, eval_every=EVAL_EVERY, eval_episodes=EVAL_EPISODES, max_steps=args.max_steps,
                rlnb_devices=args.devices, xla_flags=flags, summary=summary, runs=runs)
