@@ -216,10 +216,12 @@ def learner_step(self, state, batch):
         return (optax.apply_updates(params, updates), opt_state), m
 
     (params, opt_state), ms = jax.lax.scan(minibatch, (state.params, state.opt_state), (perms, mine))
+    return _finish_update(cfg, state, params, opt_state, ms, data['S'], data['valid'], data['ret'], data['v'], clip_eps)
+
+def _finish_update(cfg, state, params, opt_state, ms, S, w, ret, vals, clip_eps):
+    "The new `PPOState` after an update's minibatches, with the observation statistics updated from the rollout's steps, and the update's metrics."
     mean, var, count = state.obs_mean, state.obs_var, state.obs_count
-    if cfg.normalize_obs: mean, var, count = update_moments(mean, var, count, data['S'], data['valid'])
-    w = data['valid']
-    ret, vals = data['ret'], data['v']
+    if cfg.normalize_obs: mean, var, count = update_moments(mean, var, count, S, w)
     n = jnp.maximum(w.sum(), 1.0)
     var_ret = jnp.sum(w * (ret - jnp.sum(w * ret) / n) ** 2) / n
     err = ret - vals
@@ -266,13 +268,4 @@ def _recurrent_step(self, state, batch):
 
     (params, opt_state), ms = jax.lax.scan(minibatch, (state.params, state.opt_state), (perms, mine))
     flat = jax.tree.map(lambda x: x.reshape(T * B, *x.shape[2:]), {k: data[k] for k in ('S', 'valid', 'ret', 'v')})
-    mean, var, count = state.obs_mean, state.obs_var, state.obs_count
-    if cfg.normalize_obs: mean, var, count = update_moments(mean, var, count, flat['S'], flat['valid'])
-    w, ret, vals = flat['valid'], flat['ret'], flat['v']
-    n = jnp.maximum(w.sum(), 1.0)
-    var_ret = jnp.sum(w * (ret - jnp.sum(w * ret) / n) ** 2) / n
-    err = ret - vals
-    var_err = jnp.sum(w * (err - jnp.sum(w * err) / n) ** 2) / n
-    metrics = {k: x.mean() for k, x in ms.items()}
-    metrics.update(value=jnp.sum(w * vals) / n, explained_variance=1 - var_err / jnp.maximum(var_ret, 1e-8), clip_eps=jnp.float32(clip_eps))
-    return PPOState(params, opt_state, mean, var, count, state.rollouts + 1), metrics
+    return _finish_update(cfg, state, params, opt_state, ms, flat['S'], flat['valid'], flat['ret'], flat['v'], clip_eps)
