@@ -149,7 +149,7 @@ def _extras(spec, key, T:int, N:int, cols:int, first):
     if not isinstance(spec, PPO): return {}
     E = spec.config.num_epochs
     steps = jnp.broadcast_to(jnp.arange(T * N, dtype=jnp.int32), (E, T * N))
-    perms = jax.lax.sort_key_val(jax.random.bits(key, (E, T * N)), steps, dimension=1)[1].reshape(E * T, N)  # one sort: compiles in half the time of `jax.random.permutation`'s rounds
+    perms = jax.lax.sort_key_val(jax.random.bits(key, (E, T * N)), steps, dimension=1)[1].reshape(E * T, N)  # every epoch's shuffle from one sort of random keys
     return dict(perm=jax.lax.dynamic_slice_in_dim(perms, first, cols, axis=1))
 
 # %% ../nbs/30_jax_envs.ipynb #3f4a4c2f
