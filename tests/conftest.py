@@ -2,7 +2,21 @@
 import os
 import signal
 
-os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+
+
+def other_xla_flags() -> str:
+    """The caller's `XLA_FLAGS` without the host device count: for instance `--xla_cpu_max_isa=AVX2`, which runs
+    the suite on another instruction set than this CPU's default. Every child process the tests start keeps them."""
+    flags = os.environ.get("XLA_FLAGS", "").split()
+    return " ".join(f for f in flags if not f.startswith("--xla_force_host_platform_device_count"))
+
+
+def xla_flags(devices: int = 8) -> str:
+    "`XLA_FLAGS` with `devices` host devices and the caller's other flags."
+    return f"{other_xla_flags()} --xla_force_host_platform_device_count={devices}".strip()
+
+
+os.environ["XLA_FLAGS"] = xla_flags(8)
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 # A shell's background job (`nohup pytest &`, some CI wrappers) starts with SIGINT ignored, and every child process

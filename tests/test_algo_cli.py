@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, xla_flags
 
 RLNB = os.path.join(os.path.dirname(sys.executable), "rlnb")
 
@@ -26,7 +26,7 @@ CASES = {
 @pytest.mark.parametrize("algo", sorted(CASES))
 def test_cli_solves_cartpole(algo, tmp_path):
     case = CASES[algo]
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    env = {**os.environ, "XLA_FLAGS": xla_flags(8)}
     proc = subprocess.run([RLNB, "train", algo, "--env", "CartPole-v1", *case["flags"], "--out", str(tmp_path), "--no-progress"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -41,7 +41,7 @@ def test_cli_solves_cartpole(algo, tmp_path):
 @pytest.mark.slow
 def test_cli_sac_solves_pendulum(tmp_path):
     "SAC from the command line, 64x64 networks, learner on one device: an evaluation >= -200 within 20k env steps (bench/sac_pendulum.py has five seeds)."
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    env = {**os.environ, "XLA_FLAGS": xla_flags(8)}
     proc = subprocess.run([RLNB, "train", "sac", "--env", "Pendulum-v1", "--seed", "0", "--steps", "20000", "--eval-interval", "2000",
                            "--target-return", "-200", "--devices", "1", "--hidden", "64", "64", "--out", str(tmp_path), "--no-progress"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)

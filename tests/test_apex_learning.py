@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, xla_flags
 
 SCRIPT = """
 import json, sys, jax
@@ -27,7 +27,7 @@ print(json.dumps(dict(eval=res['eval']['mean'], env_steps=res['env_steps'], devi
 @pytest.mark.slow
 @pytest.mark.parametrize("seed,devices", [(1, 8), (2, 8), (0, 1)])
 def test_apex_solves_cartpole(seed, devices):
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    env = {**os.environ, "XLA_FLAGS": xla_flags(8)}
     proc = subprocess.run([sys.executable, "-c", SCRIPT, str(seed), str(devices)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-4000:]

@@ -15,12 +15,12 @@ import textwrap
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, other_xla_flags
 
 WORKER = textwrap.dedent(r'''
     import os, sys, json
     pid, nproc, port, out = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    os.environ['XLA_FLAGS'] = f'--xla_force_host_platform_device_count={8 // nproc}'
+    os.environ['XLA_FLAGS'] = os.environ.get('RLNB_TEST_XLA_FLAGS', '') + f' --xla_force_host_platform_device_count={8 // nproc}'
     import jax
     if nproc > 1:
         jax.config.update('jax_cpu_collectives_implementation', 'gloo')
@@ -51,7 +51,7 @@ WORKER = textwrap.dedent(r'''
 LEARN = textwrap.dedent(r'''
     import os, sys, json
     pid, nproc, port, out = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=1'
+    os.environ['XLA_FLAGS'] = os.environ.get('RLNB_TEST_XLA_FLAGS', '') + ' --xla_force_host_platform_device_count=1'
     import jax
     jax.config.update('jax_cpu_collectives_implementation', 'gloo')
     jax.distributed.initialize(f'localhost:{port}', num_processes=nproc, process_id=pid, initialization_timeout=60)
@@ -69,7 +69,7 @@ LEARN = textwrap.dedent(r'''
 RESUME = textwrap.dedent(r'''
     import os, sys, json
     pid, nproc, port, out = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=1'
+    os.environ['XLA_FLAGS'] = os.environ.get('RLNB_TEST_XLA_FLAGS', '') + ' --xla_force_host_platform_device_count=1'
     import jax
     jax.config.update('jax_cpu_collectives_implementation', 'gloo')
     jax.distributed.initialize(f'localhost:{port}', num_processes=nproc, process_id=pid, initialization_timeout=60)
@@ -97,6 +97,7 @@ def run(nproc, tmp_path, code=WORKER, timeout=300):
     script = tmp_path / 'worker.py'; script.write_text(code)
     out, port = str(tmp_path / f'out{nproc}'), free_port()
     env = {k: v for k, v in os.environ.items() if k != 'XLA_FLAGS'}
+    env['RLNB_TEST_XLA_FLAGS'] = other_xla_flags()  # each worker adds its own device count
     procs = [subprocess.Popen([sys.executable, str(script), str(p), str(nproc), str(port), out], cwd=ROOT, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for p in range(nproc)]
     try:

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, skip_slow
+from conftest import ROOT, skip_slow, xla_flags
 
 NOTEBOOKS = sorted(p.name for p in (ROOT / "nbs").glob("*.ipynb"))
 NBDEV_TEST = os.path.join(os.path.dirname(sys.executable), "nbdev-test")
@@ -27,7 +27,7 @@ def test_notebook(name, request):
     slow = _has_slow_cells(name) and not skip_slow(request.config)
     flags = " ".join(["slow"] * slow + ["jaxenvs"] * HAS_GYMNAX)  # without gymnax its cells are skipped (see 30_jax_envs)
     cmd = [NBDEV_TEST, f"nbs/{name}", "--n-workers", "0", "--do-print"] + (["--flags", flags] if flags else [])
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "XLA_FLAGS": xla_flags(8), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "Success" in out, f"{name} failed (exit {proc.returncode}):\n{out[-8000:]}"
