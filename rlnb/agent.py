@@ -21,6 +21,7 @@ from .runtime import TrainedPolicy, env_spaces, get_algo, patch_to
 from .registry import algo_for_env
 from .evaluation import _renamed_policy
 from .spec import check_options, check_renamed
+from .env_envpool import backend_of
 from .presets import Preset, resolve_preset
 from .monitor import CSVSink, TensorBoardSink, WandbSink, _fmt, _logger, read_wandb_offline
 from .agent_checkpoints import AgentCheckpoints, _read_run
@@ -446,6 +447,8 @@ def load_policy(path,  # run directory (its latest checkpoint) or checkpoint fil
                ) -> TrainedPolicy:
     "The trained policy of a run, without actors or replay: `load_policy(run_dir).act(obs)`."
     path, tree, env = _read_run(path, env, 'load_policy', replay=False)  # a policy needs no replay
+    actor_mode = tree['state']['config'].get('actor_mode', 'sync')
+    env = backend_of(env, actor_mode, train=False) or env  # a run whose actors stepped EnvPool saw its spaces (Atari: channels-first stacks)
     return TrainedPolicy(tree['state'], *env_spaces(env), func=func)
 
 def __getattr__(name):

@@ -286,3 +286,31 @@ def test_apex_learns_cartpole_with_ready_ticks():
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["eval"] >= 100, out
+
+
+POLICY_OF_ATARI_RUN = """
+import json, sys, tempfile, numpy as np, jax
+from rlnb.agent import DistributedAgent, load_policy
+from rlnb.env_envpool import EnvPoolEnv
+run = tempfile.mkdtemp()
+agent = DistributedAgent('ALE/Pong-v5', algo='apex-dqn', actor_mode='envpool', seed=0, num_actors=1, envs_per_actor=2,
+                         buffer_warmup=10_000, work_dir=run, devices=jax.local_devices()[:1])
+agent.train(64, eval_interval=None, num_eval_episodes=1, progress=False, verbose=False)
+agent.save()
+agent.close()
+pol = load_policy(run)  # the run's actors stepped EnvPool: its (4, 84, 84) stacks, not make_atari's (84, 84, 4)
+env = EnvPoolEnv.resolve('ALE/Pong-v5', train=False).make_vec(2)
+obs, _ = env.reset(seed=0)
+a = pol.act(obs)
+env.close()
+print(json.dumps(dict(shape=list(pol.observation_space.shape), actions=np.asarray(a).tolist())))
+"""
+
+
+def test_load_policy_of_an_envpool_atari_run():
+    "`load_policy` of a run trained through EnvPool builds the spaces its actors saw (channels-first stacks) and acts on EnvPool's observations."
+    proc = subprocess.run([sys.executable, "-c", POLICY_OF_ATARI_RUN], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["shape"] == [4, 84, 84] and len(out["actions"]) == 2 and all(0 <= x < 6 for x in out["actions"]), out
