@@ -278,6 +278,7 @@ def _target_of(args, pre:Preset|None=None) -> float|None:
     "--target-return, else the preset's `target_return`, else the env's `reward_threshold` (None where it has none: train every step)."
     if args.target_return is not None: return args.target_return
     if pre is not None and 'target_return' in pre.train: return float(pre.train['target_return'])
+    if (kind := env_kind(args.env)) is not None: return kind.reward_threshold(args.env)  # e.g. 'gymnax:CartPole-v1'
     try: return gym.spec(args.env).reward_threshold
     except gym.error.Error: return None  # an unknown env id: `train` says so
 

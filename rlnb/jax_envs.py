@@ -63,6 +63,12 @@ class GymnaxKind:
         env, params = self.make(env_id)
         return _gym_space(env.observation_space(params)), _gym_space(env.action_space(params))
 
+    def reward_threshold(self, env_id:str) -> float|None:
+        "The solved mark of the gymnasium env of the same name (475 for `'gymnax:CartPole-v1'`); None where gymnasium has none (the MinAtar ports, bsuite...)."
+        self.make(env_id)  # an unknown id fails here, with the ids it may have meant
+        try: return gym.spec(env_id.split(':', 1)[1]).reward_threshold
+        except gym.error.Error: return None
+
     def make_pool(self, env_id:str, cfg) -> WorkerPool:
         "The runtime's stand-in for host actors: the envs live on the device."
         return DevicePool(env_id, *self.spaces(env_id), cfg.num_envs)
