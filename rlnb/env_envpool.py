@@ -179,10 +179,17 @@ class EnvPoolEnv:
     def __repr__(self): return f"EnvPoolEnv({self.task_id!r}, {self.options})"
 
     def __call__(self, **kwargs):
-        raise ConfigError(f"{self.name} steps through EnvPool, which makes batches, not single gymnasium envs (videos, env factories): "
-                          f"record videos from a run with actor_mode='sync', 'thread' or 'process'.")
+        "One gymnasium env that plays as this EnvPool env (what a video records): an Atari game through `make_atari` with the same options and channels-first stacks, any other env by its id; `kwargs` (e.g. `render_mode`) go to `gym.make`."
+        o = self.options
+        if 'stack_num' in o:
+            return make_atari(f'ALE/{self.task_id}', train=o['episodic_life'], noop_max=o['noop_max'], frame_skip=o['frame_skip'], screen_size=o['img_height'],
+                              frame_stack=o['stack_num'], clip_rewards=o['reward_clip'], stack_axis=0, repeat_action_probability=o['repeat_action_probability'],
+                              full_action_space=o['full_action_space'], **kwargs)
+        try: return gym.make(self.task_id, **kwargs)
+        except gym.error.Error as e:
+            raise ConfigError(f"{self.name} steps through EnvPool, and gymnasium has no single env of its id to stand in for it (videos, env factories): {e}") from None
 
-# %% ../nbs/12_env_envpool.ipynb #ebbf2f59
+# %% ../nbs/12_env_envpool.ipynb #00d5a3f6
 _logged = set()
 
 def backend_of(env, actor_mode:str, train:bool=True) -> EnvPoolEnv|None:

@@ -133,25 +133,28 @@ class AtariPreprocessing(gym.Wrapper):
 
 # %% ../nbs/11_pixels.ipynb #21b7967d
 class FrameStack(gym.ObservationWrapper):
-    "Stack the last `k` frames (2-D observations) of `env` channels-last, `(height, width, k)`, the first frame repeated after a reset; the space is `StackedFrames`."
-    def __init__(self, env:gym.Env, k:int=4):
+    "Stack the last `k` frames (2-D observations) of `env`, the first frame repeated after a reset; the space is `StackedFrames`."
+    def __init__(self, env:gym.Env, k:int=4,
+                 stack_axis:int=-1,  # -1: channels-last, `(height, width, k)`; 0: channels-first, `(k, height, width)`, as EnvPool stacks
+                ):
         super().__init__(env)
         space = env.observation_space
         if not isinstance(space, gym.spaces.Box) or len(space.shape) != 2:
             raise ConfigError(f"FrameStack needs 2-D frames (a Box of shape (height, width)), got {space}; make them grayscale first.")
         if not isinstance(k, (int, np.integer)) or k < 1: raise ConfigError(f"FrameStack: k must be an int >= 1, got {k!r}.")
-        self.k, self._frames = int(k), deque(maxlen=int(k))
-        low, high = (np.repeat(np.asarray(b)[..., None], k, -1) for b in (space.low, space.high))
-        self.observation_space = StackedFrames(low, high, (*space.shape, k), space.dtype)
+        if stack_axis not in (0, -1): raise ConfigError(f"FrameStack: stack_axis must be -1 (last) or 0 (first), got {stack_axis!r}.")
+        self.k, self.stack_axis, self._frames = int(k), stack_axis, deque(maxlen=int(k))
+        low, high = (np.stack([np.asarray(b)] * self.k, stack_axis) for b in (space.low, space.high))
+        self.observation_space = StackedFrames(low, high, low.shape, space.dtype, stack_axis=stack_axis)
 
     def reset(self, *, seed=None, options=None):
         obs, info = self.env.reset(seed=seed, options=options)
         self._frames.extend([np.array(obs)] * self.k)  # copies: an env may reuse its observation's array
-        return np.stack(self._frames, -1), info
+        return np.stack(self._frames, self.stack_axis), info
 
     def observation(self, obs):
         self._frames.append(np.array(obs))
-        return np.stack(self._frames, -1)
+        return np.stack(self._frames, self.stack_axis)
 
 # %% ../nbs/11_pixels.ipynb #ba7b3a62
 def make_atari(env_id:str,  # an ALE id, e.g. 'ALE/Pong-v5'
@@ -159,6 +162,7 @@ def make_atari(env_id:str,  # an ALE id, e.g. 'ALE/Pong-v5'
                noop_max:int=30, frame_skip:int=4, screen_size:int=84, frame_stack:int=4,
                terminal_on_life_loss:bool|None=None,  # None: `train`
                clip_rewards:bool|None=None,  # None: `train`
+               stack_axis:int=-1,  # -1: stacks `(84, 84, 4)`; 0: `(4, 84, 84)`, as EnvPool gives them
                **ale_kwargs,  # more `gym.make` arguments for the ALE env (repeat_action_probability, full_action_space, ...)
               ) -> gym.Env:
     "An Atari env with the DQN preprocessing: `AtariPreprocessing` then `FrameStack`, (84, 84, 4) uint8 stacked grayscale frames."
@@ -168,7 +172,7 @@ def make_atari(env_id:str,  # an ALE id, e.g. 'ALE/Pong-v5'
     env = gym.make(env_id, frameskip=1, obs_type='grayscale', **ale_kwargs)
     env = AtariPreprocessing(env, noop_max, frame_skip, screen_size, train if terminal_on_life_loss is None else terminal_on_life_loss,
                              train if clip_rewards is None else clip_rewards)
-    return FrameStack(env, frame_stack)
+    return FrameStack(env, frame_stack, stack_axis)
 
 # %% ../nbs/11_pixels.ipynb #64450533
 def pixel_env(env, train:bool=True):

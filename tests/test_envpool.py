@@ -185,7 +185,11 @@ def test_cli_actor_mode_envpool(tmp_path):
     assert proc.returncode == 0, proc.stderr[-4000:]
     from rlnb.agent import DistributedAgent
     agent = DistributedAgent.from_checkpoint(str(tmp_path / "run"))  # resuming builds the EnvPool actors again
-    try: assert agent.algo.config.actor_mode == 'envpool' and all(w.name.startswith('envpool-') for w in agent.algo.env.workers)
+    try:
+        assert agent.algo.config.actor_mode == 'envpool' and all(w.name.startswith('envpool-') for w in agent.algo.env.workers)
+        if importlib.util.find_spec('imageio_ffmpeg') is not None:  # a video of the run: gymnasium's CartPole stands in for EnvPool's
+            r = agent.eval(num_eval_episodes=1, video=str(tmp_path / "cartpole.mp4"))
+            assert (tmp_path / "cartpole.mp4").stat().st_size > 0 and r['video']['frames'] > 1, r
     finally: agent.close()
 
 PIXELS_STACK_FIRST = """
