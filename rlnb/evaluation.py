@@ -144,13 +144,18 @@ def write_video(path, frames:list, fps:float):
     except ImportError as e: raise ConfigError(f"writing {path} needs the `video` extra: pip install 'rlnb[video]' ({e}).") from None
 
 @patch_to(Evaluation)
+def _video_env(self):
+    "The env a video is recorded in: the evaluation env, made to render RGB frames."
+    return _render_env(self.eval_env)
+
+@patch_to(Evaluation)
 async def arecord(self,
                   path,  # video file to write (.mp4, or .gif)
                   seed:int|None=None,  # reset seed of the episode; None: the first evaluation episode's
                   max_steps:int=10_000,  # stop recording after this many steps
                  ) -> dict:
     "Play one episode of the evaluation policy in an env that renders and write its frames to `path`; returns the path, return and frame count."
-    env = _render_env(self.eval_env)
+    env = self._video_env()
     try:
         obs, _ = env.reset(seed=self.config.seed + 10_000 if seed is None else seed)
         frames, G, params = [env.render()], 0.0, self._on_actor_device(self.params)

@@ -303,9 +303,17 @@ async def aevaluate(self, num_eval_episodes:int=10, seed:int|None=None, **kwargs
     return dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()), returns=G.tolist())
 
 @patch_to(DeviceEvaluation)
-async def arecord(self, path, **kwargs):
-    "Videos need a rendering env: gymnax envs have none here."
-    raise ConfigError(f"{self.env_id} is stepped on the device and does not render: record a video on the gymnasium env instead.")
+def _video_env(self):
+    "gymnax envs do not render: a video plays the policy in the gymnasium env of the same name, where one exists with the same spaces."
+    name = self.env_id.split(':', 1)[1]
+    try: env = gym.make(name, render_mode='rgb_array')
+    except gym.error.Error: raise ConfigError(f"{self.env_id} is stepped on the device and does not render, and gymnasium has no env {name!r} to record it in.") from None
+    same = lambda a, b: type(a) is type(b) and a.shape == b.shape and getattr(a, 'n', None) == getattr(b, 'n', None)
+    if not (same(env.observation_space, self.observation_space) and same(env.action_space, self.action_space)):
+        env.close()
+        raise ConfigError(f"{self.env_id} is stepped on the device and does not render, and gymnasium's {name} has other spaces "
+                          f"({env.observation_space}, {env.action_space}) than it ({self.observation_space}, {self.action_space}): no video.")
+    return env
 
 # %% ../nbs/30_jax_envs.ipynb #6bde4d12
 def _device_env_action(spec, a):
