@@ -114,6 +114,7 @@ class Sequences:
     truncated: Any  # bool [n, T]: the step hit a time limit (bootstrap from S[:, t+1], its final observation)
     valid: Any  # bool [n, T]: real steps; padding (before an episode's first step, after its last) is False
     core: Any  # [n, ...] the core state step 0 was acted from (zero at an episode's start)
+    version: Any  # int64 [n]: the param version that acted the window's newest step (for the policy-lag statistics)
     W: Any = None  # importance weights [n] of a sampled batch
     idx: Any = None  # insertion numbers [n] of a sampled batch (for priority updates)
 
@@ -130,7 +131,7 @@ def zero_sequences(observation_space:gym.Space, action_space:gym.Space, T:int, c
     steps = lambda k, space: jax.tree.map(lambda x: np.zeros((n, k, *x.shape[1:]), x.dtype), preallocate(space, 0))
     flag = lambda: np.zeros((n, T), bool)
     return Sequences(S=steps(T + 1, observation_space), A=steps(T, action_space), R=np.zeros((n, T), np.float32), terminated=flag(),
-                     truncated=flag(), valid=flag(), core=np.zeros((n, core_size), np.float32))
+                     truncated=flag(), valid=flag(), core=np.zeros((n, core_size), np.float32), version=np.zeros(n, np.int64))
 
 # %% ../nbs/32_r2d2.ipynb #46729694
 class SequenceTracer(Tracer):
@@ -150,7 +151,7 @@ class SequenceTracer(Tracer):
 
     def reset(self):
         "Forget every open window and every ready one."
-        self._buf = None  # per env: S [E, T+1, ...], A [E, T, ...], R, terminated, truncated, valid [E, T], core [E, T, ...]; allocated on the first add
+        self._buf = None  # per env: S [E, T+1, ...], A [E, T, ...], R, terminated, truncated, valid, version [E, T], core [E, T, ...]; allocated on the first add
         self._pos = np.full(self.num_envs, self.burn_in, np.int64)  # where each env's next step goes
         self._ready, self._num_ready = deque(), 0
 
@@ -172,15 +173,18 @@ class SequenceTracer(Tracer):
     def _shift(self, envs):
         "Slide the full windows of `envs` by `period` steps: their last `T - period` steps start the next window."
         P, T, b = self.period, self.T, self._buf
-        for x in jax.tree.leaves(b): x[envs, :x.shape[1] - P] = x[envs, P:]
-        b['valid'][envs, T - P:] = False
+        for x in jax.tree.leaves(b):
+            k = x.shape[1]  # T steps, or T + 1 observations
+            x[envs, :k - P] = x[envs, P:]
+            x[envs, k - P:] = 0  # the steps to come are padding until written (valid False)
         self._pos[envs] = T - P
 
     def _emit(self, envs):
         b = self._buf
         v = b['valid'][envs]
         self._ready.append(Sequences(S=jax.tree.map(lambda x: x[envs], b['S']), A=jax.tree.map(lambda x: x[envs], b['A']), R=np.where(v, b['R'][envs], 0),
-                                     terminated=b['terminated'][envs] & v, truncated=b['truncated'][envs] & v, valid=v, core=b['core'][envs, 0]))
+                                     terminated=b['terminated'][envs] & v, truncated=b['truncated'][envs] & v, valid=v, core=b['core'][envs, 0],
+                                     version=b['version'][envs].max(1)))
         self._num_ready += len(envs)
 
     def flush(self) -> Sequences:
@@ -205,7 +209,8 @@ def add(self,
         valid=None,  # bool (num_envs,): real steps; others are skipped (next-step autoreset steps, dropped episodes)
         extras=None,  # dict with 'core': the state each env's step was acted from, leading axis num_envs
         s_next_final=None,  # observations the step reached (rows of envs that ended are read)
-        logp=None, version=None,  # accepted for the actors' interface; a value-based learner needs neither
+        version=None,  # param version that chose a_t, per env (or one int); default 0
+        logp=None,  # accepted for the actors' interface; a value-based learner does not need it
        ):
     "Record one step of every env; windows that are complete, or whose episode ended, become ready."
     E, T = self.num_envs, self.T
@@ -219,13 +224,14 @@ def add(self,
     r, term = np.asarray(r, np.float32), np.asarray(terminated, bool)
     trunc = np.zeros(E, bool) if truncated is None else np.asarray(truncated, bool)
     ok = np.ones(E, bool) if valid is None else np.asarray(valid, bool)
+    version = np.zeros(E, np.int64) if version is None else np.broadcast_to(np.asarray(version, np.int64), (E,))
     for name, x in (('r', r), ('terminated', term), ('truncated', trunc), ('valid', ok)):
         if x.shape != (E,): raise SpaceMismatchError(f"SequenceTracer.add: {name} must have shape ({E},), got {x.shape}.")
     if not np.isfinite(r).all(): raise ValueError(f"SequenceTracer.add: non-finite reward {r[~np.isfinite(r)][:3]}; fix the env or clip rewards.")
     if self._buf is None:
         rows = lambda k: (lambda x: np.zeros((E, k, *x.shape[1:]), x.dtype))
         self._buf = dict(S=jax.tree.map(rows(T + 1), s), A=jax.tree.map(rows(T), a), R=np.zeros((E, T), np.float32), terminated=np.zeros((E, T), bool),
-                         truncated=np.zeros((E, T), bool), valid=np.zeros((E, T), bool), core=rows(T)(core))
+                         truncated=np.zeros((E, T), bool), valid=np.zeros((E, T), bool), version=np.zeros((E, T), np.int64), core=rows(T)(core))
     e, b = np.flatnonzero(ok), self._buf
     if len(e) == 0: return
     full = e[self._pos[e] == T]  # complete windows waiting for the observation after their last step: this step's
@@ -236,7 +242,8 @@ def add(self,
     pos = self._pos[e]
     _put(b['S'], (e, pos), jax.tree.map(lambda x: x[e], s))
     _put(b['A'], (e, pos), jax.tree.map(lambda x: x[e], a))
-    b['R'][e, pos], b['terminated'][e, pos], b['truncated'][e, pos], b['valid'][e, pos], b['core'][e, pos] = r[e], term[e], trunc[e], True, core[e]
+    b['R'][e, pos], b['terminated'][e, pos], b['truncated'][e, pos], b['valid'][e, pos], b['version'][e, pos] = r[e], term[e], trunc[e], True, version[e]
+    b['core'][e, pos] = core[e]
     self._pos[e] += 1
     done = e[(term | trunc)[e]]
     if len(done):  # the episode ended: close its window with the observation the step reached
@@ -338,7 +345,7 @@ def update(self,
     self._max_priority = max(self._max_priority, float(p[fresh].max()))
 
 # %% ../nbs/32_r2d2.ipynb #30733cc5
-_SEQ_FIELDS = ('S', 'A', 'R', 'terminated', 'truncated', 'valid', 'core')
+_SEQ_FIELDS = ('S', 'A', 'R', 'terminated', 'truncated', 'valid', 'core', 'version')
 
 @patch_to(SequenceReplay)
 def state_dict(self) -> dict:
