@@ -42,7 +42,7 @@ class R2D2Config(ApeXConfig):
     updates_per_dispatch: int = 4
     buffer_capacity: int = 5_000  # replay capacity (sequences)
     buffer_warmup: int = 64  # sequences in replay before the first update
-    replay_ratio: float = 0.5  # learner updates per inserted sequence
+    replay_ratio: float = 1.0  # learner updates per inserted sequence
     actor_slack: int = 32
     priority_alpha: float = 0.9
     priority_beta: float = 0.6
