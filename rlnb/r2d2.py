@@ -448,6 +448,7 @@ class R2D2(ApeXDQN):
 
     def setup(self, func):
         cfg, space = self.config, self.observation_space
+        if self.envs_on_device: raise ConfigError("R2D2 acts with memory, and envs stepped on the device (rlnb.jax_envs) act without it: train on the env's gymnasium id instead.")
         image = is_image_space(space)  # images: the CNN encoder, then the core, without `hidden`
         self.net = func if func is not None else RecurrentQ(int(self.action_space.n), cfg.recurrent, () if image else tuple(cfg.hidden), cfg.dueling,
                                                             image_encoder(space) if image else None)  # a user's `func` maps (obs, core [B, recurrent]) -> (q, core)
