@@ -4,6 +4,7 @@
     python bench/recurrent_cartpole.py --seeds 0,1,2,3,4,5,6,7,8,9          # the issue-32 target: 10 seeds, quiet machine
     python bench/recurrent_cartpole.py --seeds 0 --max-steps 10000 --algos rlnb_rppo,rlnb_ppo,sb3c_rppo   # a smoke run
     python bench/recurrent_cartpole.py --algos rlnb_rimpala --seeds 0,1,2,3,4 --max-steps 500000   # recurrent IMPALA's table
+    python bench/recurrent_cartpole.py --algos rlnb_r2d2 --seeds 0,1,2,3,4   # R2D2's target: >= 475 within 200,000 env steps on 5/5 seeds
 
 The env is `rlnb/CartPoleNoVel-v1` (registered by rlnb: CartPole-v1's observation without the cart and pole velocities,
 as rl-zoo3's `CartPoleNoVel-v1`), for every algorithm:
@@ -15,13 +16,17 @@ as rl-zoo3's `CartPoleNoVel-v1`), for every algorithm:
   memory matters;
 - `rlnb_rimpala` (not in the default --algos): rlnb's IMPALA with a 64-unit GRU core and a learning rate of 1e-3, its
   other fields `IMPALAConfig`'s defaults (4 actors of 8 envs, T = 10, batches of 8 unrolls); it needs a larger budget;
+- `rlnb_r2d2` (not in the default --algos): rlnb's R2D2 with the shipped preset `r2d2-rlnb-CartPoleNoVel-v1` (a 64-unit
+  GRU, windows of 8 burn-in and 16 learned steps overlapping by 8, 3-step rescaled double-Q targets); its budget is
+  200,000 env steps (the issue's), unless --max-steps is given;
 - `sb3c_rppo`: sb3-contrib's `RecurrentPPO` (`MlpLstmPolicy`) with rl-zoo3's `ppo_lstm.yml` CartPoleNoVel-v1 entry
   (the same numbers, an LSTM of 64 units with its own critic LSTM, ReLU heads of 64, no orthogonal init, observations
   normalized by a `VecNormalize` without reward normalization; its evaluation env shares the training statistics).
 
 The protocol is `bench/apex_cartpole.py`'s: every (algorithm, seed) runs in a fresh subprocess, evaluates every 5,000 env
 steps on 10 episodes (greedy / deterministic, the recurrent state carried within each episode) and stops at the first
-evaluation with mean return >= 475 or at --max-steps (100,000: the issue's budget). `train_s` is the wall-clock to that
+evaluation with mean return >= 475 or at --max-steps (default: the issue's budget, 100,000 env steps for the PPO and
+IMPALA rows and 200,000 for R2D2). `train_s` is the wall-clock to that
 point minus the time spent evaluating; `env_steps` the step count at that evaluation. Children see no GPU unless
 CUDA_VISIBLE_DEVICES is set. JAX compile time counts; library imports do not. Prints one JSON object with the per-seed
 figures, medians over seeds (an unsolved run counts as infinitely slow), and `rlnb_rppo_vs_sb3c_rppo` = rlnb's median
@@ -30,14 +35,14 @@ train_s / sb3-contrib's (the issue asks for <= 0.5 with 10/10 seeds solved).
 import argparse
 import json
 import os
-import statistics
-import subprocess
 import sys
 import time
 
-from _harness import provenance
+from _harness import provenance, report, run_matrix, summarize
 
 EVAL_EVERY, EVAL_EPISODES, TARGET, ENV = 5_000, 10, 475.0, "rlnb/CartPoleNoVel-v1"
+ALGOS = ("rlnb_rppo", "rlnb_ppo", "rlnb_rimpala", "rlnb_r2d2", "sb3c_rppo")
+BUDGET = dict(rlnb_r2d2=200_000)  # env steps when --max-steps is not given; the rest: 100,000
 
 # rl-zoo3 hyperparams/ppo_lstm.yml, CartPoleNoVel-v1 entry (sb3-contrib RecurrentPPO)
 ZOO = dict(n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0, learning_rate="lin_0.001", clip_range="lin_0.2")
@@ -48,12 +53,14 @@ def run_rlnb(name, seed, max_steps, devices):
     import jax
     from rlnb.impala import IMPALA
     from rlnb.ppo import PPO  # imported before the clock starts, as the peer's library is
+    from rlnb.r2d2 import R2D2
     from rlnb.presets import get_preset
-    cfg = dict(get_preset("ppo-rlnb-CartPoleNoVel-v1").config)
+    cfg = dict(get_preset("r2d2-rlnb-CartPoleNoVel-v1" if name == "rlnb_r2d2" else "ppo-rlnb-CartPoleNoVel-v1").config)
     if name == "rlnb_ppo": cfg["recurrent"] = None
     if name == "rlnb_rimpala": cfg = dict(recurrent=64, learning_rate=1e-3)
     t0 = time.perf_counter()
-    agent = (IMPALA if name == "rlnb_rimpala" else PPO)(ENV, seed=seed, devices=jax.local_devices()[:devices], **cfg)
+    algo = dict(rlnb_rimpala=IMPALA, rlnb_r2d2=R2D2).get(name, PPO)
+    agent = algo(ENV, seed=seed, devices=jax.local_devices()[:devices], **cfg)
     res = agent.train(max_steps, eval_interval=EVAL_EVERY, num_eval_episodes=EVAL_EPISODES, target_return=TARGET)
     wall = time.perf_counter() - t0
     agent.close()
@@ -101,42 +108,31 @@ def run_peer(name, seed, max_steps):
 
 def child(args):
     name, seed = args.child.split(":")
-    out = run_rlnb(name, int(seed), args.max_steps, args.devices) if name.startswith("rlnb") else run_peer(name, int(seed), args.max_steps)
-    print("RESULT " + json.dumps(out))
+    steps = args.max_steps or BUDGET.get(name, 100_000)
+    report(run_rlnb(name, int(seed), steps, args.devices) if name.startswith("rlnb") else run_peer(name, int(seed), steps))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", default="0,1,2,3,4,5,6,7,8,9")
-    ap.add_argument("--max-steps", type=int, default=100_000)
+    ap.add_argument("--max-steps", type=int, default=None, help="env-step budget of every run (default: 100,000; 200,000 for rlnb_r2d2)")
     ap.add_argument("--algos", default="rlnb_rppo,rlnb_ppo,sb3c_rppo")
     ap.add_argument("--devices", type=int, default=1, help="learner devices for rlnb (host devices on a CPU)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         return child(args)
-    unknown = set(args.algos.split(",")) - {"rlnb_rppo", "rlnb_ppo", "rlnb_rimpala", "sb3c_rppo"}
-    if unknown: ap.error(f"unknown algos {sorted(unknown)}: pick from rlnb_rppo, rlnb_ppo, rlnb_rimpala, sb3c_rppo")
+    names = args.algos.split(",")
+    unknown = set(names) - set(ALGOS)
+    if unknown: ap.error(f"unknown algos {sorted(unknown)}: pick from {', '.join(ALGOS)}")
     flags = os.environ.get("XLA_FLAGS", f"--xla_force_host_platform_device_count={args.devices}" if args.devices > 1 else "")
-    env = {**os.environ, "XLA_FLAGS": flags, "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "")}
-    results = {}
-    for seed in [int(s) for s in args.seeds.split(",")]:  # interleave algorithms so machine noise hits all alike
-        for name in args.algos.split(","):
-            cmd = [sys.executable, __file__, "--child", f"{name}:{seed}", "--max-steps", str(args.max_steps), "--devices", str(args.devices)]
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, env=env)
-            line = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
-            r = json.loads(line[-1][7:]) if line else dict(error=p.stderr[-2000:])
-            results.setdefault(name, []).append(dict(seed=seed, **r))
-            print(json.dumps(dict(algo=name, seed=seed, **r)), file=sys.stderr, flush=True)
-    summary = {}
-    for name, runs in results.items():
-        ok = [r for r in runs if r.get("solved")]
-        summary[name] = dict(solved=f"{len(ok)}/{len(runs)}",
-                             median_train_s=statistics.median([r["train_s"] if r.get("solved") else float("inf") for r in runs]),
-                             median_env_steps=statistics.median([r["env_steps"] if r.get("solved") else float("inf") for r in runs]),
-                             final_evals=[r.get("final_eval") for r in runs])
-    out = dict(provenance=provenance(sys.argv), env=ENV, target=TARGET, eval_every=EVAL_EVERY, eval_episodes=EVAL_EPISODES, max_steps=args.max_steps,
-               rlnb_devices=args.devices, xla_flags=flags, summary=summary, runs=results)
+    env = {"XLA_FLAGS": flags, "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "")}
+    child_args = ["--devices", args.devices] + (["--max-steps", args.max_steps] if args.max_steps else [])
+    results = run_matrix(__file__, names, [int(s) for s in args.seeds.split(",")], child_args, env=env, timeout=3600)  # interleaved: machine noise hits all alike
+    summary = summarize(results)
+    for name, runs in results.items(): summary[name]["final_evals"] = [r.get("final_eval") for r in runs]
+    out = dict(provenance=provenance(sys.argv), env=ENV, target=TARGET, eval_every=EVAL_EVERY, eval_episodes=EVAL_EPISODES,
+               max_steps={n: args.max_steps or BUDGET.get(n, 100_000) for n in names}, rlnb_devices=args.devices, xla_flags=flags, summary=summary, runs=results)
     if "rlnb_rppo" in summary and "sb3c_rppo" in summary:
         peer = summary["sb3c_rppo"]["median_train_s"]
         out["rlnb_rppo_vs_sb3c_rppo"] = summary["rlnb_rppo"]["median_train_s"] / peer if peer not in (0, float("inf")) else None

@@ -16,7 +16,7 @@ from .spec import Spec, env_kind
 __all__ = ['ALGOS', 'register', 'get_algo', 'algo_for_env']
 
 # %% ../nbs/13_registry.ipynb #64e1fd13
-ALGOS: dict[str, str] = {'apex-dqn': 'rlnb.apex_dqn:ApeXDQN', 'impala': 'rlnb.impala:IMPALA', 'ppo': 'rlnb.ppo:PPO', 'sac': 'rlnb.sac:SAC', 'td3': 'rlnb.td3:TD3'}
+ALGOS: dict[str, str] = {'apex-dqn': 'rlnb.apex_dqn:ApeXDQN', 'impala': 'rlnb.impala:IMPALA', 'ppo': 'rlnb.ppo:PPO', 'r2d2': 'rlnb.r2d2:R2D2', 'sac': 'rlnb.sac:SAC', 'td3': 'rlnb.td3:TD3'}
 
 def register(name:str, target:str|type):
     "Make an algorithm available by `name` to `DistributedAgent` and the CLI: a `Runtime` subclass or its 'module:Class' path."
