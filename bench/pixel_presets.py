@@ -12,6 +12,7 @@ measures in each repetition, back to back on the first local device:
 - `preset_steps_per_s`: `DistributedAgent(GAME, algo=ALGO, preset=...)`'s runtime training (`Runtime.train` in chunks, no evaluations) over
   `--seconds` after its programs are compiled and `--warmup-steps` env steps have run; Ape-X's `buffer_warmup` is
   lowered to `--buffer-warmup` so that the window sees the learner at the preset's replay ratio (its pacing is unchanged);
+  `--set ALGO:FIELD=VALUE` changes a field of the preset in this bench (e.g. a higher replay ratio on an accelerator);
 - `ratio`: preset / no-learner, per repetition; the median over `--reps` is reported. The issue's target is >= 0.5.
 On-policy algorithms learn from every env step at least once, so their ratio is bounded by the learner's samples/s.
 
@@ -72,6 +73,7 @@ def throughput(args) -> dict:
     for algo in args.algos.split(','):
         pre = resolve_preset('auto', algo, args.game)
         over = dict(buffer_warmup=args.buffer_warmup) if algo == 'apex-dqn' else {}
+        over.update(args.set.get(algo, {}))
         alone, paced = [], []
         for rep in range(args.reps):
             with tempfile.TemporaryDirectory() as d:
@@ -114,12 +116,19 @@ def main():
     t.add_argument('--reps', type=int, default=3)
     t.add_argument('--warmup-steps', type=int, default=3_000, help='env steps before the timed window (default 3000)')
     t.add_argument('--buffer-warmup', type=int, default=1_000, help="Ape-X's buffer_warmup in this bench (default 1000), so the window sees the learner")
+    t.add_argument('--set', action='append', default=[], metavar='ALGO:FIELD=VALUE',
+                   help="change one config field of ALGO's preset in this bench, e.g. apex-dqn:replay_ratio=0.002 (repeatable)")
     t.add_argument('--quick', action='store_true', help='a few seconds per case, one repetition: checks the script, measures nothing')
     r = sub.add_parser('random')
     r.add_argument('--games', default='Breakout,SpaceInvaders,Asterix,Freeway,Seaquest')
     r.add_argument('--episodes', type=int, default=200)
     args = ap.parse_args()
     if args.what == 'throughput':
+        sets = {}
+        for item in args.set:
+            algo, kv = item.split(':', 1); k, v = kv.split('=', 1)
+            sets.setdefault(algo, {})[k] = json.loads(v)
+        args.set = sets
         if args.quick: args.seconds, args.reps, args.warmup_steps, args.buffer_warmup = 3, 1, 200, 100
         res = throughput(args)
     else: res = random_scores(args)
