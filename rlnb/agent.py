@@ -22,7 +22,7 @@ from .registry import algo_for_env
 from .evaluation import _renamed_policy
 from .spec import check_options, check_renamed
 from .env_envpool import backend_of
-from .presets import Preset, resolve_preset
+from .presets import Preset, preset_line, resolve_preset
 from .monitor import CSVSink, TensorBoardSink, WandbSink, _fmt, _logger, read_wandb_offline
 from .agent_checkpoints import AgentCheckpoints, _read_run
 from .checkpoint import CKPT_DIR, check_run_dir, find_checkpoint, list_checkpoints, process_dir
@@ -88,7 +88,7 @@ class DistributedAgent(AgentCheckpoints):
                  deterministic:bool=False,  # fixed seeded schedule: same seed, same params, bit for bit (slower)
                  keep_checkpoints:int=3,  # checkpoints kept in the run directory
                  func=None,  # forward pass for the q-function; None: the algorithm's MLP
-                 preset=None,  # tuned hyperparameters: 'auto' (the shipped preset of `algo` on `env`, if any), a preset name, a .toml path or a `Preset`; None: the config's defaults
+                 preset=None,  # tuned hyperparameters: 'auto' (the shipped preset of `algo` on `env`, else its family preset for image observations, if any), a preset name, a .toml path or a `Preset`; None: the config's defaults
                  **kwargs,  # fields of the algorithm's config (e.g. ApeXConfig's batch_size, hidden, learning_rate); they win over the preset's
                 ):
         cls = algo_for_env(get_algo(algo), env)  # an env kind's variant for e.g. `gymnax:` ids (rollouts on the device)
@@ -110,6 +110,7 @@ class DistributedAgent(AgentCheckpoints):
         self.last_checkpoint: Path|None = None
         self.wall_s = 0.0  # training wall-clock over all sessions (continues across resume)
         self.logger = _logger(tag)
+        if isinstance(preset, str) and preset == 'auto' and self.preset is not None: self.logger.info(preset_line(self.preset, env))  # what 'auto' picked, and why
         self._task: asyncio.Task|None = None
         self._tb: TensorBoardSink|None = None  # while training
         self._wandb: WandbSink|None = None  # from the first `atrain(wandb=...)` until `close()`

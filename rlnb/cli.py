@@ -26,7 +26,7 @@ import gymnasium as gym
 from .core import EnvWorkerError, RLNBError, TrainingError, TransitionBatch, check_batch
 from .runtime import ALGOS, get_algo
 from .spec import RENAMED, env_kind
-from .presets import PRESET_DIR, Preset, env_unavailable, presets, resolve_preset
+from .presets import PRESET_DIR, Preset, env_unavailable, preset_line, presets, resolve_preset
 from .pixels import pixel_env
 from .env_core import MissingDependencyError, check_env_id, dependency_error
 
@@ -330,7 +330,7 @@ def main(argv:list[str]|None=None) -> int:
         elif args.command == 'presets': _print_presets(args)
         elif args.command == 'train':
             pre = resolve_preset(args.preset or (None if args.resume else 'auto'), args.algo, args.env)
-            if pre is not None: print(f"rlnb: preset {pre.name} ({pre.path}): {pre.summary()}", file=sys.stderr)
+            if pre is not None: print(f"rlnb: {preset_line(pre, args.env)}", file=sys.stderr)  # a family preset (image observations) says why it applies
             train_opts = pre.train if pre is not None else {}
             episodes = args.eval_episodes or train_opts.get('num_eval_episodes', 10)
             r = train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out,

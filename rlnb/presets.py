@@ -17,13 +17,13 @@ import rlnb
 
 from .core import ConfigError
 from .env_core import check_env_id
-from .pixels import pixel_env
+from .pixels import is_image_space, pixel_env
 from .runtime import ALGOS, get_algo
-from .spec import check_renamed
+from .spec import check_renamed, env_spaces
 
 # %% auto #0
-__all__ = ['PRESET_DIR', 'TRAIN_KEYS', 'Preset', 'read_preset', 'presets', 'find_preset', 'get_preset', 'resolve_preset',
-           'env_unavailable']
+__all__ = ['PRESET_DIR', 'TRAIN_KEYS', 'FAMILIES', 'Preset', 'read_preset', 'env_family', 'family_preset', 'preset_line',
+           'presets', 'find_preset', 'get_preset', 'resolve_preset', 'env_unavailable']
 
 # %% ../nbs/21_presets.ipynb #38bc54b9
 PRESET_DIR = pathlib.Path(rlnb.__file__).parent / 'hyperparams'  # the presets shipped with rlnb
@@ -91,6 +91,31 @@ def read_preset(path) -> Preset:
     return Preset(path.stem, algo, raw['env'], config, train, dict(raw.get('result', {})), str(raw.get('description', '')), path)
 
 # %% ../nbs/21_presets.ipynb #0d1d0ff7
+FAMILIES = {'<images>': 'image observations'}  # the `env` of a family preset -> what the envs it serves have in common
+
+def env_family(env) -> str|None:
+    "The family of `env` (a key of `FAMILIES`): '<images>' where its observations are images (`is_image_space`); None for any other env, or one that cannot be made here (making it for the run then says why)."
+    if isinstance(env, str) and env.startswith(('ALE/', 'MinAtar/')): return '<images>'  # Atari stacks and MinAtar grids, known without making one
+    if isinstance(env, str) and env in FAMILIES: return env
+    try: obs_space, _ = env_spaces(pixel_env(env))
+    except Exception: return None  # an unknown id, a missing package, a failing factory: the run reports it, not the preset lookup
+    return '<images>' if is_image_space(obs_space) else None
+
+def family_preset(algo:str, env, folder=None) -> Preset|None:
+    "The family preset of `algo` for `env`'s observations (`apex-dqn-images` for an image env), or None; `env` is made only where `algo` has a family preset."
+    found = [p for p in presets(algo, folder=folder) if p.env in FAMILIES]
+    if not found: return None
+    family = env_family(env)
+    return next((p for p in found if p.env == family), None)
+
+def preset_line(p:Preset, env) -> str:
+    "What a run says when it takes preset `p` on `env`: the preset's name, file and tuned result; for a family preset, why it applies and the fields it sets."
+    if p.env not in FAMILIES: return f"preset {p.name} ({p.path}): {p.summary()}"
+    what = env if isinstance(env, str) else 'this env'
+    fields = ', '.join(f"{k}={v}" for k, v in p.config.items())
+    return f"{what} has {FAMILIES[p.env]} and no {p.algo} preset of its own: family preset {p.name} ({p.path}) sets {fields}; flags override it."
+
+# %% ../nbs/21_presets.ipynb #884aa3ce
 def presets(algo:str|None=None, env:str|None=None, folder=None) -> list[Preset]:
     "Presets in `folder` (default: the shipped ones), optionally only those of `algo` and/or `env`, sorted by name."
     found = [read_preset(f) for f in sorted(pathlib.Path(folder or PRESET_DIR).glob('*.toml'))]
@@ -113,18 +138,21 @@ def get_preset(name_or_path, folder=None) -> Preset:
     raise ConfigError(f"no preset named {s!r}." + (f" Did you mean {', '.join(close)}?" if close else '') + " `rlnb presets` lists them; a path to a .toml file works too.")
 
 def resolve_preset(preset, algo:str, env) -> Preset|None:
-    "What `preset=` means for `algo` on `env`: None or 'none' (no preset), 'auto' (the shipped one for the pair, if any), a name, a path or a `Preset`."
+    "What `preset=` means for `algo` on `env`: None or 'none' (no preset), 'auto' (the shipped one for the pair, else the family preset of `env`'s observations, `family_preset`), a name, a path or a `Preset`."
     if preset is None or (isinstance(preset, str) and preset.lower() == 'none'): return None
-    if isinstance(preset, str) and preset == 'auto': return find_preset(algo, env) if isinstance(env, str) else None
+    if isinstance(preset, str) and preset == 'auto':
+        own = find_preset(algo, env) if isinstance(env, str) else None
+        return own if own is not None else family_preset(algo, env)
     p = get_preset(preset)
     if p.algo != algo: raise ConfigError(f"preset {p.name} is for {p.algo}, not {algo}; pick algo={p.algo!r} or another preset (`rlnb presets --algo {algo}`).")
-    if isinstance(env, str) and p.env != env and not isinstance(preset, Preset):  # a `Preset` object was resolved (and warned about) already
+    if isinstance(env, str) and not isinstance(preset, Preset) and p.env != (env_family(env) if p.env in FAMILIES else env):  # a `Preset` object was resolved (and warned about) already
         warnings.warn(f"preset {p.name} was tuned on {p.env}; using it on {env}.", stacklevel=2)
     return p
 
-# %% ../nbs/21_presets.ipynb #83f34bca
+# %% ../nbs/21_presets.ipynb #d1bff251
 def env_unavailable(env:str) -> ConfigError|None:
-    "Why env id `env` cannot be made here: the error making it would raise (a missing package with its extra, an unknown id), or None where it can be made."
+    "Why env id `env` cannot be made here: the error making it would raise (a missing package with its extra, an unknown id), or None where it can be made (and for a family preset's `env`, `FAMILIES`)."
+    if env in FAMILIES: return None  # no env of its own: it serves whichever env of its kind a run names
     try:
         made = pixel_env(env)  # ALE/ and MinAtar/ ids through their packages
         if isinstance(made, str): check_env_id(made)

@@ -240,6 +240,21 @@ def test_presets_listed_and_picked_by_env(tmp_path):
     assert "rlnb: preset apex-dqn-Acrobot-v1" in proc.stderr
 
 
+def test_minatar_env_takes_its_preset(tmp_path):
+    "Issue 33: `rlnb train apex-dqn --env MinAtar/Breakout-v1` takes the game's shipped preset (not the image family's, not CartPole's defaults); flags win over it."
+    import pytest
+    pytest.importorskip("minatar", reason="the atari extra is not installed")
+    proc = run("train", "apex-dqn", "--env", "MinAtar/Breakout-v1", "--steps", "300", "--buffer-warmup", "100", "--eval-interval", "300",
+               "--eval-episodes", "1", "--out", str(tmp_path), "--no-progress")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "rlnb: preset apex-dqn-MinAtar-Breakout-v1 (" in proc.stderr, proc.stderr[-4000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["preset"] == "apex-dqn-MinAtar-Breakout-v1" and out["updates"] > 0, out
+    from rlnb.agent import read_checkpoint
+    cfg = read_checkpoint(out["checkpoint"], replay=False)["state"]["config"]
+    assert (cfg["replay_ratio"], cfg["buffer_warmup"]) == (0.25, 100), cfg  # the preset's pace, the flag's warm-up
+
+
 def test_output_cut_short_by_its_reader_is_no_traceback():
     "`rlnb presets | head -1`: the reader closes the pipe early; rlnb stops quietly."
     proc = subprocess.Popen([RLNB, "presets"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
