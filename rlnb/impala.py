@@ -26,7 +26,7 @@ from .tracing import BatchedUnroll
 
 # %% auto #0
 __all__ = ['check_recurrent', 'IMPALAConfig', 'ActorCritic', 'RecurrentActorCritic', 'episode_starts', 'unroll_core',
-           'replay_unroll', 'ActorCriticSpec', 'IMPALAState', 'IMPALA']
+           'replay_unroll', 'ActorCriticSpec', 'IMPALAState', 'standardize', 'IMPALA']
 
 # %% ../nbs/24_impala.ipynb #c8a12c66
 def check_recurrent(cfg):
@@ -47,9 +47,11 @@ class IMPALAConfig(RuntimeConfig):
     clip_c: float = 1.0  # c-bar, the clip of the trace-cutting coefficients
     hidden: tuple = (64, 64)  # widths of the default MLPs (one for the policy, one for the value)
     learning_rate: float = 2e-3  # Adam step size
+    schedule_steps: int = 0  # env steps over which the learning rate decays linearly to 0 (counted as batch_size * unroll_length per update); 0: constant
     max_grad_norm: float = 0.5  # global gradient-norm clip
     entropy_coef: float = 0.03  # weight of the entropy bonus
     value_coef: float = 0.5  # weight of the value loss
+    normalize_advantages: bool = False  # standardize the policy-gradient advantages over each batch (all devices), so the policy's step does not grow with the rewards' scale
     log_std_init: float = 0.0  # initial log standard deviation of a Gaussian policy (state-independent, learned)
     recurrent: int|None = None  # units of a GRU core between the encoder and the heads: a policy with memory; None: none
 
@@ -62,6 +64,8 @@ class IMPALAConfig(RuntimeConfig):
         for name in ('clip_rho', 'clip_pg_rho', 'clip_c', 'learning_rate', 'max_grad_norm'):
             need(self, getattr(self, name) > 0, name, 'must be > 0')
         for name in ('entropy_coef', 'value_coef'): need(self, getattr(self, name) >= 0, name, 'must be >= 0')
+        need(self, isinstance(self.schedule_steps, int) and not isinstance(self.schedule_steps, bool) and self.schedule_steps >= 0, 'schedule_steps', 'must be an int >= 0 (0: a constant learning rate)')
+        need(self, isinstance(self.normalize_advantages, bool), 'normalize_advantages', 'must be True or False')
 
 # %% ../nbs/24_impala.ipynb #7144db47
 class ActorCritic(nn.Module):
@@ -213,6 +217,13 @@ class IMPALAState(NamedTuple):
     params: Any
     opt_state: Any
 
+def standardize(x, w):
+    "`x` less its mean, over its standard deviation, both over the entries whose weight `w` is 1 on every data-parallel device."
+    n = jnp.maximum(pmean(w.sum()), 1e-6)
+    m = pmean(jnp.sum(w * x)) / n
+    var = pmean(jnp.sum(w * (x - m) ** 2)) / n
+    return (x - m) / (jnp.sqrt(var) + 1e-8)
+
 def _loss(net, dist, cfg, params, b):
     "IMPALA's loss on one `[T, B]` batch; returns (loss, metrics)."
     T, B = b['R'].shape
@@ -234,7 +245,9 @@ def _loss(net, dist, cfg, params, b):
                                     clip_c_threshold=cfg.clip_c), in_axes=1, out_axes=1)(v[:T], v_next, r, discount, jax.lax.stop_gradient(rho))
     n = jnp.maximum(valid.sum(), 1.0)
     mean = lambda x: jnp.sum(x * valid) / n
-    pg_loss = -mean(jax.lax.stop_gradient(vt.pg_advantage) * logp)
+    adv = jax.lax.stop_gradient(vt.pg_advantage)
+    if cfg.normalize_advantages: adv = standardize(adv, valid)
+    pg_loss = -mean(adv * logp)
     v_loss = 0.5 * mean(vt.errors ** 2)
     entropy = mean(dist.entropy(pi_t))
     loss = pg_loss + cfg.value_coef * v_loss - cfg.entropy_coef * entropy
@@ -246,8 +259,10 @@ class IMPALA(ActorCriticSpec):
     shape_fields = ('hidden', 'unroll_length', 'recurrent')
 
     def setup(self, func):
-        params = self.init_params(func)
-        self.optimizer = adam_clipped(self.config.learning_rate, self.config.max_grad_norm)
+        params, cfg = self.init_params(func), self.config
+        lr = cfg.learning_rate  # with schedule_steps: a schedule of the update count, which Adam's state keeps (so checkpoints resume it)
+        if cfg.schedule_steps: lr = optax.linear_schedule(cfg.learning_rate, 0.0, max(1, cfg.schedule_steps // (cfg.batch_size * cfg.unroll_length)))
+        self.optimizer = adam_clipped(lr, cfg.max_grad_norm)
         return IMPALAState(params, self.optimizer.init(params))
 
     def make_pacing(self): return OnPolicyQueue(self.config.unroll_length)
