@@ -124,8 +124,21 @@ def write_result(preset, res: dict):
     get_preset(preset.path)  # still a valid preset
 
 
+def per_seed(found) -> str:
+    "The per-seed figures of the presets the results table has run: env steps to the target (or '-' where not reached) and final evaluation."
+    rows = [p for p in found if "protocol" in p.result]
+    if not rows: return ""
+    seeds = rows[0].result["seeds"]
+    lines = ["| preset | " + " | ".join(f"seed {s}" for s in seeds) + " | commit | command |", "|---|" + "---:|" * len(seeds) + "---|---|"]
+    for p in rows:
+        r = p.result
+        cells = [f"{n:,} / {f:g}" if ok else f"- / {f:g}" for n, ok, f in zip(r["env_steps"], r["reached"], r["final_eval"])]
+        lines.append(f"| `{p.name}` | " + " | ".join(cells) + f" | {r['commit']} | `{r['command']}` |")
+    return ("\n\nPer seed: env steps to the target (- where the budget ran out first) / final evaluation.\n\n" + "\n".join(lines))
+
+
 def write_markdown(md: str, index: bool):
-    TABLE_MD.write_text(md + "\n")
+    TABLE_MD.write_text(md + per_seed(presets()) + "\n")
     if not index: return
     import nbformat
     nb = nbformat.read(INDEX, as_version=4)
