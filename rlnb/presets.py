@@ -37,7 +37,7 @@ class Preset:
     env: str  # gymnasium env id it was tuned on
     config: dict  # fields of the algorithm's config
     train: dict  # run options: steps, eval_interval, num_eval_episodes, target_return
-    result: dict  # what it reached when tuned (bench/presets.py writes it)
+    result: dict  # what it reached (bench/results.py writes it; bench/presets.py the tuning seeds' figures)
     description: str = ''  # one line: what the preset changes and why
     path: pathlib.Path|None = None  # the file it came from
 
