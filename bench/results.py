@@ -173,7 +173,8 @@ def main():
     keys = {p.name: digest(p, a.steps) for p in chosen}
     done = lambda: {(r["preset"], r["seed"]) for r in read_log(log) if r.get("digest") == keys.get(r["preset"])
                     and (not a.same_commit or r["commit"] == commit)}
-    todo = [(p, s) for s in a.seeds for p in chosen if (p.name, s) not in done()]
+    finished = done()
+    todo = [(p, s) for s in a.seeds for p in chosen if (p.name, s) not in finished]
     if not a.table and todo:
         print(f"{len(todo)} runs to do ({len(a.seeds) * len(chosen) - len(todo)} in {log} already); each line appended as it ends",
               file=sys.stderr, flush=True)
