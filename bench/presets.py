@@ -5,7 +5,8 @@
 
 Each run stops at the first evaluation that reaches the preset's `target_return` (or at its `steps`). It prints one JSON
 line per run on stderr and a JSON summary per preset on stdout; `--write` replaces the `[result]` table of each preset
-file with the summary, so `rlnb presets` shows what the preset reached, on which seeds and on what machine.
+file with the summary, so `rlnb presets` shows what the preset reached, on which seeds and on what machine (once bench/results.py
+has written the results table's 5-seed [result], these tuning figures go to [result.tuning] instead).
 Learning results, not timings: `wall_s` is recorded for orientation only (runs share the machine's cores).
 """
 import argparse
@@ -66,11 +67,15 @@ def toml_value(v) -> str:
 
 
 def write_result(preset, res: dict):
-    "Replace the file's [result] table (the last table of a preset file) with `res`."
+    "Replace the file's [result] table (the last table of a preset file) with `res`; where [result] holds the results table's runs (bench/results.py), keep it and write `res` as [result.tuning]."
     text = preset.path.read_text()
     head = text.split("\n[result]")[0].rstrip("\n")
-    body = "\n".join(f"{k} = {toml_value(v)}" for k, v in res.items())
-    preset.path.write_text(f"{head}\n\n[result]  # written by bench/presets.py: what this preset reached\n{body}\n")
+    table = lambda d: "\n".join(f"{k} = {toml_value(v)}" for k, v in d.items())
+    if "protocol" in preset.result:
+        kept = {k: v for k, v in preset.result.items() if k != "tuning"}
+        preset.path.write_text(f"{head}\n\n[result]  # written by bench/results.py: the results table's runs (seeds no test or tuning uses)\n{table(kept)}\n\n"
+                               f"[result.tuning]  # written by bench/presets.py: what the preset reached on the seeds it was tuned on (the tests use them too)\n{table(res)}\n")
+    else: preset.path.write_text(f"{head}\n\n[result]  # written by bench/presets.py: what this preset reached\n{table(res)}\n")
     get_preset(preset.path)  # still a valid preset
 
 

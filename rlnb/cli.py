@@ -26,7 +26,7 @@ import gymnasium as gym
 from .core import EnvWorkerError, RLNBError, TrainingError, TransitionBatch, check_batch
 from .runtime import ALGOS, get_algo
 from .spec import RENAMED, env_kind
-from .presets import PRESET_DIR, Preset, env_unavailable, preset_line, presets, resolve_preset
+from .presets import PRESET_DIR, Preset, env_unavailable, preset_line, presets, resolve_preset, results_table
 from .pixels import pixel_env
 from .env_core import MissingDependencyError, check_env_id, dependency_error
 
@@ -378,11 +378,7 @@ def _print_presets(args):
                                               unavailable=None if why[p.env] is None else str(why[p.env]))))
         return
     if not found: raise RLNBError(f"no presets match" + (f" --algo {args.algo}" if args.algo else '') + (f" --env {args.env}" if args.env else '') + '.')
-    rows = [(p.name, p.algo, p.env, f"{p.train.get('steps', 0):,}", p.summary() + ('' if why[p.env] is None else f"  [not here: {_short_reason(why[p.env])}]"))
-            for p in found]
-    w = [max(len(r[i]) for r in rows + [('name', 'algo', 'env', 'steps', '')]) for i in range(4)]
-    print(f"{'name':<{w[0]}}  {'algo':<{w[1]}}  {'env':<{w[2]}}  {'steps':>{w[3]}}  tuned result")
-    for r in rows: print(f"{r[0]:<{w[0]}}  {r[1]:<{w[1]}}  {r[2]:<{w[2]}}  {r[3]:>{w[3]}}  {r[4]}")
+    print(results_table(found, notes={p.name: f"not here: {_short_reason(why[p.env])}" for p in found if why[p.env] is not None}))
     print(f"(files in {PRESET_DIR}; `rlnb presets NAME` prints one; `rlnb train ALGO --env ENV` uses its pair's, flags override it)")
     for env, e in why.items():
         if e is not None: print(f"not here: {e}")

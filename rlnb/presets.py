@@ -23,7 +23,7 @@ from .spec import check_renamed, env_spaces
 
 # %% auto #0
 __all__ = ['PRESET_DIR', 'TRAIN_KEYS', 'FAMILIES', 'Preset', 'read_preset', 'env_family', 'family_preset', 'preset_line',
-           'presets', 'find_preset', 'get_preset', 'resolve_preset', 'env_unavailable']
+           'presets', 'find_preset', 'get_preset', 'resolve_preset', 'env_unavailable', 'result_cells', 'results_table']
 
 # %% ../nbs/21_presets.ipynb #38bc54b9
 PRESET_DIR = pathlib.Path(rlnb.__file__).parent / 'hyperparams'  # the presets shipped with rlnb
@@ -37,7 +37,7 @@ class Preset:
     env: str  # gymnasium env id it was tuned on
     config: dict  # fields of the algorithm's config
     train: dict  # run options: steps, eval_interval, num_eval_episodes, target_return
-    result: dict  # what it reached when tuned (bench/presets.py writes it)
+    result: dict  # what it reached (bench/results.py writes it; bench/presets.py the tuning seeds' figures)
     description: str = ''  # one line: what the preset changes and why
     path: pathlib.Path|None = None  # the file it came from
 
@@ -158,3 +158,43 @@ def env_unavailable(env:str) -> ConfigError|None:
         if isinstance(made, str): check_env_id(made)
     except ConfigError as e: return e
     return None
+
+# %% ../nbs/21_presets.ipynb #f0c90294
+def _seeds_text(seeds) -> str:
+    "'100-104' for a run of consecutive seeds, else the list."
+    s = sorted(seeds)
+    return f"{s[0]}–{s[-1]}" if len(s) > 2 and s == list(range(s[0], s[-1] + 1)) else ','.join(map(str, s))
+
+def _steps_text(n) -> str: return '—' if not isinstance(n, (int, float)) else f"{n / 1e6:.2g}M" if n >= 1e6 else f"{n / 1e3:.3g}k" if n >= 1e4 else f"{n:,.0f}"
+
+def result_cells(p:Preset) -> dict:
+    "One row of the results table: budget, target, seeds (marked where they are the tuning seeds), solved k/n, median env steps to the target, IQM [95% CI] of the final evaluations."
+    r, t = p.result, p.train
+    seeds = r.get('seeds') or []
+    lo_hi = r.get('iqm_ci95')
+    return dict(name=p.name, algo=p.algo, env=p.env, steps=_steps_text(t.get('steps')), target=f"{t.get('target_return', float('nan')):g}",
+                seeds=(_seeds_text(seeds) + ('' if 'protocol' in r else ' (tuning)')) if seeds else 'not measured',
+                solved=str(r.get('solved', '—')), median_steps=_steps_text(r.get('median_env_steps_to_target')),
+                iqm=f"{r['iqm_final_eval']:.1f} [{lo_hi[0]:.1f}, {lo_hi[1]:.1f}]" if 'iqm_final_eval' in r and lo_hi else '—',
+                commit=str(r.get('commit', '—')))
+
+_HEADS = dict(name='preset', algo='algo', env='env', steps='budget', target='target', seeds='seeds', solved='solved',
+              median_steps='median steps to target', iqm='IQM final eval [95% CI]', commit='commit')
+
+def results_table(found:list[Preset], markdown:bool=False, notes:dict|None=None) -> str:
+    "The results table of presets `found`: aligned text (`rlnb presets`; `notes` adds a word per preset name, e.g. why it cannot run here) or a markdown table with each result's commit and machine."
+    rows = [result_cells(p) for p in found]
+    if markdown:
+        cols = list(_HEADS)
+        lines = ['| ' + ' | '.join(_HEADS[c] for c in cols) + ' |', '|' + '|'.join('---:' if c in ('steps', 'target', 'solved', 'median_steps') else '---' for c in cols) + '|']
+        lines += ['| ' + ' | '.join(f"`{r[c]}`" if c == 'name' else r[c] for c in cols) + ' |' for r in rows]
+        machines = sorted({str(p.result['machine']) for p in found if 'protocol' in p.result and 'machine' in p.result})
+        if machines: lines += ['', 'Machine: ' + '; '.join(machines) + '.']
+        return '\n'.join(lines)
+    cols = [c for c in _HEADS if c != 'commit']
+    heads = {**_HEADS, 'median_steps': 'median steps', 'iqm': 'IQM final eval [95% CI]'}
+    w = {c: max(len(heads[c]), *(len(r[c]) for r in rows)) for c in cols}
+    right = ('steps', 'target', 'solved', 'median_steps')
+    fmt = lambda d: '  '.join(f"{d[c]:>{w[c]}}" if c in right else f"{d[c]:<{w[c]}}" for c in cols)
+    out = [fmt(heads).rstrip()] + [(fmt(r) + (f"  [{notes[r['name']]}]" if notes and notes.get(r['name']) else '')).rstrip() for r in rows]
+    return '\n'.join(out)
