@@ -36,7 +36,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from presets import one, toml_value  # noqa: E402
-from rlnb.presets import get_preset, presets, results_table  # noqa: E402
+from rlnb.presets import FAMILIES, get_preset, presets, results_table  # noqa: E402
 
 SEEDS = [100, 101, 102, 103, 104]  # no test and no tuning run uses these (tests and bench/presets.py use 0-9)
 LOG = ROOT / "bench" / "results" / "presets_table.jsonl"
@@ -154,6 +154,7 @@ def main():
     ap.add_argument("names", nargs="*", help="preset names or .toml paths")
     ap.add_argument("--all", action="store_true", help="every shipped preset")
     ap.add_argument("--algo", default=None, help="with --all: only this algorithm's")
+    ap.add_argument("--atari", action="store_true", help="with --all: the ALE games' presets too (10M env steps each)")
     ap.add_argument("--seeds", type=int, nargs="+", default=SEEDS, help=f"default: {' '.join(map(str, SEEDS))}")
     ap.add_argument("--steps", type=int, default=None, help="override every preset's env-step budget (a trial: its results are never written)")
     ap.add_argument("--jobs", type=int, default=2, help="runs at once (default 2: this machine's cores)")
@@ -163,6 +164,8 @@ def main():
     ap.add_argument("--no-write", action="store_true", help="print the summaries; leave the preset files, the markdown and the index alone")
     a = ap.parse_args()
     chosen = presets(a.algo) if a.all or not a.names else [get_preset(n) for n in a.names]
+    if a.all or not a.names:  # a family preset has no env of its own; the full Atari games' 10M-step budgets are for an accelerator
+        chosen = [p for p in chosen if p.env not in FAMILIES and (a.atari or not p.env.startswith("ALE/"))]
     trial = a.steps is not None or a.seeds != SEEDS or pathlib.Path(a.log).resolve() != LOG
     if (a.steps is not None or a.seeds != SEEDS) and pathlib.Path(a.log).resolve() == LOG:
         ap.error("a trial (--steps, or seeds other than the table's) needs --log FILE, so that its runs stay out of the table's log")

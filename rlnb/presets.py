@@ -172,8 +172,9 @@ def result_cells(p:Preset) -> dict:
     r, t = p.result, p.train
     seeds = r.get('seeds') or []
     lo_hi = r.get('iqm_ci95')
-    return dict(name=p.name, algo=p.algo, env=p.env, steps=_steps_text(t.get('steps')), target=f"{t.get('target_return', float('nan')):g}",
-                seeds=(_seeds_text(seeds) + ('' if 'protocol' in r else ' (tuning)')) if seeds else 'not measured',
+    return dict(name=p.name, algo=p.algo, env=p.env, steps=_steps_text(t.get('steps')), target=f"{t['target_return']:g}" if 'target_return' in t else '—',
+                seeds=(_seeds_text(seeds) + ('' if 'protocol' in r else ' (tuning)')) if seeds else
+                      f"any env of {FAMILIES[p.env]}" if p.env in FAMILIES else 'not measured',
                 solved=str(r.get('solved', '—')), median_steps=_steps_text(r.get('median_env_steps_to_target')),
                 iqm=f"{r['iqm_final_eval']:.1f} [{lo_hi[0]:.1f}, {lo_hi[1]:.1f}]" if 'iqm_final_eval' in r and lo_hi else '—',
                 commit=str(r.get('commit', '—')))
