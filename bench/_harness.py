@@ -13,6 +13,7 @@ import shlex
 import statistics
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "bench", "results")
@@ -84,3 +85,32 @@ def summarize(results: dict) -> dict:
         med = lambda k: statistics.median([r[k] if r.get("solved") else float("inf") for r in runs])
         out[name] = dict(solved=f"{len(ok)}/{len(runs)}", median_train_s=med("train_s"), median_env_steps=med("env_steps"))
     return out
+
+
+def sb3_learn_to_target(make_model, eval_env, max_steps: int, target: float, every: int, episodes: int, before_eval=None) -> dict:
+    """Build a stable-baselines3 model with `make_model()` and train it until a deterministic evaluation of `episodes` episodes on `eval_env`, every `every`
+    env steps, reaches `target` (or `max_steps`): the peers' side of the time-to-target protocol. `before_eval()` runs
+    before each evaluation (e.g. to copy observation statistics). The clock starts before the model is built, as rlnb's
+    starts before its agent; `train_s` leaves the evaluations out."""
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.evaluation import evaluate_policy
+    state = dict(eval_s=0.0, solved=False, steps=None, last=None, next=every)
+
+    class Stop(BaseCallback):
+        def _on_step(self):
+            if self.num_timesteps < state["next"]:
+                return True
+            state["next"] += every
+            t = time.perf_counter()
+            if before_eval is not None:
+                before_eval()
+            mean, _ = evaluate_policy(self.model, eval_env, n_eval_episodes=episodes, deterministic=True)
+            state["eval_s"] += time.perf_counter() - t
+            state["last"], state["steps"] = float(mean), int(self.num_timesteps)
+            state["solved"] = bool(mean >= target)
+            return not state["solved"]
+
+    t0 = time.perf_counter()
+    make_model().learn(total_timesteps=max_steps, callback=Stop())
+    wall = time.perf_counter() - t0
+    return dict(solved=state["solved"], train_s=wall - state["eval_s"], env_steps=state["steps"], wall_s=wall, final_eval=state["last"])

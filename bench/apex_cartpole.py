@@ -30,7 +30,7 @@ import subprocess
 import sys
 import time
 
-from _harness import provenance
+from _harness import provenance, sb3_learn_to_target
 
 EVAL_EVERY, EVAL_EPISODES, TARGET = 5_000, 10, 475.0
 
@@ -68,9 +68,7 @@ def run_peer(name, seed, max_steps):
         from stable_baselines3 import DQN, PPO
     else:
         from sbx import DQN, PPO
-    from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.evaluation import evaluate_policy
 
     kw = dict(ZOO[algo])
     for k in ("learning_rate", "clip_range"):
@@ -78,27 +76,9 @@ def run_peer(name, seed, max_steps):
             v0 = float(kw[k][4:])
             kw[k] = lambda frac, v0=v0: frac * v0
     eval_env = make_vec_env("CartPole-v1", n_envs=1, seed=seed + 10_000)
-    state = dict(eval_s=0.0, solved=False, steps=None, last=None, next=EVAL_EVERY)
-
-    class Stop(BaseCallback):
-        def _on_step(self):
-            if self.num_timesteps < state["next"]:
-                return True
-            state["next"] += EVAL_EVERY
-            t = time.perf_counter()
-            mean, _ = evaluate_policy(self.model, eval_env, n_eval_episodes=EVAL_EPISODES, deterministic=True)
-            state["eval_s"] += time.perf_counter() - t
-            state["last"], state["steps"] = float(mean), int(self.num_timesteps)
-            state["solved"] = bool(mean >= TARGET)
-            return not state["solved"]
-
     env = make_vec_env("CartPole-v1", n_envs=ZOO_N_ENVS[algo], seed=seed)
-    t0 = time.perf_counter()
-    model = (DQN if algo == "dqn" else PPO)("MlpPolicy", env, seed=seed, verbose=0, **kw)
-    model.learn(total_timesteps=max_steps, callback=Stop())
-    wall = time.perf_counter() - t0
-    return dict(solved=state["solved"], train_s=wall - state["eval_s"], env_steps=state["steps"], wall_s=wall,
-                final_eval=state["last"])
+    make = lambda: (DQN if algo == "dqn" else PPO)("MlpPolicy", env, seed=seed, verbose=0, **kw)
+    return sb3_learn_to_target(make, eval_env, max_steps, TARGET, EVAL_EVERY, EVAL_EPISODES)
 
 
 def child(args):

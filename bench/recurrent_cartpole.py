@@ -38,7 +38,7 @@ import os
 import sys
 import time
 
-from _harness import provenance, report, run_matrix, summarize
+from _harness import provenance, report, run_matrix, sb3_learn_to_target, summarize
 
 EVAL_EVERY, EVAL_EPISODES, TARGET, ENV = 5_000, 10, 475.0, "rlnb/CartPoleNoVel-v1"
 ALGOS = ("rlnb_rppo", "rlnb_ppo", "rlnb_rimpala", "rlnb_r2d2", "sb3c_rppo")
@@ -71,9 +71,7 @@ def run_rlnb(name, seed, max_steps, devices):
 def run_peer(name, seed, max_steps):
     import torch.nn as nn
     from sb3_contrib import RecurrentPPO
-    from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.evaluation import evaluate_policy
     from stable_baselines3.common.vec_env import VecNormalize
     import rlnb.env_core  # noqa: F401  registers rlnb/CartPoleNoVel-v1
 
@@ -84,26 +82,12 @@ def run_peer(name, seed, max_steps):
     policy_kwargs = dict(ortho_init=False, activation_fn=nn.ReLU, lstm_hidden_size=64, enable_critic_lstm=True, net_arch=dict(pi=[64], vf=[64]))
     env = VecNormalize(make_vec_env(ENV, n_envs=ZOO_N_ENVS, seed=seed), norm_obs=True, norm_reward=False)
     eval_env = VecNormalize(make_vec_env(ENV, n_envs=1, seed=seed + 10_000), norm_obs=True, norm_reward=False, training=False)
-    state = dict(eval_s=0.0, solved=False, steps=None, last=None, next=EVAL_EVERY)
+    make = lambda: RecurrentPPO("MlpLstmPolicy", env, seed=seed, verbose=0, policy_kwargs=policy_kwargs, **kw)
 
-    class Stop(BaseCallback):
-        def _on_step(self):
-            if self.num_timesteps < state["next"]:
-                return True
-            state["next"] += EVAL_EVERY
-            t = time.perf_counter()
-            eval_env.obs_rms = env.obs_rms  # the training statistics, as rl-zoo3's evaluation uses them
-            mean, _ = evaluate_policy(self.model, eval_env, n_eval_episodes=EVAL_EPISODES, deterministic=True)
-            state["eval_s"] += time.perf_counter() - t
-            state["last"], state["steps"] = float(mean), int(self.num_timesteps)
-            state["solved"] = bool(mean >= TARGET)
-            return not state["solved"]
+    def copy_statistics():
+        eval_env.obs_rms = env.obs_rms  # the training statistics, as rl-zoo3's evaluation uses them
 
-    t0 = time.perf_counter()
-    model = RecurrentPPO("MlpLstmPolicy", env, seed=seed, verbose=0, policy_kwargs=policy_kwargs, **kw)
-    model.learn(total_timesteps=max_steps, callback=Stop())
-    wall = time.perf_counter() - t0
-    return dict(solved=state["solved"], train_s=wall - state["eval_s"], env_steps=state["steps"], wall_s=wall, final_eval=state["last"])
+    return sb3_learn_to_target(make, eval_env, max_steps, TARGET, EVAL_EVERY, EVAL_EPISODES, before_eval=copy_statistics)
 
 
 def child(args):
