@@ -28,8 +28,8 @@ from .ppo import PPO
 from .sac import ContinuousOffPolicy
 
 # %% auto #0
-__all__ = ['GYMNAX', 'GymnaxKind', 'DevicePool', 'DeviceEnvs', 'reset_envs', 'step_envs', 'rollout', 'DeviceEvaluation',
-           'DeviceRollouts', 'DeviceSteps']
+__all__ = ['GYMNAX', 'JaxEnvKind', 'GymnaxKind', 'DevicePool', 'DeviceEnvs', 'reset_envs', 'step_envs', 'rollout',
+           'DeviceEvaluation', 'DeviceRollouts', 'DeviceSteps']
 
 # %% ../nbs/30_jax_envs.ipynb #92eddc82
 def _gym_space(space, params=None):
@@ -42,9 +42,21 @@ def _gym_space(space, params=None):
         return gym.spaces.Box(low, high, shape, np.float32)
     raise ConfigError(f"rlnb has no gymnasium equivalent of the gymnax space {type(space).__name__}; it trains on Discrete and Box spaces.")
 
-class GymnaxKind:
+class JaxEnvKind:
+    "What every kind of JAX env shares: the pool the runtime holds and the algorithm variant that steps it. A kind adds `make(env_id) -> (env, env_params)` (gymnax's functional API: `reset(key, params)`, `step(key, state, action, params)` with autoreset), `spaces(env_id)` and `reward_threshold(env_id)`."
+    prefix, extra = None, 'jaxenvs'
+
+    def make_pool(self, env_id:str, cfg) -> WorkerPool:
+        "The runtime's stand-in for host actors: the envs live on the device."
+        return DevicePool(env_id, *self.spaces(env_id), cfg.num_envs)
+
+    def runtime(self, cls:type) -> type:
+        "`cls` with its envs stepped on the device: whole rollouts for an actor-critic algorithm (`DeviceRollouts`), one step per actor tick into the replay of the others (`DeviceSteps`)."
+        return _device_variant(cls, DeviceRollouts if issubclass(cls, ActorCriticSpec) else DeviceSteps)
+
+class GymnaxKind(JaxEnvKind):
     "gymnax envs as an rlnb env kind: ids `'gymnax:Name'` (see `gymnax.registered_envs`), stepped on the learner's devices."
-    prefix, extra = 'gymnax', 'jaxenvs'
+    prefix = 'gymnax'
 
     @functools.cache
     def make(self, env_id:str) -> tuple:
@@ -68,14 +80,6 @@ class GymnaxKind:
         self.make(env_id)  # an unknown id fails here, with the ids it may have meant
         try: return gym.spec(env_id.split(':', 1)[1]).reward_threshold
         except gym.error.Error: return None
-
-    def make_pool(self, env_id:str, cfg) -> WorkerPool:
-        "The runtime's stand-in for host actors: the envs live on the device."
-        return DevicePool(env_id, *self.spaces(env_id), cfg.num_envs)
-
-    def runtime(self, cls:type) -> type:
-        "`cls` with its envs stepped on the device: whole rollouts for an actor-critic algorithm (`DeviceRollouts`), one step per actor tick into the replay of the others (`DeviceSteps`)."
-        return _device_variant(cls, DeviceRollouts if issubclass(cls, ActorCriticSpec) else DeviceSteps)
 
 @functools.cache
 def _device_variant(cls:type, mixin:type) -> type:
