@@ -46,7 +46,7 @@ LEAF_RENAMED = {  # algo -> {path under state/learner/ at the reference (a prefi
     "td3": {"params/": "params/actor_params/online/", "target_params/": "params/actor_params/target/", "critic/": "params/critic_params/online/",
             "target/": "params/critic_params/target/", "opt_state/0/": "opt_states/actor_opt_state/", "opt_state/1/": "opt_states/critic_opt_state/"},
 }
-ADDED = {"actor_device", "learner_device", "schedule_steps", "normalize_advantages"}  # config keys new since the reference, whose default is what the reference did (IMPALA's two: off by default)
+ADDED = {"actor_device", "learner_device", "schedule_steps", "normalize_advantages", "reward_scale"}  # config keys new since the reference, whose default is what the reference did (IMPALA's three: off by default)
 WALL_CLOCK = {"saved_at", "state/counters/eval_seconds", "agent/history"}  # seconds and the metrics rows' rates: not the run's state
 
 

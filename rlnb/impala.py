@@ -52,6 +52,7 @@ class IMPALAConfig(RuntimeConfig):
     entropy_coef: float = 0.03  # weight of the entropy bonus
     value_coef: float = 0.5  # weight of the value loss
     normalize_advantages: bool = False  # standardize the policy-gradient advantages over each batch (all devices), so the policy's step does not grow with the rewards' scale
+    reward_scale: float = 1.0  # the learner multiplies the rewards by this: V learns returns on that scale, and the advantages (unless standardized) and the value loss scale with it
     log_std_init: float = 0.0  # initial log standard deviation of a Gaussian policy (state-independent, learned)
     recurrent: int|None = None  # units of a GRU core between the encoder and the heads: a policy with memory; None: none
 
@@ -61,7 +62,7 @@ class IMPALAConfig(RuntimeConfig):
         check_recurrent(self)
         need(self, 0 < self.gamma <= 1, 'gamma', 'must be in (0, 1]')
         need(self, 0 <= self.lambda_ <= 1, 'lambda_', 'must be in [0, 1]')
-        for name in ('clip_rho', 'clip_pg_rho', 'clip_c', 'learning_rate', 'max_grad_norm'):
+        for name in ('clip_rho', 'clip_pg_rho', 'clip_c', 'learning_rate', 'max_grad_norm', 'reward_scale'):
             need(self, getattr(self, name) > 0, name, 'must be > 0')
         for name in ('entropy_coef', 'value_coef'): need(self, getattr(self, name) >= 0, name, 'must be >= 0')
         need(self, isinstance(self.schedule_steps, int) and not isinstance(self.schedule_steps, bool) and self.schedule_steps >= 0, 'schedule_steps', 'must be an int >= 0 (0: a constant learning rate)')
@@ -238,7 +239,8 @@ def _loss(net, dist, cfg, params, b):
     logp = dist.log_prob(pi_t, b['A'])
     valid, term, trunc = b['valid'], b['terminated'], b['truncated']
     v_next = jax.lax.stop_gradient(v[T:])  # V of the observation each step reached
-    r = valid * (b['R'] + cfg.gamma * trunc * v_next)  # a truncated step bootstraps from the observation it reached...
+    R = b['R'] * cfg.reward_scale if cfg.reward_scale != 1 else b['R']  # (1: the rewards as they are, not multiplied)
+    r = valid * (R + cfg.gamma * trunc * v_next)  # a truncated step bootstraps from the observation it reached...
     discount = valid * cfg.gamma * (1 - term) * (1 - trunc)  # ...and no trace runs past an episode end
     rho = jnp.exp(logp - b['logP'])
     vt = jax.vmap(lambda *x: vtrace(*x, lambda_=cfg.lambda_, clip_rho_threshold=cfg.clip_rho, clip_pg_rho_threshold=cfg.clip_pg_rho,
