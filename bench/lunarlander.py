@@ -3,7 +3,7 @@
     pip install -e ".[bench,box2d]"
     python bench/lunarlander.py --seeds 0,1,2,3,4                       # issue 33: every algorithm, 5 seeds, quiet machine
     python bench/lunarlander.py --algos rlnb_apex,sb3_dqn --seeds 0,1,2,3,4   # Ape-X against SB3 DQN only
-    python bench/lunarlander.py --seeds 0 --max-steps 2000 --out /tmp/ll.json   # a smoke run (nothing solves)
+    python bench/lunarlander.py --seeds 0 --max-steps 1000 --eval-every 500 --out -   # a smoke run (nothing solves)
 
 The protocol is `bench/apex_cartpole.py`'s: every (algorithm, seed) runs in a fresh subprocess, interleaved by seed
 (`_harness.run_matrix`); each evaluates every 10,000 env steps on 10 episodes (greedy / deterministic) and stops at the
@@ -51,7 +51,7 @@ ZOO_TIMESTEPS = {"dqn": 100_000, "ppo": 1_000_000}
 ZOO_N_ENVS = {"dqn": 1, "ppo": 16}
 
 
-def run_rlnb(name, seed, max_steps, devices):
+def run_rlnb(name, seed, max_steps, devices, every):
     import jax
     from rlnb.apex_dqn import ApeXDQN  # imported before the clock starts, as the peers' libraries are
     from rlnb.ppo import PPO
@@ -59,14 +59,14 @@ def run_rlnb(name, seed, max_steps, devices):
     preset = get_preset(PRESET[name])
     t0 = time.perf_counter()
     agent = (ApeXDQN if name == "rlnb_apex" else PPO)(ENV, seed=seed, devices=jax.local_devices()[:devices], **preset.config)
-    res = agent.train(max_steps, eval_interval=EVAL_EVERY, num_eval_episodes=EVAL_EPISODES, target_return=TARGET)
+    res = agent.train(max_steps, eval_interval=every, num_eval_episodes=EVAL_EPISODES, target_return=TARGET)
     wall = time.perf_counter() - t0
     agent.close()
     return dict(solved=res["eval"]["mean"] >= TARGET, train_s=wall - agent.eval_seconds, env_steps=res["env_steps"], wall_s=wall,
                 final_eval=res["eval"]["mean"], updates=res["updates"], preset=preset.name)
 
 
-def run_peer(name, seed, max_steps):
+def run_peer(name, seed, max_steps, every):
     lib, algo = name.split("_")
     if lib == "sb3":
         from stable_baselines3 import DQN, PPO
@@ -80,13 +80,13 @@ def run_peer(name, seed, max_steps):
     eval_env = make_vec_env(ENV, n_envs=1, seed=seed + 10_000)
     env = make_vec_env(ENV, n_envs=ZOO_N_ENVS[algo], seed=seed)
     make = lambda: (DQN if algo == "dqn" else PPO)("MlpPolicy", env, seed=seed, verbose=0, **kw)
-    return sb3_learn_to_target(make, eval_env, max_steps, TARGET, EVAL_EVERY, EVAL_EPISODES)
+    return sb3_learn_to_target(make, eval_env, max_steps, TARGET, every, EVAL_EPISODES)
 
 
 def child(args):
     name, seed = args.child.split(":")
     steps = args.max_steps or BUDGET[name]
-    report(run_rlnb(name, int(seed), steps, args.devices) if name.startswith("rlnb") else run_peer(name, int(seed), steps))
+    report(run_rlnb(name, int(seed), steps, args.devices, args.eval_every) if name.startswith("rlnb") else run_peer(name, int(seed), steps, args.eval_every))
 
 
 def ratio(summary, mine, peers):
@@ -102,6 +102,7 @@ def main():
     ap.add_argument("--max-steps", type=int, default=None, help="env-step budget of every run (default: 300,000 for the DQNs, 1,000,000 for the PPOs)")
     ap.add_argument("--algos", default=",".join(ALGOS))
     ap.add_argument("--devices", type=int, default=1, help="learner devices for rlnb (host devices on a CPU)")
+    ap.add_argument("--eval-every", type=int, default=EVAL_EVERY, help="env steps between evaluations (default 10,000: the protocol; smaller only for a smoke run)")
     ap.add_argument("--out", default=os.path.join(RESULTS, "lunarlander.json"), help="where the JSON goes ('-': stdout only)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -117,7 +118,7 @@ def main():
     # Split the CPU into host devices only when rlnb's learner is asked to use several (bench/apex_cartpole.py says why).
     flags = os.environ.get("XLA_FLAGS", f"--xla_force_host_platform_device_count={args.devices}" if args.devices > 1 else "")
     env = {"XLA_FLAGS": flags, "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "")}
-    child_args = ["--devices", args.devices] + (["--max-steps", args.max_steps] if args.max_steps else [])
+    child_args = ["--devices", args.devices, "--eval-every", args.eval_every] + (["--max-steps", args.max_steps] if args.max_steps else [])
     results = run_matrix(__file__, names, [int(s) for s in args.seeds.split(",")], child_args, env=env, timeout=7200)
     summary = summarize(results)
     for name, runs in results.items():
@@ -125,7 +126,7 @@ def main():
         if name.startswith("rlnb"):
             summary[name]["updates_per_env_step"] = [round(r["updates"] / r["env_steps"], 3) if r.get("env_steps") else None for r in runs]
     peers = [n for n in names if not n.startswith("rlnb")]
-    out = dict(provenance=provenance(sys.argv), env=ENV, target=TARGET, eval_every=EVAL_EVERY, eval_episodes=EVAL_EPISODES,
+    out = dict(provenance=provenance(sys.argv), env=ENV, target=TARGET, eval_every=args.eval_every, eval_episodes=EVAL_EPISODES,
                max_steps={n: args.max_steps or BUDGET[n] for n in names}, skipped=skipped, rlnb_devices=args.devices, xla_flags=flags,
                summary=summary, rlnb_apex_vs_sb3_dqn=ratio(summary, "rlnb_apex", ["sb3_dqn"]),
                best_rlnb_vs_best_peer=None, runs=results)
