@@ -114,3 +114,22 @@ def sb3_learn_to_target(make_model, eval_env, max_steps: int, target: float, eve
     make_model().learn(total_timesteps=max_steps, callback=Stop())
     wall = time.perf_counter() - t0
     return dict(solved=state["solved"], train_s=wall - state["eval_s"], env_steps=state["steps"], wall_s=wall, final_eval=state["last"])
+
+
+def matrix_parser(doc: str, seeds: str, algos: list, default_algos: str, budget_help: str):
+    """The command line every time-to-target script shares: --seeds, --max-steps, --algos, --devices and the hidden
+    --child; returns (parser, check) where check(args) returns the chosen names or exits naming the unknown ones."""
+    import argparse
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--seeds", default=seeds)
+    ap.add_argument("--max-steps", type=int, default=None, help=budget_help)
+    ap.add_argument("--algos", default=default_algos)
+    ap.add_argument("--devices", type=int, default=1, help="learner devices for rlnb (host devices on a CPU)")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+
+    def check(args) -> list:
+        names = args.algos.split(",")
+        unknown = set(names) - set(algos)
+        if unknown: ap.error(f"unknown algos {sorted(unknown)}: pick from {', '.join(algos)}")
+        return names
+    return ap, check

@@ -26,14 +26,13 @@ starts). Children see no GPU unless CUDA_VISIBLE_DEVICES is set.
 ratios issue 33 asks for: `rlnb_apex_vs_sb3_dqn` = Ape-X's median train_s / SB3 DQN's, and `best_rlnb_vs_best_peer`)
 and writes it to --out (default bench/results/lunarlander.json; `-` only prints).
 """
-import argparse
 import importlib.util
 import json
 import os
 import sys
 import time
 
-from _harness import RESULTS, provenance, report, run_matrix, sb3_learn_to_target, summarize
+from _harness import RESULTS, matrix_parser, provenance, report, run_matrix, sb3_learn_to_target, summarize
 
 ENV, EVAL_EVERY, EVAL_EPISODES, TARGET = "LunarLander-v3", 10_000, 10, 200.0
 ALGOS = ("rlnb_apex", "rlnb_ppo", "sb3_dqn", "sb3_ppo", "sbx_dqn", "sbx_ppo")
@@ -97,20 +96,13 @@ def ratio(summary, mine, peers):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", default="0,1,2,3,4")
-    ap.add_argument("--max-steps", type=int, default=None, help="env-step budget of every run (default: 300,000 for the DQNs, 1,000,000 for the PPOs)")
-    ap.add_argument("--algos", default=",".join(ALGOS))
-    ap.add_argument("--devices", type=int, default=1, help="learner devices for rlnb (host devices on a CPU)")
+    ap, check = matrix_parser(__doc__, "0,1,2,3,4", ALGOS, ",".join(ALGOS), "env-step budget of every run (default: 300,000 for the DQNs, 1,000,000 for the PPOs)")
     ap.add_argument("--eval-every", type=int, default=EVAL_EVERY, help="env steps between evaluations (default 10,000: the protocol; smaller only for a smoke run)")
     ap.add_argument("--out", default=os.path.join(RESULTS, "lunarlander.json"), help="where the JSON goes ('-': stdout only)")
-    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         return child(args)
-    names = args.algos.split(",")
-    unknown = set(names) - set(ALGOS)
-    if unknown: ap.error(f"unknown algos {sorted(unknown)}: pick from {', '.join(ALGOS)}")
+    names = check(args)
     skipped = [n for n in names if n.startswith("sbx") and importlib.util.find_spec("sbx") is None]
     if skipped:
         print(f"skipping {', '.join(skipped)}: sbx is not installed (pip install sbx-rl, in the bench extra)", file=sys.stderr)

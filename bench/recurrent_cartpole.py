@@ -32,13 +32,12 @@ CUDA_VISIBLE_DEVICES is set. JAX compile time counts; library imports do not. Pr
 figures, medians over seeds (an unsolved run counts as infinitely slow), and `rlnb_rppo_vs_sb3c_rppo` = rlnb's median
 train_s / sb3-contrib's (the issue asks for <= 0.5 with 10/10 seeds solved).
 """
-import argparse
 import json
 import os
 import sys
 import time
 
-from _harness import provenance, report, run_matrix, sb3_learn_to_target, summarize
+from _harness import matrix_parser, provenance, report, run_matrix, sb3_learn_to_target, summarize
 
 EVAL_EVERY, EVAL_EPISODES, TARGET, ENV = 5_000, 10, 475.0, "rlnb/CartPoleNoVel-v1"
 ALGOS = ("rlnb_rppo", "rlnb_ppo", "rlnb_rimpala", "rlnb_r2d2", "sb3c_rppo")
@@ -97,18 +96,11 @@ def child(args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", default="0,1,2,3,4,5,6,7,8,9")
-    ap.add_argument("--max-steps", type=int, default=None, help="env-step budget of every run (default: 100,000; 200,000 for rlnb_r2d2)")
-    ap.add_argument("--algos", default="rlnb_rppo,rlnb_ppo,sb3c_rppo")
-    ap.add_argument("--devices", type=int, default=1, help="learner devices for rlnb (host devices on a CPU)")
-    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap, check = matrix_parser(__doc__, "0,1,2,3,4,5,6,7,8,9", ALGOS, "rlnb_rppo,rlnb_ppo,sb3c_rppo", "env-step budget of every run (default: 100,000; 200,000 for rlnb_r2d2)")
     args = ap.parse_args()
     if args.child:
         return child(args)
-    names = args.algos.split(",")
-    unknown = set(names) - set(ALGOS)
-    if unknown: ap.error(f"unknown algos {sorted(unknown)}: pick from {', '.join(ALGOS)}")
+    names = check(args)
     flags = os.environ.get("XLA_FLAGS", f"--xla_force_host_platform_device_count={args.devices}" if args.devices > 1 else "")
     env = {"XLA_FLAGS": flags, "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "")}
     child_args = ["--devices", args.devices] + (["--max-steps", args.max_steps] if args.max_steps else [])
