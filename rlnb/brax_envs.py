@@ -7,7 +7,6 @@ Docs: https://rlnb.github.io/rlnb/brax_envs.html.md"""
 # %% ../nbs/33_brax_envs.ipynb #18d35ecb
 from __future__ import annotations
 
-import difflib
 import functools
 import urllib.parse
 from typing import NamedTuple
@@ -76,10 +75,7 @@ class BraxKind(JaxEnvKind):
         try: from brax import envs
         except ImportError: raise ConfigError(f"{env_id} is a brax env, and brax is not installed: pip install \"rlnb[{self.extra}]\".") from None
         known = sorted(envs._envs)  # brax's registry of env names
-        if name not in known:
-            close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
-            raise ConfigError(f"unknown brax env id {env_id!r} (backend brax, from the `{self.extra}` extra). "
-                              + (f"Did you mean {', '.join('brax:' + c for c in close)}?" if close else f"brax has {', '.join(known)}."))
+        if name not in known: raise self.unknown_id(env_id, name, known)
         return BraxEnv(envs.get_environment(name, backend=backend)), BraxParams(length)
 
     @functools.cache

@@ -54,6 +54,12 @@ class JaxEnvKind:
         "`cls` with its envs stepped on the device: whole rollouts for an actor-critic algorithm (`DeviceRollouts`), one step per actor tick into the replay of the others (`DeviceSteps`)."
         return _device_variant(cls, DeviceRollouts if issubclass(cls, ActorCriticSpec) else DeviceSteps)
 
+    def unknown_id(self, env_id:str, name:str, known:list) -> ConfigError:
+        "The error for a name the library does not have: the backend, the extra, and the closest names (or all of them)."
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+        return ConfigError(f"unknown {self.prefix} env id {env_id!r} (backend {self.prefix}, from the `{self.extra}` extra). "
+                           + (f"Did you mean {', '.join(f'{self.prefix}:{c}' for c in close)}?" if close else f"{self.prefix} has {', '.join(known)}."))
+
 class GymnaxKind(JaxEnvKind):
     "gymnax envs as an rlnb env kind: ids `'gymnax:Name'` (see `gymnax.registered_envs`), stepped on the learner's devices."
     prefix = 'gymnax'
@@ -64,10 +70,7 @@ class GymnaxKind(JaxEnvKind):
         name = env_id.split(':', 1)[1]
         try: import gymnax
         except ImportError: raise ConfigError(f"{env_id} is a gymnax env, and gymnax is not installed: pip install \"rlnb[{self.extra}]\" (gymnax needs jax < 0.12).") from None
-        if name not in gymnax.registered_envs:
-            close = difflib.get_close_matches(name, gymnax.registered_envs, n=3, cutoff=0.5)
-            raise ConfigError(f"unknown gymnax env id {env_id!r} (backend gymnax, from the `{self.extra}` extra). "
-                              + (f"Did you mean {', '.join('gymnax:' + c for c in close)}?" if close else f"gymnax has {', '.join(gymnax.registered_envs)}."))
+        if name not in gymnax.registered_envs: raise self.unknown_id(env_id, name, gymnax.registered_envs)
         return gymnax.make(name)
 
     def spaces(self, env_id:str) -> tuple:
