@@ -20,7 +20,12 @@ With `--envpool` (the `envpool` extra), `envpool` holds, measured in the same re
 - `apex_steps_per_s[k]`: Ape-X with `actor_mode='envpool'`, k actors of `--envpool-envs` envs, **learner running** at
   `--replay-ratio` updates per transition; `apex_process_steps_per_s[k]` the process actors (4 envs each) at the same
   replay ratio, in the same repetition; each with its ratio to raw EnvPool stepping of all its envs;
-- `ppo_steps_per_s`, `impala_steps_per_s`: PPO and IMPALA (default configs but the envs) through EnvPool, learner running.
+- `ppo_steps_per_s`, `impala_steps_per_s`: PPO and IMPALA (default configs but the envs) through EnvPool, learner running;
+- `policy_obs_per_s`: observations/s of Ape-X's policy program alone (NatureCNN, epsilon noise) on batches of
+  `--envpool-envs` stacked frames, no env;
+- `envpool_policy_steps_per_s`: EnvPool's batch of `--envpool-envs` envs stepped with the actions of that policy program
+  and nothing else of rlnb (no tracer, replay or learner): what one actor can reach on these cores; `apex_vs_envpool_policy`
+  is Ape-X's one-actor rate over it, the share that rlnb's own per-step work leaves.
 Medians over `--reps`; the cases of each repetition run back to back.
 """
 import argparse
@@ -81,6 +86,36 @@ def envpool_raw_rate(game, num_envs, seconds):
     rate = n / (time.perf_counter() - t0)
     env.close()
     return rate
+
+
+def envpool_policy_rate(game, num_envs, seconds):
+    "EnvPool's batch of `num_envs` stepped with the actions of Ape-X's own policy program (NatureCNN, epsilon noise), nothing else: an actor's ceiling."
+    from rlnb.env_envpool import EnvPoolEnv
+    agent = ApeXDQN(game, num_actors=1, envs_per_actor=num_envs, actor_mode='envpool', buffer_capacity=2_000, devices=jax.local_devices()[:1])
+    env = EnvPoolEnv.resolve(game).make_vec(num_envs)
+    try:
+        params, rng = agent.actor_params(agent._learner_state), np.random.default_rng(0)
+        obs, _ = env.reset(seed=0)
+        step = lambda obs: env.step(np.asarray(agent._act(params, obs, agent.noise(rng, num_envs), None)[0]))[0]
+        for _ in range(5): obs = step(obs)  # compile
+        n, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < seconds: obs = step(obs); n += num_envs
+        return n / (time.perf_counter() - t0)
+    finally: env.close(); agent.close()
+
+
+def policy_rate(game, num_envs, seconds):
+    "Observations/s of Ape-X's policy program alone on a batch of `num_envs` stacked frames (no env)."
+    agent = ApeXDQN(game, num_actors=1, envs_per_actor=num_envs, actor_mode='envpool', buffer_capacity=2_000, devices=jax.local_devices()[:1])
+    try:
+        params, rng = agent.actor_params(agent._learner_state), np.random.default_rng(0)
+        obs = np.random.default_rng(0).integers(0, 256, (num_envs, *agent.observation_space.shape), dtype=np.uint8)
+        act = lambda: np.asarray(agent._act(params, obs, agent.noise(rng, num_envs), None)[0])
+        for _ in range(5): act()  # compile
+        n, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < seconds: act(); n += num_envs
+        return n / (time.perf_counter() - t0)
+    finally: agent.close()
 
 
 def rate_of(agent, seconds, warm, chunk):
@@ -153,7 +188,8 @@ def main():
     args = ap.parse_args()
     if args.envpool_only: args.envpool = True
     ks, E = [int(k) for k in args.actors.split(',')], args.envpool_envs
-    ep = dict(raw={n: [] for n in sorted({E, *(k * E for k in ks)})}, apex={k: [] for k in ks}, process={k: [] for k in ks}, ppo=[], impala=[])
+    ep = dict(raw={n: [] for n in sorted({E, *(k * E for k in ks)})}, apex={k: [] for k in ks}, process={k: [] for k in ks}, ppo=[], impala=[],
+              policy=[], envpool_policy=[])
     raw, upd, nbytes = [], {32: [], 128: []}, {}
     apex = {(fr, k): [] for fr in (True, False) for k in (1, 2)}
     name = lambda fr: 'frames' if fr else 'stacked'
@@ -164,6 +200,8 @@ def main():
         for b in ([] if args.no_learner else upd): upd[b].append(learner_rate(args.game, b))
         if args.envpool:
             for n in ep['raw']: ep['raw'][n].append(envpool_raw_rate(args.game, n, args.seconds))
+            ep['policy'].append(policy_rate(args.game, E, args.seconds))
+            ep['envpool_policy'].append(envpool_policy_rate(args.game, E, args.seconds))
             for k in ks:
                 ep['apex'][k].append(apex_learner_rate(args.game, 'envpool', k, E, args.seconds, args.replay_ratio))
                 ep['process'][k].append(apex_learner_rate(args.game, 'process', k, 4, args.seconds, args.replay_ratio))
@@ -194,7 +232,10 @@ def main():
                                       for k, v in ep['process'].items()},
             envpool_over_process={k: med([a / b for a, b in zip(ep['apex'][k], ep['process'][k])]) for k in ks},
             ppo_steps_per_s=dict(actors=ks[-1], median=med(ep['ppo']), vs_envpool_raw=vs(ep['ppo'], ks[-1] * E)),
-            impala_steps_per_s=dict(actors=ks[-1], median=med(ep['impala']), vs_envpool_raw=vs(ep['impala'], ks[-1] * E)))
+            impala_steps_per_s=dict(actors=ks[-1], median=med(ep['impala']), vs_envpool_raw=vs(ep['impala'], ks[-1] * E)),
+            policy_obs_per_s=med(ep['policy']),
+            envpool_policy_steps_per_s=dict(median=med(ep['envpool_policy']), vs_envpool_raw=vs(ep['envpool_policy'], E)),
+            apex_vs_envpool_policy=med([a / b for a, b in zip(ep['apex'][ks[0]], ep['envpool_policy'])]) if ks[0] == 1 else None)
     print(json.dumps(out, indent=1))
 
 
