@@ -105,7 +105,7 @@ def check_options(names, config_cls:type, where:str):
     if unknown: raise ConfigError(f"unknown option(s) {', '.join(unknown)} for {where}; {config_cls.__name__} has {', '.join(fields)}.")
 
 # %% ../nbs/12_spec.ipynb #cee6b8e7
-ENV_KINDS: dict[str, Any] = {'gymnax': 'rlnb.jax_envs:GYMNAX', 'brax': 'rlnb.brax_envs:BRAX'}  # the prefix of 'prefix:Name' env ids -> the env kind ('module:name', imported on first use)
+ENV_KINDS: dict[str, Any] = {'gymnax': 'rlnb.jax_envs:GYMNAX', 'brax': 'rlnb.brax_envs:BRAX', 'jumanji': 'rlnb.jumanji_envs:JUMANJI'}  # the prefix of 'prefix:Name' env ids -> the env kind ('module:name', imported on first use)
 
 def env_kind(env):
     "The env kind of an id `'prefix:Name'` whose prefix is in `ENV_KINDS` (imported on first use); None for any other env."
