@@ -43,8 +43,9 @@ def _alive(pids):
     return out
 
 
-def _wait_gone(left, what, timeout=20.0):
-    "Poll `left()` (what is still there) under a deadline until it is empty; a hang fails naming what is left (never a fixed sleep)."
+def _wait_gone(left, what, timeout=120.0):
+    """Poll `left()` (what is still there) under a deadline until it is empty; a hang fails naming what is left (never a fixed sleep).
+    The deadline only catches a hang: on 2 cores beside a busy second process, Ray's raylet took over 20 s to reap a killed actor's process."""
     deadline = time.monotonic() + timeout
     while rest := left():
         assert time.monotonic() < deadline, f"{what} still there after {timeout} s: {rest!r}"
@@ -299,7 +300,7 @@ def test_hung_env_is_killed_after_cleanup_time(ray):
         t = time.monotonic()
         await w.aclose()
         took = time.monotonic() - t
-        assert took < 5, took
+        assert took < 30, took  # without the kill the hung step would never return; the bound only catches that hang on a slow, busy machine
         assert actor._actor_id.hex() not in _alive_actor_ids()
         return took
     asyncio.run(main())
