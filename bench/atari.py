@@ -94,7 +94,7 @@ def envpool_policy_rate(game, num_envs, seconds):
     agent = ApeXDQN(game, num_actors=1, envs_per_actor=num_envs, actor_mode='envpool', buffer_capacity=2_000, devices=jax.local_devices()[:1])
     env = EnvPoolEnv.resolve(game).make_vec(num_envs)
     try:
-        params, rng = agent.actor_params(agent._learner_state), np.random.default_rng(0)
+        params, rng = agent.get_state(), np.random.default_rng(0)
         obs, _ = env.reset(seed=0)
         step = lambda obs: env.step(np.asarray(agent._act(params, obs, agent.noise(rng, num_envs), None)[0]))[0]
         for _ in range(5): obs = step(obs)  # compile
@@ -108,7 +108,7 @@ def policy_rate(game, num_envs, seconds):
     "Observations/s of Ape-X's policy program alone on a batch of `num_envs` stacked frames (no env)."
     agent = ApeXDQN(game, num_actors=1, envs_per_actor=num_envs, actor_mode='envpool', buffer_capacity=2_000, devices=jax.local_devices()[:1])
     try:
-        params, rng = agent.actor_params(agent._learner_state), np.random.default_rng(0)
+        params, rng = agent.get_state(), np.random.default_rng(0)
         obs = np.random.default_rng(0).integers(0, 256, (num_envs, *agent.observation_space.shape), dtype=np.uint8)
         act = lambda: np.asarray(agent._act(params, obs, agent.noise(rng, num_envs), None)[0])
         for _ in range(5): act()  # compile

@@ -37,15 +37,14 @@ class JumanjiEnv:
     def __init__(self, env):
         from jumanji import specs
         self.env, spec = env, env.action_spec
-        if isinstance(spec, specs.DiscreteArray): self.nvec = None
-        elif isinstance(spec, specs.MultiDiscreteArray): self.nvec = tuple(int(n) for n in np.ravel(spec.num_values))
-        elif isinstance(spec, specs.BoundedArray) and np.issubdtype(spec.dtype, np.floating): self.nvec = ()
-        else: raise ConfigError(f"jumanji {type(env).__name__}: its action spec {spec!r} is neither discrete, multi-discrete nor a bounded float array, which rlnb's policies take.")
+        self.nvec = tuple(int(n) for n in np.ravel(spec.num_values)) if isinstance(spec, specs.MultiDiscreteArray) else None  # unravelled in `_action`
+        self.continuous = isinstance(spec, specs.BoundedArray) and np.issubdtype(spec.dtype, np.floating)
+        if not (self.continuous or self.nvec or isinstance(spec, specs.DiscreteArray)): raise ConfigError(f"jumanji {type(env).__name__}: its action spec {spec!r} is neither discrete, multi-discrete nor a bounded float array, which rlnb's policies take.")
         self.action_spec = spec
 
     def _action(self, a):
         "rlnb's action (one index, or a float vector) as the env takes it: multi-discrete indices unravelled, in the spec's shape and dtype."
-        if self.nvec is None or self.nvec == (): return a.astype(self.action_spec.dtype).reshape(self.action_spec.shape)
+        if self.nvec is None: return a.astype(self.action_spec.dtype).reshape(self.action_spec.shape)
         return jnp.stack(jnp.unravel_index(a, self.nvec)).astype(self.action_spec.dtype).reshape(self.action_spec.shape)
 
     def reset(self, key, params:JumanjiParams|None=None) -> tuple:
@@ -91,9 +90,8 @@ class JumanjiKind(JaxEnvKind):
         known = sorted(jumanji.registered_environments())
         if name not in known: raise self.unknown_id(env_id, name, known)
         env = jumanji.make(name)
-        own = getattr(env, 'time_limit', None)
-        limit = min(x for x in (length, own) if x is not None) if (length or own) else DEFAULT_EPISODE_LENGTH
-        return JumanjiEnv(env), JumanjiParams(int(limit))
+        limits = [x for x in (length, getattr(env, 'time_limit', None)) if x]  # the id's and the env's own
+        return JumanjiEnv(env), JumanjiParams(int(min(limits, default=DEFAULT_EPISODE_LENGTH)))
 
     @functools.cache
     def spaces(self, env_id:str) -> tuple:
@@ -101,7 +99,7 @@ class JumanjiKind(JaxEnvKind):
         env = self.make(env_id)[0]
         size = jax.eval_shape(lambda k: env.reset(k)[0], jax.random.PRNGKey(0)).shape[0]
         spec = env.action_spec
-        if env.nvec == (): act = gym.spaces.Box(np.asarray(spec.minimum, np.float32) * np.ones(spec.shape, np.float32), np.asarray(spec.maximum, np.float32) * np.ones(spec.shape, np.float32), spec.shape, np.float32)
+        if env.continuous: act = gym.spaces.Box(np.broadcast_to(np.float32(spec.minimum), spec.shape), np.broadcast_to(np.float32(spec.maximum), spec.shape), spec.shape, np.float32)
         else: act = gym.spaces.Discrete(int(spec.num_values) if env.nvec is None else math.prod(env.nvec))
         return gym.spaces.Box(-np.inf, np.inf, (size,), np.float32), act
 
