@@ -59,12 +59,29 @@ def report(result: dict):
 
 
 def run_matrix(script: str, names: list, seeds: list, args: list, env: dict | None = None, timeout: float = 1800,
-               env_for=None) -> dict:
-    "Run `script --child NAME:SEED *args` for every seed, and within a seed every name (interleaved); returns {name: [runs]}."
+               env_for=None, log: str | None = None) -> dict:
+    """Run `script --child NAME:SEED *args` for every seed, and within a seed every name (interleaved); returns {name: [runs]}.
+
+    With `log` (a JSON-lines file), each finished run is appended to it, and a run the log already holds for the same
+    name, seed and child arguments is taken from it instead of run again: a matrix of hours can span several sessions
+    (`--log` of the long scripts). Each logged run keeps the commit and date it ran at."""
+    key_args = [str(a) for a in args]
+    done = {}
+    if log and os.path.exists(log):
+        with open(log) as f:
+            for line in f:
+                if line.strip():
+                    r = json.loads(line)
+                    if r.get("args") == key_args and "error" not in r: done[(r["algo"], r["seed"])] = r
     results = {}
     for seed in seeds:
         for name in names:
-            cmd = [sys.executable, script, "--child", f"{name}:{seed}", *map(str, args)]
+            if (name, seed) in done:
+                r = {k: v for k, v in done[(name, seed)].items() if k not in ("algo", "seed", "args")}
+                results.setdefault(name, []).append(dict(seed=seed, **r))
+                print(f"{name}:{seed} from {log} ({(r.get('commit') or '?')[:7]}, {r.get('date', '?')})", file=sys.stderr, flush=True)
+                continue
+            cmd = [sys.executable, script, "--child", f"{name}:{seed}", *key_args]
             e = {**os.environ, **(env or {}), **(env_for(name) if env_for else {})}
             try:
                 p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e)
@@ -74,6 +91,10 @@ def run_matrix(script: str, names: list, seeds: list, args: list, env: dict | No
                 r = dict(error=f"timed out after {timeout} s")
             results.setdefault(name, []).append(dict(seed=seed, **r))
             print(json.dumps(dict(algo=name, seed=seed, **r)), file=sys.stderr, flush=True)
+            if log:
+                with open(log, "a") as f:
+                    f.write(json.dumps(dict(algo=name, seed=seed, args=key_args, commit=_out(["git", "rev-parse", "HEAD"]) or None,
+                                        date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), **r)) + "\n")
     return results
 
 

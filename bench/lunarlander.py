@@ -22,7 +22,9 @@ starts). Children see no GPU unless CUDA_VISIBLE_DEVICES is set.
   0.999, GAE lambda 0.98, entropy 0.01); budget 1,000,000 (the zoo's).
 - The sbx rows need `sbx-rl` (in the `bench` extra); where it is not installed they are skipped with a message.
 
---max-steps sets one budget for every algorithm. Prints one JSON object (provenance, per-seed figures, medians, and the
+Each finished run is appended to --log (default bench/results/lunarlander_runs.jsonl) with its commit and date, and a
+run the log holds for the same algorithm, seed and budget is reused, so a stopped run goes on where it stopped (`--log -`
+runs everything afresh). --max-steps sets one budget for every algorithm. Prints one JSON object (provenance, per-seed figures, medians, and the
 ratios issue 33 asks for: `rlnb_apex_vs_sb3_dqn` = Ape-X's median train_s / SB3 DQN's, and `best_rlnb_vs_best_peer`)
 and writes it to --out (default bench/results/lunarlander.json; `-` only prints).
 """
@@ -99,6 +101,8 @@ def main():
     ap, check = matrix_parser(__doc__, "0,1,2,3,4", ALGOS, ",".join(ALGOS), "env-step budget of every run (default: 300,000 for the DQNs, 1,000,000 for the PPOs)")
     ap.add_argument("--eval-every", type=int, default=EVAL_EVERY, help="env steps between evaluations (default 10,000: the protocol; smaller only for a smoke run)")
     ap.add_argument("--out", default=os.path.join(RESULTS, "lunarlander.json"), help="where the JSON goes ('-': stdout only)")
+    ap.add_argument("--log", default=os.path.join(RESULTS, "lunarlander_runs.jsonl"),
+                    help="JSON lines of finished runs: a run it holds (same algo, seed and budget) is reused, not rerun ('-': none)")
     args = ap.parse_args()
     if args.child:
         return child(args)
@@ -111,7 +115,8 @@ def main():
     flags = os.environ.get("XLA_FLAGS", f"--xla_force_host_platform_device_count={args.devices}" if args.devices > 1 else "")
     env = {"XLA_FLAGS": flags, "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "")}
     child_args = ["--devices", args.devices, "--eval-every", args.eval_every] + (["--max-steps", args.max_steps] if args.max_steps else [])
-    results = run_matrix(__file__, names, [int(s) for s in args.seeds.split(",")], child_args, env=env, timeout=7200)
+    results = run_matrix(__file__, names, [int(s) for s in args.seeds.split(",")], child_args, env=env, timeout=7200,
+                          log=None if args.log == "-" else args.log)
     summary = summarize(results)
     for name, runs in results.items():
         summary[name]["final_evals"] = [r.get("final_eval") for r in runs]

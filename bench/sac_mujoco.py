@@ -19,6 +19,10 @@ the curve) and at the end on 10 episodes (`final_eval`, the figure issue 33 comp
 of the run minus its evaluations, compile included, imports not; rlnb's learner runs on one device, children see no
 GPU unless CUDA_VISIBLE_DEVICES is set. The sbx rows need `sbx-rl` (the `bench` extra).
 
+Each finished run is appended to --log (default bench/results/mujoco_runs.jsonl) with its commit and date, and a run
+the log holds for the same algorithm, env, seed and budget is reused: the same command, run again in a later session,
+goes on where the last one stopped (the whole matrix is hours of a quiet machine). `--log -` runs everything afresh.
+
 Prints one JSON object (and writes it to --out, default bench/results/mujoco.json): per run the curve, final_eval and
 train_s; per env and algorithm the medians over seeds; and the ratios issue 33 asks for, per env: rlnb's median final
 evaluation over SB3's (target >= 0.9 for SAC) and rlnb's median train_s over SB3's (target <= 0.5), for SAC and TD3.
@@ -124,6 +128,8 @@ def main():
     ap.add_argument("--envs", default=",".join(ENVS))
     ap.add_argument("--warmup", type=int, default=WARMUP, help=f"uniform random env steps before the first update (default {WARMUP:,}, rl-zoo3's)")
     ap.add_argument("--out", default=os.path.join(RESULTS, "mujoco.json"), help="where the JSON goes ('-': only print)")
+    ap.add_argument("--log", default=os.path.join(RESULTS, "mujoco_runs.jsonl"),
+                    help="JSON lines of finished runs: a run it holds (same algo, seed and budget) is reused, not rerun ('-': none)")
     args = ap.parse_args()
     if args.child:
         return child(args)
@@ -131,7 +137,8 @@ def main():
     envs = args.envs.split(",")
     child_args = ["--warmup", args.warmup] + (["--max-steps", args.max_steps] if args.max_steps else [])
     runs = run_matrix(__file__, [f"{n}@{e}" for e in envs for n in names], [int(s) for s in args.seeds.split(",")], child_args,
-                      env={"XLA_FLAGS": os.environ.get("XLA_FLAGS", ""), "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "")}, timeout=4 * 3600)
+                      env={"XLA_FLAGS": os.environ.get("XLA_FLAGS", ""), "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "")}, timeout=4 * 3600,
+                      log=None if args.log == "-" else args.log)
     out = dict(provenance=provenance(sys.argv), envs=envs, steps=args.max_steps or STEPS, warmup=args.warmup, eval_every=EVAL_EVERY,
                curve_episodes=CURVE_EPISODES, final_episodes=FINAL_EPISODES, summary=summarize(runs), runs=runs)
     text = json.dumps(out, default=str)
