@@ -8,7 +8,8 @@ Two measurements, every run in a fresh subprocess, interleaved by seed (`_harnes
 
 1. **Time to solve** (the bench/apex_cartpole.py protocol): evaluate every ~5,000 env steps on 10 greedy episodes and
    stop at the first evaluation with mean return >= 475. `train_s` is the wall-clock to that point minus the time spent
-   evaluating; JAX compiles count (nothing is cached between runs), imports do not.
+   evaluating; JAX compiles count (nothing is cached between runs), imports do not: on both sides the libraries,
+   gymnax included (about 2 s here: it imports seaborn and scipy), are imported before the clock starts.
    - `rlnb_ppo`: rlnb's PPO (the runtime `DistributedAgent` drives) on `gymnax:CartPole-v1` with its defaults (rl-zoo3's CartPole-v1 settings:
      8 envs, 32 steps, 20 epochs, minibatch 256) and, like the zoo's `lin_` entries, learning rate and clip decaying
      linearly over --max-steps. It evaluates every 5,120 env steps (the first rollout boundary past each 5,000).
@@ -53,6 +54,7 @@ def _platform():
 
 def run_rlnb(seed, max_steps, devices):
     import jax
+    import gymnax  # noqa: F401  rlnb imports it on the first gymnax id; PureJaxRL's side imports it before its clock too
     from rlnb.ppo import PPO  # imported before the clock starts, as PureJaxRL's libraries are
     from rlnb.registry import algo_for_env
     import rlnb.jax_envs  # noqa: F401

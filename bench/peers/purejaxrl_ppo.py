@@ -8,6 +8,10 @@
 # 2. `train(rng)` scanned all NUM_UPDATES updates in one program; the protocol evaluates every ~5k env steps, so
 #    `make_train` returns `(init, train_chunk)`: `init(rng)` builds the runner state and `train_chunk(runner_state)`
 #    runs SCAN_UPDATES of that init's `_update_step` in one program (compiled once, called again and again; call init first).
+# 3. `LogWrapper.reset` starts the episode returns as float32 zeros, not the int literal 0. Inside the original single
+#    scan, JAX promotes that weakly typed int carry to the float32 the step returns; split into chunks, the first
+#    chunk's input (int) and output (float32) types differed, so the second call compiled train_chunk again (~2.5 s
+#    on a 2-core CPU), a cost the original program never pays.
 import jax
 import jax.numpy as jnp
 import flax.linen as nn
@@ -100,7 +104,7 @@ class LogWrapper(GymnaxWrapper):
         self, key: chex.PRNGKey, params: Optional[environment.EnvParams] = None
     ) -> Tuple[chex.Array, environment.EnvState]:
         obs, env_state = self._env.reset(key, params)
-        state = LogEnvState(env_state, 0, 0, 0, 0, 0)
+        state = LogEnvState(env_state, jnp.float32(0), 0, jnp.float32(0), 0, 0)  # rlnb: 3. float32 returns (see the top)
         return obs, state
 
     @partial(jax.jit, static_argnums=(0,))
