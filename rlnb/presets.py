@@ -37,14 +37,14 @@ class Preset:
     env: str  # gymnasium env id it was tuned on
     config: dict  # fields of the algorithm's config
     train: dict  # run options: steps, eval_interval, num_eval_episodes, target_return
-    result: dict  # what it reached (bench/results.py writes it; bench/presets.py the tuning seeds' figures)
+    result: dict  # what it reached (bench/results.py writes it; bench/presets.py the tuning seeds' figures); before any run, `status` may say why it has none
     description: str = ''  # one line: what the preset changes and why
     path: pathlib.Path|None = None  # the file it came from
 
     def summary(self) -> str:
         "One line: the tuned outcome, e.g. 'reached -110 in 3/3 seeds (median 95,000 env steps of 200,000)'."
         r, t = self.result, self.train
-        if not r.get('seeds'): return 'not measured yet'
+        if not r.get('seeds'): return f"not measured yet ({r['status']})" if r.get('status') else 'not measured yet'
         if str(r.get('solved', '')).startswith('0/'):
             best = max(r.get('final_eval') or [float('nan')])
             return f"did not reach {t.get('target_return', '?'):g} in {len(r['seeds'])} seeds of {t.get('steps', 0):,} env steps (best final evaluation {best:g})"
@@ -174,7 +174,7 @@ def result_cells(p:Preset) -> dict:
     lo_hi = r.get('iqm_ci95')
     return dict(name=p.name, algo=p.algo, env=p.env, steps=_steps_text(t.get('steps')), target=f"{t['target_return']:g}" if 'target_return' in t else '—',
                 seeds=(_seeds_text(seeds) + ('' if 'protocol' in r else ' (tuning)')) if seeds else
-                      f"any env of {FAMILIES[p.env]}" if p.env in FAMILIES else 'not measured',
+                      f"any env of {FAMILIES[p.env]}" if p.env in FAMILIES else f"not measured: {r['status']}" if r.get('status') else 'not measured',
                 solved=str(r.get('solved', '—')), median_steps=_steps_text(r.get('median_env_steps_to_target')),
                 iqm=f"{r['iqm_final_eval']:.1f} [{lo_hi[0]:.1f}, {lo_hi[1]:.1f}]" if 'iqm_final_eval' in r and lo_hi else '—',
                 commit=str(r.get('commit', '—')))
