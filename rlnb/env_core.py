@@ -8,6 +8,7 @@ Docs: https://rlnb.github.io/rlnb/env_core.html.md"""
 from __future__ import annotations
 
 import abc
+import collections
 import difflib
 import functools
 import importlib
@@ -431,22 +432,31 @@ class EnvRunner(abc.ABC):
                  name:str,  # the worker's name, given to its thread or process
                 ):
         self.report, self.name = report, name
-        self._lock, self._loop, self._pending = threading.Lock(), None, []
+        self._lock, self._loop, self._pending = threading.Lock(), None, collections.deque()
 
     def _post(self, item):
-        "Report `item` from any thread: on the attached loop, or kept until a loop is attached."
+        "Report `item` from any thread: kept, after the reports before it, until the attached loop delivers them (`_deliver_on`)."
         with self._lock:
+            self._pending.append(item)
             loop = self._loop
-            if loop is None: self._pending.append(item); return
-        try: loop.call_soon_threadsafe(self.report, self, item)
-        except RuntimeError: pass  # the loop was closed meanwhile; nobody is listening
+        if loop is None: return
+        try: loop.call_soon_threadsafe(self._deliver_on, loop)
+        except RuntimeError: pass  # that loop is closed: the report waits for the next loop attached
+
+    def _deliver_on(self, loop):
+        "On `loop`: report what is kept, in order; nothing where another loop was attached since (that one delivers)."
+        while True:
+            with self._lock:
+                if self._loop is not loop or not self._pending: return
+                item = self._pending.popleft()
+            self.report(self, item)
 
     def attach(self, loop):
-        "Report on `loop` from now on (what was kept until now first)."
+        "Report on `loop` from now on, first what is kept: reports not yet delivered, also those an earlier loop ended without running."
         with self._lock:
             if self._loop is loop: return
-            self._loop, pending, self._pending = loop, self._pending, []
-        for item in pending: loop.call_soon(self.report, self, item)
+            self._loop, kept = loop, bool(self._pending)
+        if kept: loop.call_soon(self._deliver_on, loop)
 
     @abc.abstractmethod
     def step(self, action):
@@ -467,7 +477,7 @@ class EnvRunner(abc.ABC):
     def release(self):
         "Free what it holds (pipe, shared memory, actor handle) once it has ended or been killed."
 
-# %% ../nbs/01_env_core.ipynb #872d4133
+# %% ../nbs/01_env_core.ipynb #4f88c996
 class CartPoleNoVel(gym.ObservationWrapper):
     "CartPole-v1 whose observation is (cart position, pole angle): the velocities removed, as rl-zoo3's `CartPoleNoVel-v1`."
     metadata = {'render_modes': ['human', 'rgb_array'], 'render_fps': 50}  # CartPole's (gymnasium reads it from the class)

@@ -180,7 +180,7 @@ async def aclose(self):
     self.close_nowait()
     while not self._reap(): await asyncio.sleep(0.005)
 
-# %% ../nbs/01_envs.ipynb #dbf31d03
+# %% ../nbs/01_envs.ipynb #c3d5ec56
 class WorkerPool(abc.ABC):
     "A set of env workers driven from one coroutine: `await get_state() -> (state, worker_id)`, `send_action(action, worker_id)`."
     def __init__(self, workers:Sequence[EnvWorker]):
@@ -245,7 +245,7 @@ class WorkerPool(abc.ABC):
     def __enter__(self): return self
     def __exit__(self, *exc): self.cleanup()
 
-# %% ../nbs/01_envs.ipynb #3f8b9cdd
+# %% ../nbs/01_envs.ipynb #8f015857
 class SyncWorkerPool(WorkerPool):
     "Pool visiting workers in a fixed round-robin order (deterministic; sync workers step in the caller)."
     def __init__(self, workers):
@@ -270,7 +270,7 @@ class SyncWorkerPool(WorkerPool):
             if w.in_flight: return await w.get_state(timeout), i
         raise EnvWorkerError("no worker has a state to report or an action in flight: send_action(action, worker_id) first.")
 
-# %% ../nbs/01_envs.ipynb #5de8fb58
+# %% ../nbs/01_envs.ipynb #58de0480
 class AsyncWorkerPool(WorkerPool):
     "Pool returning the state of whichever worker is ready first."
     def __init__(self, workers, daemon:bool=True):
@@ -315,7 +315,7 @@ class AsyncWorkerPool(WorkerPool):
         super().cleanup()
         self._ready.clear()
 
-# %% ../nbs/01_envs.ipynb #58de0480
+# %% ../nbs/01_envs.ipynb #17b2f215
 def get_worker_pool(workers:Sequence[EnvWorker],  # the workers to drive
                     force_sync:bool=False,  # use the deterministic round-robin pool even for async workers
                    ) -> WorkerPool:
