@@ -1,6 +1,6 @@
 """Pixels: Ape-X on Atari Pong and its CNN learner, against raw stepping of the same preprocessed envs, in one run.
 
-    python bench/atari.py [--seconds 15] [--reps 3] [--game ALE/Pong-v5] [--envpool] [--no-learner]
+    python bench/atari.py [--seconds 15] [--reps 3] [--game ALE/Pong-v5] [--envpool] [--no-learner] [--no-onpolicy]
 
 Prints one JSON object:
 - `raw_steps_per_s`: one preprocessed env (`rlnb.pixels.make_atari`, training options) stepped with random actions in
@@ -20,7 +20,8 @@ With `--envpool` (the `envpool` extra), `envpool` holds, measured in the same re
 - `apex_steps_per_s[k]`: Ape-X with `actor_mode='envpool'`, k actors of `--envpool-envs` envs, **learner running** at
   `--replay-ratio` updates per transition; `apex_process_steps_per_s[k]` the process actors (4 envs each) at the same
   replay ratio, in the same repetition; each with its ratio to raw EnvPool stepping of all its envs;
-- `ppo_steps_per_s`, `impala_steps_per_s`: PPO and IMPALA (default configs but the envs) through EnvPool, learner running;
+- `ppo_steps_per_s`, `impala_steps_per_s`: PPO and IMPALA (default configs but the envs) through EnvPool, learner running
+  (`--no-onpolicy` skips them: on a CPU their NatureCNN learner makes each take minutes per repetition);
 - `policy_obs_per_s`: observations/s of Ape-X's policy program alone (NatureCNN, epsilon noise) on batches of
   `--envpool-envs` stacked frames, no env;
 - `envpool_policy_steps_per_s`: EnvPool's batch of `--envpool-envs` envs stepped with the actions of that policy program
@@ -185,6 +186,7 @@ def main():
     ap.add_argument('--envpool-envs', type=int, default=8, help='envs per EnvPool actor (default 8)')
     ap.add_argument('--replay-ratio', type=float, default=0.001, help="Ape-X's updates per transition in the EnvPool and matching process rows (default 0.001, as the process rows above: the CPU learner does about 3 updates/s)")
     ap.add_argument('--actors', default='1,2', help='actor counts of the EnvPool and matching process rows (default 1,2)')
+    ap.add_argument('--no-onpolicy', action='store_true', help='skip the PPO and IMPALA EnvPool rows (on a CPU their NatureCNN learner makes each take minutes per repetition)')
     args = ap.parse_args()
     if args.envpool_only: args.envpool = True
     ks, E = [int(k) for k in args.actors.split(',')], args.envpool_envs
@@ -205,8 +207,9 @@ def main():
             for k in ks:
                 ep['apex'][k].append(apex_learner_rate(args.game, 'envpool', k, E, args.seconds, args.replay_ratio))
                 ep['process'][k].append(apex_learner_rate(args.game, 'process', k, 4, args.seconds, args.replay_ratio))
-            ep['ppo'].append(onpolicy_rate(PPO, args.game, ks[-1], E, args.seconds))
-            ep['impala'].append(onpolicy_rate(IMPALA, args.game, ks[-1], E, args.seconds))
+            if not args.no_onpolicy:
+                ep['ppo'].append(onpolicy_rate(PPO, args.game, ks[-1], E, args.seconds))
+                ep['impala'].append(onpolicy_rate(IMPALA, args.game, ks[-1], E, args.seconds))
         print(json.dumps(dict(rep=rep, raw=raw[-1], apex={f"{name(fr)}-{k}": v[-1] for (fr, k), v in apex.items()},
                               updates={b: v[-1] for b, v in upd.items() if v},
                               envpool={key: ({n: v[-1] for n, v in x.items() if v} if isinstance(x, dict) else x[-1:]) for key, x in ep.items()} if args.envpool else None)),
@@ -231,8 +234,8 @@ def main():
             apex_process_steps_per_s={k: dict(median=med(v), vs_envpool_raw=vs(v, k * E), vs_gym_raw_x_actors=med([a / (k * r) for a, r in zip(v, raw)]))
                                       for k, v in ep['process'].items()},
             envpool_over_process={k: med([a / b for a, b in zip(ep['apex'][k], ep['process'][k])]) for k in ks},
-            ppo_steps_per_s=dict(actors=ks[-1], median=med(ep['ppo']), vs_envpool_raw=vs(ep['ppo'], ks[-1] * E)),
-            impala_steps_per_s=dict(actors=ks[-1], median=med(ep['impala']), vs_envpool_raw=vs(ep['impala'], ks[-1] * E)),
+            ppo_steps_per_s=dict(actors=ks[-1], median=med(ep['ppo']), vs_envpool_raw=vs(ep['ppo'], ks[-1] * E)) if ep['ppo'] else None,
+            impala_steps_per_s=dict(actors=ks[-1], median=med(ep['impala']), vs_envpool_raw=vs(ep['impala'], ks[-1] * E)) if ep['impala'] else None,
             policy_obs_per_s=med(ep['policy']),
             envpool_policy_steps_per_s=dict(median=med(ep['envpool_policy']), vs_envpool_raw=vs(ep['envpool_policy'], E)),
             apex_vs_envpool_policy=med([a / b for a, b in zip(ep['apex'][ks[0]], ep['envpool_policy'])]) if ks[0] == 1 else None)
