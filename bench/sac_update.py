@@ -4,11 +4,11 @@ bare jitted learner step against SB3's `train()` per gradient step, same run, al
     pip install -e ".[bench,mujoco]"
     python bench/sac_update.py [N]          # N updates per timing (default 300), 5 timings each
 
-The floor under `sac_mujoco.py`'s wall-clock ratio: both sides run the same math, so rlnb's whole run can be faster than
-SB3's by at most what its update is faster, plus what each side spends per env step around the update (acting, env,
-replay). Prints one JSON object: median milliseconds per update of each, and the paired ratio."""
+Both sides run the same math per update, so this ratio is where `sac_mujoco.py`'s wall-clock ratio would sit if neither
+side spent anything around the update; what each spends per env step around it (acting, the env, replay) moves the
+whole runs' ratio away from it. Prints one JSON object: median milliseconds per update of each, and the paired ratio."""
 import time, statistics, json, sys
-import numpy as np, jax
+import jax
 
 def rlnb_case(n):
     from rlnb.sac import SAC
