@@ -40,15 +40,19 @@ ALGOS = ("rlnb_sac", "rlnb_td3", "sb3_sac", "sb3_td3", "sbx_sac", "sbx_td3")
 EVAL_EVERY, CURVE_EPISODES, FINAL_EPISODES, STEPS, WARMUP = 10_000, 5, 10, 100_000, 10_000
 
 
+# rl-zoo3's settings for rlnb's side: the ones both algorithms share, then each one's own (sac_step.py uses them too)
+RLNB_COMMON = dict(batch_size=256, gamma=0.99, tau=0.005, replay_ratio=1.0)
+RLNB_SETTINGS = dict(sac=dict(learning_rate=3e-4, hidden=(256, 256)),
+                     td3=dict(learning_rate=1e-3, hidden=(400, 300), exploration_noise=0.1, target_noise=0.2, target_noise_clip=0.5, policy_delay=2))
+
+
 def run_rlnb(algo, env_id, seed, steps, warmup):
     from rlnb.sac import SAC
     from rlnb.td3 import TD3
     import jax
-    kw = (dict(learning_rate=3e-4, hidden=(256, 256)) if algo == "sac" else
-          dict(learning_rate=1e-3, hidden=(400, 300), exploration_noise=0.1, target_noise=0.2, target_noise_clip=0.5, policy_delay=2))
     t0 = time.perf_counter()
-    agent = (SAC if algo == "sac" else TD3)(env_id, seed=seed, devices=jax.local_devices()[:1], batch_size=256, gamma=0.99, tau=0.005,
-                                            buffer_capacity=max(steps, 1_000), buffer_warmup=warmup, replay_ratio=1.0, **kw)
+    agent = (SAC if algo == "sac" else TD3)(env_id, seed=seed, devices=jax.local_devices()[:1], buffer_capacity=max(steps, 1_000),
+                                            buffer_warmup=warmup, **RLNB_COMMON, **RLNB_SETTINGS[algo])
     try:
         agent.train(steps, eval_interval=EVAL_EVERY, num_eval_episodes=CURVE_EPISODES, final_eval=False)
         final = agent.evaluate(FINAL_EPISODES)  # counted in agent.eval_seconds, as the curve's evaluations are

@@ -1,10 +1,11 @@
-"""Where SAC's time per env step goes at rl-zoo3's MuJoCo settings (one env, one update per env step, the settings of
+"""Where SAC's (or TD3's) time per env step goes at rl-zoo3's MuJoCo settings (one env, one update per env step, the settings of
 `sac_mujoco.py`): the whole runtime's wall-clock and CPU time per env step, against the bare jitted update alone, in one
 process.
 
     pip install -e ".[mujoco]"
     python bench/sac_step.py                                  # HalfCheetah-v5, 3 timings of 4,000 env steps each
     python bench/sac_step.py --env Hopper-v5 --steps 2000 --reps 5
+    python bench/sac_step.py --algo td3 > bench/results/td3_step.json   # TD3 (400x300 networks, actor every second update)
     python bench/sac_step.py --config '{"publish_ready": true}'  # the same with other runtime settings
 
 `sac_mujoco.py` takes 12 minutes a run; this takes about 2 and isolates the cost that decides its time ratio. The run
@@ -28,6 +29,7 @@ import time
 import jax
 
 from _harness import provenance
+from sac_mujoco import RLNB_COMMON, RLNB_SETTINGS
 
 
 def bare_update(rt, n=300, reps=3):
@@ -49,17 +51,18 @@ def bare_update(rt, n=300, reps=3):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--algo", default="sac", choices=sorted(RLNB_SETTINGS), help="sac (default) or td3, with sac_mujoco.py's settings")
     ap.add_argument("--env", default="HalfCheetah-v5")
     ap.add_argument("--steps", type=int, default=4_000, help="env steps per timing (default 4,000)")
     ap.add_argument("--reps", type=int, default=3, help="timings (default 3)")
     ap.add_argument("--warmup", type=int, default=10_000, help="uniform random env steps before the first update (default 10,000)")
-    ap.add_argument("--config", default="{}", help="JSON of SAC config fields to set beside the rl-zoo3 ones")
+    ap.add_argument("--config", default="{}", help="JSON of config fields to set beside the rl-zoo3 ones")
     args = ap.parse_args()
     from rlnb.sac import SAC
-    kw = dict(seed=0, devices=jax.local_devices()[:1], batch_size=256, gamma=0.99, tau=0.005, learning_rate=3e-4, hidden=(256, 256),
-              buffer_capacity=100_000, buffer_warmup=args.warmup, replay_ratio=1.0)
+    from rlnb.td3 import TD3
+    kw = dict(seed=0, devices=jax.local_devices()[:1], buffer_capacity=100_000, buffer_warmup=args.warmup, **RLNB_COMMON, **RLNB_SETTINGS[args.algo])
     kw.update(json.loads(args.config))
-    rt = SAC(args.env, **kw)
+    rt = (SAC if args.algo == "sac" else TD3)(args.env, **kw)
     try:
         n = args.warmup + 1_000
         rt.train(n, eval_interval=None, final_eval=False)
@@ -77,7 +80,7 @@ def main():
     med = lambda x: round(statistics.median(x), 3)
     out = dict(step_ms=med(wall), step_cpu_ms=med(cpu), bare_ms=med(bw + bw2), bare_cpu_ms=med(bc + bc2))
     out.update(step_over_bare=round(out["step_ms"] / out["bare_ms"], 3), cpu_around_update_ms=round(out["step_cpu_ms"] - out["bare_cpu_ms"], 3))
-    print(json.dumps(dict(provenance=provenance(sys.argv), env=args.env, config=kw | dict(devices=1), steps=args.steps, summary=out,
+    print(json.dumps(dict(provenance=provenance(sys.argv), algo=args.algo, env=args.env, config=kw | dict(devices=1), steps=args.steps, summary=out,
                           runs=dict(step_ms=wall, step_cpu_ms=cpu, bare_ms=bw + bw2, bare_cpu_ms=bc + bc2))))
 
 
