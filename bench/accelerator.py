@@ -18,7 +18,8 @@ is rewritten after every condition, so it always exists):
   one after the other in its child, with `jax.clear_caches()` before each, so every seed compiles afresh.
 - `learner`: bench/learner.py (--devices 1 --batches 256,1024,4096 --reps 3 --updates 1000 --fed apex-dqn,sac,td3,impala,ppo)
   with the default backend: the data-parallel wrapper against the bare jitted update, and each algorithm's learner fed
-  from its replay or queue against the bare jitted update of its own step (`--learner-fed ALGOS|''`, `--learner-fed-batches`).
+  from its replay or queue against the bare jitted update of its own step (`--learner-fed ALGOS|''`, `--learner-fed-batches`,
+  `--learner-fed-k K`: K updates fused per dispatch for Ape-X, SAC and TD3, as Ape-X's default of 32 does).
 - `pong`: Ape-X, IMPALA and PPO on ALE/Pong-v5, `--pong-actors` process actors (default: half the cores) of `--pong-envs`
   envs, Atari hyperparameters (below; a shipped preset for the pair wins): env steps/s and learner updates/s over a
   window of `--pong-seconds` that starts once compiled and the learner has updated; metrics named *wait*/*idle* are
@@ -31,6 +32,8 @@ is rewritten after every condition, so it always exists):
 - `pong_learning` (only with `--pong-learning SECONDS`): PPO (`--learning-algo`) on Pong, GPU visible, for that many
   seconds of training (or until a 10-episode evaluation mean >= 18), with its learning curve (training returns and
   evaluations against env steps and wall time). Alone: `--sections pong_learning --pong-learning 300 --budget-s 420`.
+  `--learning-overrides JSON` replaces the `pong` section's layout with config fields over the shipped preset (whose
+  `actor_mode='auto'` steps the envs through EnvPool where it is installed).
 `--quick` shrinks everything (1 seed, short CartPole budgets, tiny Pong configs and windows) for a dry run on a CPU.
 Output: `$OUT/accelerator.json` when OUT is set, else bench/results/accelerator[_quick].json (or `--out`); printed at the end.
 """
@@ -146,7 +149,7 @@ def child_learning(spec):
         if now - last[0] >= spec['every_s']:
             last[0] = now
             curve.append(dict(wall_s=now - t0, train_s=train_s, env_steps=rt.env_steps, updates=rt.updates,
-                              train_return=rt.metrics().get('G')))
+                              train_return=rt.stats.mean('G')))
         if train_s >= spec['seconds']: raise _Done
     try:
         try: agent.train(10**10, eval_interval=spec['eval_every'], num_eval_episodes=EVAL_EPISODES, target_return=18.0, callback=cb)
@@ -155,6 +158,7 @@ def child_learning(spec):
             evals.append(dict(env_steps=agent.env_steps, train_s=train_s, **agent.evaluate(EVAL_EPISODES), wall_s=time.perf_counter() - t0))
         hit = next((e for e in evals if e['mean'] >= 18.0), None)
         return dict(devices=[str(d) for d in jax.local_devices()], preset=pre.name if pre else None, reached_18=hit is not None,
+                    actor_mode=getattr(agent.config, 'actor_mode', None), placement=picked_placement(agent),
                     train_s_to_18=hit and hit.get('train_s'), wall_s_to_18=hit and hit['wall_s'], evals=evals, curve=curve)
     finally: agent.close()
 
@@ -286,7 +290,8 @@ def section_learner(b):
     a = b.args
     cmd = [sys.executable, str(HERE / 'learner.py'), '--devices', '1', '--batches', a.learner_batches, '--reps', str(a.learner_reps),
            '--updates', str(a.learner_updates)]
-    if a.learner_fed: cmd += ['--fed', a.learner_fed, '--fed-batches', a.learner_fed_batches]
+    if a.learner_fed: cmd += ['--fed', a.learner_fed, '--fed-batches', a.learner_fed_batches, '--fed-k', str(a.learner_fed_k)]
+    if a.learner_fed and a.learner_fed_updates: cmd += ['--fed-updates', str(a.learner_fed_updates)]
     if not b.fits('learner', a.learner_need): return
     t = time.perf_counter()
     try:
@@ -303,7 +308,7 @@ def section_pong_learning(b):
     a = b.args
     if not a.pong_learning: b.out['pong_learning'] = dict(skipped='off (--pong-learning SECONDS)'); return
     if not b.fits('pong_learning', a.pong_learning + 90): return
-    o = pong_overrides(b, a.learning_algo)
+    o = json.loads(a.learning_overrides) if a.learning_overrides else pong_overrides(b, a.learning_algo)
     spec = dict(kind='learning', algo=a.learning_algo, overrides=o, seconds=a.pong_learning, every_s=2.0, eval_every=a.learning_eval_every)
     b.out['pong_learning'] = dict(config=o, **b.child(spec, {}, 'pong_learning')); b.save()
 
@@ -340,6 +345,8 @@ def main():
     ap.add_argument('--sections', default='cartpole,learner,pong,placement')
     ap.add_argument('--placements', default='gpu_learner,gpu_all', help="placement conditions, GPU visible: " + ', '.join(PLACEMENTS))
     ap.add_argument('--learner-fed', default='apex-dqn,sac,td3,impala,ppo', help="algorithms whose fed learner the learner section measures ('': none)")
+    ap.add_argument('--learner-fed-k', type=int, default=1, help='updates fused per dispatch of the fed Ape-X/SAC/TD3 learner')
+    ap.add_argument('--learner-fed-updates', type=int, default=None, help='dispatches per repetition of the fed learner (default: the learner updates)')
     ap.add_argument('--learner-fed-batches', default=None, help='batches of the fed learner (default: the learner batches; --quick: 64)')
     ap.add_argument('--seeds', default=None, help='CartPole seeds (default 0,1,2; --quick: 0)')
     ap.add_argument('--pong-seconds', type=float, default=None, help='throughput window per Pong condition (default 15; --quick: 4)')
@@ -347,6 +354,8 @@ def main():
     ap.add_argument('--pong-envs', type=int, default=None, help='envs per Pong actor (default 4; --quick: 2)')
     ap.add_argument('--pong-learning', type=float, default=0, help='seconds of PPO training on Pong, with its learning curve (0: off)')
     ap.add_argument('--learning-algo', default='ppo', choices=sorted(ATARI))
+    ap.add_argument('--learning-overrides', default=None, help="JSON of config fields over the shipped preset for Pong learning "
+                    "(default: the `pong` section's layout and Atari settings)")
     ap.add_argument('--learning-eval-every', type=int, default=None, help='env steps between evaluations (default 250,000; --quick: 2,000)')
     ap.add_argument('--out', default=None)
     ap.add_argument('--child', default=None, help=argparse.SUPPRESS)

@@ -1,7 +1,7 @@
 """Learner throughput against the bare jitted update of the same network and batch, same run.
 
     python bench/learner.py [--reps 5] [--updates 200] [--devices 1,2,4,8] [--batches 256,1024]
-                            [--fed apex-dqn,sac,td3,impala,ppo] [--fed-batches 256,1024] [--fed-updates N]
+                            [--fed apex-dqn,sac,td3,impala,ppo] [--fed-batches 256,1024] [--fed-updates N] [--fed-k K]
 
 Prints one JSON object. On a CPU-only machine the script asks XLA for 8 host devices (the shape of a
 TPU v4-8 or v5e-8) before importing jax; on a GPU machine it uses the GPUs it finds. Figures are medians over
@@ -17,7 +17,9 @@ Two parts:
   pacing. Each algorithm's runtime (one learner device, `batch_size` = the batch, one update per dispatch) runs its
   real dispatch (`Schedules._learner_dispatch`: take from the pacing, prepare, place, update, book the previous
   dispatch's metrics and priorities, publish) `--fed-updates` times, against `jax.jit(learner_step)` of the same
-  runtime on one placed batch. Ape-X, SAC and TD3 sample their replay (filled with 4 x batch random-action transitions,
+  runtime on one placed batch. With `--fed-k K` the replay algorithms (Ape-X, SAC, TD3) fuse K updates per dispatch
+  (`updates_per_dispatch=K`, Ape-X's default is 32; IMPALA and PPO stay at 1), and `bare` is `jax.jit` of a `lax.scan`
+  of K `learner_step`s on one placed K-batch: every rate counts updates, not dispatches. Ape-X, SAC and TD3 sample their replay (filled with 4 x batch random-action transitions,
   at least 2,000); IMPALA and PPO take unrolls of CartPole (T = 8, batch / 8 columns; PPO one epoch of one minibatch)
   that are put back into the queue as it empties. Cases: `fed` (the concurrent learner, which takes the next input
   ahead from replay; from an on-policy queue it takes where the dispatch runs, so there `fed` is `fed_serial`), `fed_serial` (the same runtime taking each input where its dispatch runs, as the deterministic schedule does)
@@ -112,8 +114,8 @@ FED_ENV = {"apex-dqn": "CartPole-v1", "impala": "CartPole-v1", "ppo": "CartPole-
 T_UNROLL = 8
 
 
-def fed_runtime(algo, batch, device):
-    "A runtime of `algo` on one learner device whose pacing holds data for `batch`-item updates, compiled; returns (runtime, refill)."
+def fed_runtime(algo, batch, device, k=1):
+    "A runtime of `algo` on one learner device whose pacing holds data for `batch`-item updates (`k` per dispatch for replay algorithms), compiled; returns (runtime, refill)."
     from rlnb.registry import get_algo
     cls, env = get_algo(algo), FED_ENV[algo]
     if algo in ("impala", "ppo"):
@@ -121,9 +123,11 @@ def fed_runtime(algo, batch, device):
         kw = dict(num_actors=1, envs_per_actor=cols, unroll_length=T_UNROLL, queue_size=4)
         kw.update(dict(batch_size=batch, num_epochs=1) if algo == "ppo" else dict(batch_size=cols))
     else:
-        warm = max(4 * batch, 2_000)
-        kw = dict(num_actors=1, envs_per_actor=64, batch_size=batch, buffer_warmup=warm, buffer_capacity=max(2 * warm, 10_000))
-    rt = cls(env, devices=[device], updates_per_dispatch=1, **kw)
+        warm = max(4 * batch * k, 2_000)
+        kw = dict(num_actors=1, envs_per_actor=64, batch_size=batch, buffer_warmup=warm, buffer_capacity=max(2 * warm, 10_000),
+                  updates_per_dispatch=k)
+    kw.setdefault("updates_per_dispatch", 1)
+    rt = cls(env, devices=[device], **kw)
     rt.compile()
     if rt.buffer is not None:
         rt.init_replay_buffer("random")
@@ -184,16 +188,17 @@ def count_per_dispatch(rt, refill, n=20):
     return {k: round(v / n, 2) for k, v in c.items()}
 
 
-def fed_section(algos, batches, reps, updates, seed=0):
+def fed_section(algos, batches, reps, updates, seed=0, k=1):
     "Per (algorithm, batch): the fed learner against the bare jitted update of the same runtime's step on a placed batch."
     import asyncio
     dev, rows = jax.local_devices()[0], []
     for algo in algos:
         for bs in batches:
-            rt, refill = fed_runtime(algo, bs, dev)
+            rt, refill = fed_runtime(algo, bs, dev, k)
+            K = rt.config.updates_per_dispatch  # updates per dispatch, in both the fed and the bare cases
             try:
                 sample = rt.pacing.take() if rt.buffer is not None else rt.pacing._queue[0]
-                bare = jax.jit(rt.learner_step)
+                bare = jax.jit(rt.learner_step if K == 1 else lambda st, b: jax.lax.scan(rt.learner_step, st, b))
                 b = jax.device_put(rt._dispatch_input(sample), dev)
                 bare_state = jax.device_put(jax.device_get(rt._learner_state), dev)
                 out = bare(bare_state, b); jax.block_until_ready(out); bare_state = out[0]
@@ -219,9 +224,9 @@ def fed_section(algos, batches, reps, updates, seed=0):
                         else:
                             use(name)
                             dt = asyncio.run(fed_dispatches(rt, refill, updates))
-                        rates[name].append(updates / dt)
+                        rates[name].append(updates * K / dt)
                 use("fed")
-                row = dict(algo=algo, batch=bs, items_per_update=bs, fed_ahead=ahead, input_placed_ahead=placed,
+                row = dict(algo=algo, batch=bs, items_per_update=bs, updates_per_dispatch=K, fed_ahead=ahead, input_placed_ahead=placed,
                            input_bytes=int(sum(np.asarray(x).nbytes for x in jax.tree.leaves(rt._dispatch_input(sample)))))
                 for name, r in rates.items(): row[f"{name}_updates_per_s"] = round(statistics.median(r), 1)
                 for name in rates:
@@ -244,6 +249,7 @@ def main():
     ap.add_argument("--fed", default="", help="algorithms whose learner runs fed from its pacing (apex-dqn,sac,td3,impala,ppo); empty: none")
     ap.add_argument("--fed-batches", default=None, help="batches of the fed part; default --batches")
     ap.add_argument("--fed-updates", type=int, default=None, help="dispatches per repetition of the fed part; default --updates")
+    ap.add_argument("--fed-k", type=int, default=1, help="updates fused per dispatch in the fed part, for Ape-X, SAC and TD3 (Ape-X's default is 32)")
     ap.add_argument("--wrapper", default="on", choices=("on", "off"), help="the wrapper-alone part (results)")
     args = ap.parse_args()
     net, opt = MLP(), optax.adam(1e-3)
@@ -286,7 +292,7 @@ def main():
         import rlnb
         res["fed_rlnb"] = os.path.dirname(rlnb.__file__)
         res["fed"] = fed_section(args.fed.split(","), [int(b) for b in (args.fed_batches or args.batches).split(",")], args.reps,
-                                 args.fed_updates or args.updates)
+                                 args.fed_updates or args.updates, k=args.fed_k)
     print(json.dumps(res))
 
 
