@@ -35,6 +35,7 @@ is rewritten after every condition, so it always exists):
   `--learning-overrides JSON` replaces the `pong` section's layout with config fields over the shipped preset (whose
   `actor_mode='auto'` steps the envs through EnvPool where it is installed).
 `--quick` shrinks everything (1 seed, short CartPole budgets, tiny Pong configs and windows) for a dry run on a CPU.
+`--plot-learning JSON` draws a JSON's `pong_learning` curve into a PNG beside it (and runs nothing else).
 Output: `$OUT/accelerator.json` when OUT is set, else bench/results/accelerator[_quick].json (or `--out`); printed at the end.
 """
 import argparse
@@ -338,6 +339,25 @@ def software():
     return m
 
 
+def plot_learning(path):
+    "Draw a JSON's `pong_learning` curve (training return, evaluations) against training seconds and env steps, as a PNG beside it."
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    path = pathlib.Path(path)
+    d = json.loads(path.read_text())['pong_learning']
+    curve = [c for c in d['curve'] if c['train_return'] == c['train_return']]  # NaN before the first episode ends
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
+    for ax, key, label in ((axes[0], 'train_s', 'training seconds (evaluation excluded)'), (axes[1], 'env_steps', 'env steps')):
+        ax.plot([c[key] for c in curve], [c['train_return'] for c in curve], label='training episodes (recent mean)')
+        ax.plot([e[key] for e in d['evals']], [e['mean'] for e in d['evals']], 'o-', label='evaluation (10 episodes)')
+        ax.axhline(18, ls='--', c='grey', lw=0.8); ax.set_xlabel(label); ax.grid(alpha=0.3)
+    axes[0].set_ylabel('Pong return'); axes[0].legend(loc='upper left', fontsize=8)
+    fig.suptitle(f"{d.get('preset')} ({d.get('actor_mode')}), {d.get('devices')}: {json.dumps(d.get('config'))}", fontsize=8)
+    fig.tight_layout()
+    out = path.with_suffix('.png'); fig.savefig(out, dpi=90); print(f"written to {out}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--quick', action='store_true', help='a dry run on a CPU: 1 seed, tiny budgets and windows')
@@ -359,7 +379,9 @@ def main():
     ap.add_argument('--learning-eval-every', type=int, default=None, help='env steps between evaluations (default 250,000; --quick: 2,000)')
     ap.add_argument('--out', default=None)
     ap.add_argument('--child', default=None, help=argparse.SUPPRESS)
+    ap.add_argument('--plot-learning', default=None, metavar='JSON', help="only draw that JSON's pong_learning curve as a PNG beside it")
     a = ap.parse_args()
+    if a.plot_learning: plot_learning(a.plot_learning); return
     if a.child:
         spec = json.loads(a.child)
         r = dict(cartpole=child_cartpole, pong=child_pong, learning=child_learning)[spec['kind']](spec)

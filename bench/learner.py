@@ -15,7 +15,7 @@ Two parts:
   unrolled into straight-line code (no device loop: on a GPU, fewer launches per update for a small network).
 - `fed` (with `--fed ALGOS`, `--fed-batches`, default `--batches`): the learner as training runs it, fed from its
   pacing. Each algorithm's runtime (one learner device, `batch_size` = the batch, one update per dispatch) runs its
-  real dispatch (`Schedules._learner_dispatch`: take from the pacing, prepare, place, update, book the previous
+  real dispatch on that device (`learner_device='devices'`; `learner_on` names it) (`Schedules._learner_dispatch`: take from the pacing, prepare, place, update, book the previous
   dispatch's metrics and priorities, publish) `--fed-updates` times, against `jax.jit(learner_step)` of the same
   runtime on one placed batch. With `--fed-k K` the replay algorithms (Ape-X, SAC, TD3) fuse K updates per dispatch
   (`updates_per_dispatch=K`, Ape-X's default is 32; IMPALA and PPO stay at 1), and `bare` is `jax.jit` of a `lax.scan`
@@ -127,7 +127,7 @@ def fed_runtime(algo, batch, device, k=1):
         kw = dict(num_actors=1, envs_per_actor=64, batch_size=batch, buffer_warmup=warm, buffer_capacity=max(2 * warm, 10_000),
                   updates_per_dispatch=k)
     kw.setdefault("updates_per_dispatch", 1)
-    rt = cls(env, devices=[device], **kw)
+    rt = cls(env, devices=[device], learner_device="devices", **kw)  # on `device` even where 'auto' would keep a CartPole-sized learner on the host CPU
     rt.compile()
     if rt.buffer is not None:
         rt.init_replay_buffer("random")
@@ -226,7 +226,8 @@ def fed_section(algos, batches, reps, updates, seed=0, k=1):
                             dt = asyncio.run(fed_dispatches(rt, refill, updates))
                         rates[name].append(updates * K / dt)
                 use("fed")
-                row = dict(algo=algo, batch=bs, items_per_update=bs, updates_per_dispatch=K, fed_ahead=ahead, input_placed_ahead=placed,
+                row = dict(algo=algo, batch=bs, items_per_update=bs, updates_per_dispatch=K, learner_on=[str(d) for d in rt.mesh.devices.flat],
+                           fed_ahead=ahead, input_placed_ahead=placed,
                            input_bytes=int(sum(np.asarray(x).nbytes for x in jax.tree.leaves(rt._dispatch_input(sample)))))
                 for name, r in rates.items(): row[f"{name}_updates_per_s"] = round(statistics.median(r), 1)
                 for name in rates:
