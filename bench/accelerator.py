@@ -3,10 +3,11 @@
     python bench/accelerator.py [--quick] [--budget-s 450] [--sections cartpole,learner,pong,placement]
                                 [--seeds 0,1,2] [--pong-seconds 15] [--pong-learning SECONDS]
 
-On a fresh device machine (no network; gymnasium, farama-notifications, ale-py and tensorboardX travel as wheels in .whl/):
+On a fresh device machine (no network; what it lacks travels in .whl/, filled here by `python bench/device_wheels.py`:
+gymnasium, ale-py, tensorboardX and EnvPool's needs as wheels, EnvPool itself cut to Atari in .whl/ep/):
 
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-      && export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 && python3 bench/accelerator.py
+      && export PYTHONPATH=/tmp/site:$PWD/.whl/ep:$PWD PYTHONUNBUFFERED=1 && python3 bench/accelerator.py
 
 Every condition runs in a child process of its own: `visible` sees the default backend (the GPU where there is one),
 `hidden` runs with CUDA_VISIBLE_DEVICES= and JAX_PLATFORMS=cpu. Ratios are `visible / hidden` of the same run.
