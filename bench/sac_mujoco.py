@@ -4,6 +4,7 @@
     python bench/sac_mujoco.py                                    # issue 33: SAC and TD3, both envs, 100k env steps, seeds 0,1,2 (hours, quiet machine)
     python bench/sac_mujoco.py --algos rlnb_sac,sb3_sac --envs Hopper-v5 --seeds 0
     python bench/sac_mujoco.py --seeds 0 --max-steps 2000 --warmup 500 --out -   # a smoke run
+    python bench/sac_mujoco.py --algos rlnbtorch_sac --envs HalfCheetah-v5 --out -   # rlnb's SAC with torch's initialisation
 
 Every algorithm uses rl-zoo3's MuJoCo entries for these envs on one env, the same numbers on both sides:
 - SAC (`sac.yml`, HalfCheetah/Hopper): SB3's defaults with 10,000 uniform random steps first: networks 256x256, batch
@@ -12,6 +13,10 @@ Every algorithm uses rl-zoo3's MuJoCo entries for these envs on one env, the sam
 - TD3 (`td3.yml`): SB3's defaults with 10,000 random steps and Gaussian exploration noise of std 0.1: networks
   400x300, batch 256, Adam 1e-3, gamma 0.99, tau 0.005, one critic update per env step, the actor and targets every
   second, target smoothing noise 0.2 clipped at 0.5.
+
+`rlnbtorch_sac` and `rlnbtorch_td3` are rlnb's SAC and TD3 with networks initialised as torch's `nn.Linear` (the SB3
+side's): weights and biases uniform in +-1/sqrt(fan_in), where flax's `Dense` draws weights lecun-normal (three times
+the variance) and starts biases at zero. They pass the same MLPs with that initialisation as `func`; nothing else differs.
 
 The protocol is `bench/apex_cartpole.py`'s, with a fixed budget in place of a target: every (algorithm, env, seed) runs
 in a fresh subprocess, interleaved by seed; each evaluates every 10,000 env steps on 5 episodes (deterministic actions,
@@ -36,7 +41,7 @@ import time
 from _harness import RESULTS, matrix_parser, provenance, report, run_matrix
 
 ENVS = ("HalfCheetah-v5", "Hopper-v5")
-ALGOS = ("rlnb_sac", "rlnb_td3", "sb3_sac", "sb3_td3", "sbx_sac", "sbx_td3")
+ALGOS = ("rlnb_sac", "rlnb_td3", "sb3_sac", "sb3_td3", "sbx_sac", "sbx_td3", "rlnbtorch_sac", "rlnbtorch_td3")
 EVAL_EVERY, CURVE_EPISODES, FINAL_EPISODES, STEPS, WARMUP = 10_000, 5, 10, 100_000, 10_000
 
 
@@ -46,12 +51,49 @@ RLNB_SETTINGS = dict(sac=dict(learning_rate=3e-4, hidden=(256, 256)),
                      td3=dict(learning_rate=1e-3, hidden=(400, 300), exploration_noise=0.1, target_noise=0.2, target_noise_clip=0.5, policy_delay=2))
 
 
-def run_rlnb(algo, env_id, seed, steps, warmup):
+def torch_init_nets(algo, env_id):
+    "rlnb's default actor and critic MLPs for `algo`, every layer initialised as torch's `nn.Linear`: weights and biases uniform in +-1/sqrt(fan_in)."
+    import gymnasium as gym
+    import jax
+    import jax.numpy as jnp
+    import flax.linen as nn
+
+    def dense(features, fan_in):
+        bound = fan_in ** -0.5
+        return nn.Dense(features, kernel_init=nn.initializers.variance_scaling(1 / 3, "fan_in", "uniform"),  # limit sqrt(3 * (1/3) / fan_in)
+                        bias_init=lambda key, shape, dtype=jnp.float32: jax.random.uniform(key, shape, dtype, -bound, bound))
+
+    def mlp(x, hidden):
+        for h in hidden: x = nn.relu(dense(h, x.shape[-1])(x))
+        return x
+
+    flat = lambda x: x.reshape(x.shape[0], -1).astype(jnp.float32)
+    hidden = RLNB_SETTINGS[algo]["hidden"]
+    dim = int(gym.make(env_id).action_space.shape[0])
+
+    class Actor(nn.Module):  # SAC: (mean, log_std) before the tanh; TD3: the action in [-1, 1]
+        @nn.compact
+        def __call__(self, s):
+            x = mlp(flat(s), hidden)
+            if algo == "sac": return dense(dim, x.shape[-1])(x), dense(dim, x.shape[-1])(x)
+            return jnp.tanh(dense(dim, x.shape[-1])(x))
+
+    class Critic(nn.Module):
+        @nn.compact
+        def __call__(self, s, a):
+            x = mlp(jnp.concatenate([flat(s), flat(a)], -1), hidden)
+            return dense(1, x.shape[-1])(x)[:, 0]
+
+    return Actor(), Critic()
+
+
+def run_rlnb(algo, env_id, seed, steps, warmup, torch_init=False):
     from rlnb.sac import SAC
     from rlnb.td3 import TD3
     import jax
     t0 = time.perf_counter()
-    agent = (SAC if algo == "sac" else TD3)(env_id, seed=seed, devices=jax.local_devices()[:1], buffer_capacity=max(steps, 1_000),
+    func = torch_init_nets(algo, env_id) if torch_init else None
+    agent = (SAC if algo == "sac" else TD3)(env_id, func=func, seed=seed, devices=jax.local_devices()[:1], buffer_capacity=max(steps, 1_000),
                                             buffer_warmup=warmup, **RLNB_COMMON, **RLNB_SETTINGS[algo])
     try:
         agent.train(steps, eval_interval=EVAL_EVERY, num_eval_episodes=CURVE_EPISODES, final_eval=False)
@@ -105,7 +147,8 @@ def child(args):
     name, env_id = spec.split("@")
     lib, algo = name.split("_")
     steps, warmup = args.max_steps or STEPS, args.warmup
-    report(run_rlnb(algo, env_id, int(seed), steps, warmup) if lib == "rlnb" else run_peer(lib, algo, env_id, int(seed), steps, warmup))
+    report(run_rlnb(algo, env_id, int(seed), steps, warmup, torch_init=lib == "rlnbtorch") if lib.startswith("rlnb")
+           else run_peer(lib, algo, env_id, int(seed), steps, warmup))
 
 
 def summarize(runs: dict) -> dict:
@@ -120,10 +163,11 @@ def summarize(runs: dict) -> dict:
                                                 median_train_s=med([r["train_s"] for r in ok]) if ok else None)
     for env_id, by in out.items():
         for algo in ("sac", "td3"):
-            a, b = by.get(f"rlnb_{algo}"), by.get(f"sb3_{algo}")
-            if a and b and a["median_final_eval"] is not None and b["median_final_eval"] is not None:
-                by[f"{algo}_final_eval_rlnb_over_sb3"] = a["median_final_eval"] / b["median_final_eval"] if b["median_final_eval"] > 0 else None
-                by[f"{algo}_train_s_rlnb_over_sb3"] = a["median_train_s"] / b["median_train_s"]
+            for lib in ("rlnb", "rlnbtorch"):
+                a, b = by.get(f"{lib}_{algo}"), by.get(f"sb3_{algo}")
+                if a and b and a["median_final_eval"] is not None and b["median_final_eval"] is not None:
+                    by[f"{algo}_final_eval_{lib}_over_sb3"] = a["median_final_eval"] / b["median_final_eval"] if b["median_final_eval"] > 0 else None
+                    by[f"{algo}_train_s_{lib}_over_sb3"] = a["median_train_s"] / b["median_train_s"]
     return out
 
 
