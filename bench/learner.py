@@ -14,13 +14,14 @@ Two parts:
   updates per dispatch in a `lax.scan` (as `updates_per_dispatch=16` does), `rlnb_1dev_fused16_unrolled` the same scan
   unrolled into straight-line code (no device loop: on a GPU, fewer launches per update for a small network).
 - `fed` (with `--fed ALGOS`, `--fed-batches`, default `--batches`): the learner as training runs it, fed from its
-  pacing. Each algorithm's runtime (one learner device, `batch_size` = the batch, one update per dispatch) runs its
-  real dispatch on that device (`learner_device='devices'`; `learner_on` names it) (`Schedules._learner_dispatch`: take from the pacing, prepare, place, update, book the previous
-  dispatch's metrics and priorities, publish) `--fed-updates` times, against `jax.jit(learner_step)` of the same
-  runtime on one placed batch. With `--fed-k K` the replay algorithms (Ape-X, SAC, TD3) fuse K updates per dispatch
-  (`updates_per_dispatch=K`, Ape-X's default is 32; IMPALA and PPO stay at 1), and `bare` is `jax.jit` of a `lax.scan`
-  of K `learner_step`s on one placed K-batch: every rate counts updates, not dispatches. Ape-X, SAC and TD3 sample their replay (filled with 4 x batch random-action transitions,
-  at least 2,000); IMPALA and PPO take unrolls of CartPole (T = 8, batch / 8 columns; PPO one epoch of one minibatch)
+  pacing. Each algorithm's runtime (one learner device, forced there with `learner_device='devices'` and named in
+  `learner_on`; `batch_size` = the batch; one update per dispatch, or K with `--fed-k K`) runs its real dispatch
+  (`Schedules._learner_dispatch`: take from the pacing, prepare, place, update, book the previous dispatch's metrics
+  and priorities, publish) `--fed-updates` times, against `jax.jit(learner_step)` of the same runtime on one placed
+  batch. With `--fed-k K` the replay algorithms (Ape-X, SAC, TD3) fuse K updates per dispatch (`updates_per_dispatch=K`;
+  Ape-X's default is 32; IMPALA and PPO stay at 1), and `bare` is `jax.jit` of a `lax.scan` of K `learner_step`s on
+  one placed K-batch: every rate counts updates, not dispatches. Ape-X, SAC and TD3 sample their replay (filled with
+  4 x K x batch random-action transitions, at least 2,000); IMPALA and PPO take unrolls of CartPole (T = 8, batch / 8 columns; PPO one epoch of one minibatch)
   that are put back into the queue as it empties. Cases: `fed` (the concurrent learner, which takes the next input
   ahead from replay; from an on-policy queue it takes where the dispatch runs, so there `fed` is `fed_serial`), `fed_serial` (the same runtime taking each input where its dispatch runs, as the deterministic schedule does)
   and `bare`. `overhead_fed` = 1 - fed / bare. `per_dispatch` counts, over 20 extra dispatches, what the host does per
