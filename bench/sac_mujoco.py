@@ -69,7 +69,9 @@ def torch_init_nets(algo, env_id):
 
     flat = lambda x: x.reshape(x.shape[0], -1).astype(jnp.float32)
     hidden = RLNB_SETTINGS[algo]["hidden"]
-    dim = int(gym.make(env_id).action_space.shape[0])
+    probe = gym.make(env_id)
+    dim = int(probe.action_space.shape[0])
+    probe.close()
 
     class Actor(nn.Module):  # SAC: (mean, log_std) before the tanh; TD3: the action in [-1, 1]
         @nn.compact
