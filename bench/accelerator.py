@@ -40,6 +40,7 @@ is rewritten after every condition, so it always exists):
 Output: `$OUT/accelerator.json` when OUT is set, else bench/results/accelerator[_quick].json (or `--out`); printed at the end.
 """
 import argparse
+import asyncio
 import datetime
 import hashlib
 import importlib.metadata
@@ -106,6 +107,56 @@ def child_cartpole(spec):
 class _Done(Exception): pass
 
 
+class StackSampler:
+    "A sampling profiler of this process's threads (sys._current_frames every `every` s): where the main thread (the event loop) and the env threads spend a window."
+    def __init__(self, every=1e-3, loop=None):
+        import collections, threading
+        self.loop = loop  # the event loop whose tasks' await points are sampled while it idles
+        self.every, self.stop, self.n = every, threading.Event(), collections.Counter()
+        self.by = collections.defaultdict(collections.Counter)  # (thread, view) -> frame -> samples
+        self.thread = threading.Thread(target=self._run, name='stack-sampler', daemon=True)
+
+    def _run(self):
+        import threading
+        me = threading.get_ident()
+        while not self.stop.wait(self.every):
+            names = {t.ident: t.name for t in threading.enumerate()}
+            for ident, f in sys._current_frames().items():
+                if ident == me: continue
+                stack = []
+                while f is not None and len(stack) < 60:
+                    stack.append((f.f_code.co_filename, f.f_code.co_name)); f = f.f_back
+                name = 'main' if ident == threading.main_thread().ident else names.get(ident, '?').split('-')[0]
+                self.n[name] += 1
+                short = lambda fr: f"{pathlib.Path(fr[0]).name}:{fr[1]}"
+                self.by[name, 'leaf'][short(stack[0])] += 1
+                ours = next((fr for fr in stack if f"{os.sep}rlnb{os.sep}" in fr[0]), None)
+                self.by[name, 'rlnb'][short(ours) if ours else '(none)'] += 1
+                self.by[name, 'stack3'][' < '.join(short(fr) for fr in stack[:3])] += 1
+                if name == 'main' and self.loop is not None and stack[0][1] == 'select':  # the loop is idle: what each task awaits
+                    for task in list(asyncio.all_tasks(self.loop)):
+                        c, where = task.get_coro(), None
+                        while c is not None:
+                            fr = getattr(c, 'cr_frame', None) or getattr(c, 'gi_frame', None)
+                            if fr is not None and f"{os.sep}rlnb{os.sep}" in fr.f_code.co_filename:
+                                where = f"{pathlib.Path(fr.f_code.co_filename).name}:{fr.f_code.co_name}:{fr.f_lineno}"
+                            c = getattr(c, 'cr_await', None) or getattr(c, 'gi_yieldfrom', None)
+                        self.by['main', 'idle_awaits'][f"{task.get_name()} @ {where}"] += 1
+
+    def __enter__(self):
+        self._switch = sys.getswitchinterval(); sys.setswitchinterval(self.every / 2); self.thread.start(); return self
+
+    def __exit__(self, *exc):
+        self.stop.set(); self.thread.join(); sys.setswitchinterval(self._switch)
+
+    def report(self, top=15):
+        "Per thread kind (main, and the env worker threads by name prefix): samples and the top frames' shares."
+        out = {}
+        for (name, view), c in sorted(self.by.items()):
+            out.setdefault(name, dict(samples=self.n[name]))[view] = {k: round(v / self.n[name], 3) for k, v in c.most_common(top)}
+        return out
+
+
 def child_pong(spec):
     "Throughput over a wall-clock window that opens once everything is compiled and the learner has run an update."
     import jax
@@ -118,8 +169,10 @@ def child_pong(spec):
         if 'start' not in mark:
             if rt.updates == 0 and now - mark.setdefault('first', now) < spec['max_warmup_s']: return
             mark['start'] = (now, rt.env_steps, rt.updates)
+            if spec.get('profile'): mark['sampler'] = StackSampler(every=2e-3, loop=asyncio.get_running_loop()).__enter__()
         elif now - mark['start'][0] >= spec['seconds']:
             mark['end'] = (now, rt.env_steps, rt.updates)
+            if 'sampler' in mark: mark['sampler'].__exit__()
             raise _Done
     try:
         t1 = time.perf_counter()
@@ -133,8 +186,11 @@ def child_pong(spec):
         return dict(devices=[str(d) for d in jax.local_devices()], preset=pre.name if pre else None, setup_s=setup_s,
                     compile_s=compile_s, window_s=tb - ta, env_steps_per_s=(sb - sa) / (tb - ta),
                     updates_per_s=(ub - ua) / (tb - ta), learner_started=ua > 0, env_steps=sb, updates=ub,
-                    lag_mean=m.get('lag_mean'), placement=picked_placement(agent), **waits)
-    finally: agent.close()
+                    lag_mean=m.get('lag_mean'), placement=picked_placement(agent), **waits,
+                    **(dict(profile=mark['sampler'].report()) if 'sampler' in mark else {}))
+    finally:
+        if 'sampler' in mark and not mark['sampler'].stop.is_set(): mark['sampler'].__exit__()
+        agent.close()
 
 
 def child_learning(spec):
@@ -288,6 +344,24 @@ def section_pong(b):
         b.save()
 
 
+def section_pong_sweep(b):
+    "`--pong-sweep`: the learning algorithm on Pong in several layouts (config fields over its preset), each over a `--pong-seconds` window, GPU visible or hidden."
+    a, res = b.args, b.out.setdefault('pong_sweep', {})
+    for case in json.loads(a.pong_sweep or '[]'):
+        label = case['label']
+        if not b.fits(f"pong_sweep {label}", a.pong_seconds + a.pong_overhead_s): continue
+        spec = dict(kind='pong', algo=a.learning_algo, overrides=case['overrides'], seconds=a.pong_seconds,
+                    max_warmup_s=3 * a.pong_seconds + 60, profile=case.get('profile', False))
+        res[label] = dict(case, **b.child(spec, HIDDEN if case.get('hidden') else {}, f"pong_sweep {label}"))
+        b.save()
+
+
+def fastest_sweep_case(b):
+    "The overrides of the visible sweep case marked `learn` with the most env steps/s (None where none ran)."
+    cases = [c for c in b.out.get('pong_sweep', {}).values() if c.get('learn') and not c.get('hidden') and c.get('env_steps_per_s')]
+    return max(cases, key=lambda c: c['env_steps_per_s']) if cases else None
+
+
 def section_learner(b):
     a = b.args
     cmd = [sys.executable, str(HERE / 'learner.py'), '--devices', '1', '--batches', a.learner_batches, '--reps', str(a.learner_reps),
@@ -311,6 +385,8 @@ def section_pong_learning(b):
     if not a.pong_learning: b.out['pong_learning'] = dict(skipped='off (--pong-learning SECONDS)'); return
     if not b.fits('pong_learning', a.pong_learning + 90): return
     o = json.loads(a.learning_overrides) if a.learning_overrides else pong_overrides(b, a.learning_algo)
+    if a.learning_from_sweep and (best := fastest_sweep_case(b)):
+        o = best['overrides']; b.out['pong_learning_from'] = best['label']
     spec = dict(kind='learning', algo=a.learning_algo, overrides=o, seconds=a.pong_learning, every_s=2.0, eval_every=a.learning_eval_every)
     b.out['pong_learning'] = dict(config=o, **b.child(spec, {}, 'pong_learning')); b.save()
 
@@ -377,6 +453,9 @@ def main():
     ap.add_argument('--learning-algo', default='ppo', choices=sorted(ATARI))
     ap.add_argument('--learning-overrides', default=None, help="JSON of config fields over the shipped preset for Pong learning "
                     "(default: the `pong` section's layout and Atari settings)")
+    ap.add_argument('--pong-sweep', default=None, help='JSON list of {"label", "overrides", "hidden", "profile", "learn"}: '
+                    '`--learning-algo` on Pong per layout over a `--pong-seconds` window (section pong_sweep; profile: where the threads spend it)')
+    ap.add_argument('--learning-from-sweep', action='store_true', help="Pong learning takes the overrides of the fastest visible sweep case marked learn")
     ap.add_argument('--learning-eval-every', type=int, default=None, help='env steps between evaluations (default 250,000; --quick: 2,000)')
     ap.add_argument('--out', default=None)
     ap.add_argument('--child', default=None, help=argparse.SUPPRESS)
@@ -404,7 +483,7 @@ def main():
                                  else HERE / 'results' / ('accelerator_quick.json' if q else 'accelerator.json')))
     b = Bench(a, out)
     sections = dict(cartpole=section_cartpole, learner=section_learner, pong=section_pong, placement=section_placement,
-                    pong_learning=section_pong_learning)
+                    pong_learning=section_pong_learning, pong_sweep=section_pong_sweep)
     names = a.sections.split(',') + (['pong_learning'] if a.pong_learning and 'pong_learning' not in a.sections else [])
     for name in names: sections[name](b)
     b.save()
