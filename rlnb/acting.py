@@ -14,7 +14,7 @@ import jax
 import gymnasium as gym
 
 from .core import ConfigError, NonFiniteError, RLNBError, patch_to
-from .parallel import local_devices, ready
+from .parallel import local_devices, ready, to_host_async
 from .spec import _derived_seed, make_actors
 from .env_envpool import EnvPoolEnv
 
@@ -105,6 +105,11 @@ def _on_actor_device(self, params):
     return jax.device_put(params, self.actor_device)
 
 @patch_to(Acting)
+def _to_host(self, out):
+    "The policy's outputs `out`, their copy to the host started where the actors act on an accelerator (it then runs as soon as they are computed, not when the tick reads them); on the host CPU, as they are."
+    return out if self.actor_device.platform == 'cpu' else to_host_async(out)
+
+@patch_to(Acting)
 def pull_state(self) -> int:
     "Actor side: take the latest params into `actor_version`; with `max_policy_lag`, publish first if they are more updates behind than that."
     lag = self.config.max_policy_lag
@@ -141,7 +146,7 @@ async def _actor_tick(self, states:list, policy=None):
     if policy is None and self.initial_sampling_policy is not None and self.pacing.filling(): policy = self.initial_sampling_policy
     if policy is None:
         await self.compiled('act')
-        out = self._act(self.acting_params, obs, noise, self._core)  # the spec's `act_core`: `act` itself where the policy has no memory
+        out = self._to_host(self._act(self.acting_params, obs, noise, self._core))  # the spec's `act_core`: `act` itself where the policy has no memory
         actions, logp, core_after = jax.tree.map(np.asarray, await ready(out))
     else:
         actions = self.random_actions(self.rng, N * E) if isinstance(policy, str) else np.asarray(policy(obs))
@@ -194,7 +199,7 @@ async def _act_for(self, states:list, ws:list, policy=None):
     if policy is None and self.initial_sampling_policy is not None and self.pacing.filling(): policy = self.initial_sampling_policy
     if policy is None:
         await self.compiled('act' if n == self.config.num_envs else 'act_one')
-        actions, logp, _ = await ready(self._act(self.acting_params, obs, noise, None))  # no memory: `ready_ticks` needs a memoryless policy
+        actions, logp, _ = await ready(self._to_host(self._act(self.acting_params, obs, noise, None)))  # no memory: `ready_ticks` needs a memoryless policy
         actions, logp = np.asarray(actions), np.asarray(logp)
     else:
         actions = self.random_actions(self.rng, n) if isinstance(policy, str) else np.asarray(policy(obs))

@@ -379,6 +379,15 @@ class Trajectory:
         return jax.tree.map(lambda *xs: cat(xs, axis=1), *trajs)
 
 # %% ../nbs/02_tracing.ipynb #7a214be0
+def _reached(f, x, done):
+    "One leaf of `S_final`: `S[t+1]` (`x[1:]`) with the rows of the steps that ended an episode taken from `f`; a view of `x` where those rows already agree (next-step autoreset, EnvPool), else a copy with them written in."
+    t, e = np.nonzero(done)
+    nxt = x[1:]
+    if np.array_equal(f[t, e], nxt[t, e]): return nxt
+    out = nxt.copy()
+    out[t, e] = f[t, e]
+    return out
+
 class BatchedUnroll(Tracer):
     "Cuts the steps of `num_envs` envs into `T`-step unrolls: arrays in (leading axis `num_envs`), `Trajectory`s of `[T, num_envs]` out."
     def __init__(self,
@@ -427,7 +436,7 @@ class BatchedUnroll(Tracer):
         S_final = None
         if self.keep_final:
             done = buf['terminated'] | buf['truncated']
-            S_final = jax.tree.map(lambda f, x: np.where(done.reshape(done.shape + (1,) * (f.ndim - 2)), f, x[1:]), self._final, buf['S'])
+            S_final = jax.tree.map(lambda f, x: _reached(f, x, done), self._final, buf['S'])
         self._ready.append(Trajectory(**buf, S_final=S_final))
         self._buf, self._t = jax.tree.map(np.empty_like, buf), 0
 
