@@ -20,7 +20,8 @@ is rewritten after every condition, so it always exists):
 - `learner`: bench/learner.py (--devices 1 --batches 256,1024,4096 --reps 3 --updates 1000 --fed apex-dqn,sac,td3,impala,ppo)
   with the default backend: the data-parallel wrapper against the bare jitted update, and each algorithm's learner fed
   from its replay or queue against the bare jitted update of its own step (`--learner-fed ALGOS|''`, `--learner-fed-batches`,
-  `--learner-fed-k K`: K updates fused per dispatch for Ape-X, SAC and TD3, as Ape-X's default of 32 does).
+  `--learner-fed-k K`: K updates fused per dispatch for Ape-X, SAC and TD3, as Ape-X's default of 32 does; `--learner-fed-env ENV`:
+  every fed learner on ENV, e.g. ALE/Pong-v5 for the Atari CNN).
 - `pong`: Ape-X, IMPALA and PPO on ALE/Pong-v5, `--pong-actors` process actors (default: half the cores) of `--pong-envs`
   envs, Atari hyperparameters (below; a shipped preset for the pair wins): env steps/s and learner updates/s over a
   window of `--pong-seconds` that starts once compiled and the learner has updated; metrics named *wait*/*idle* are
@@ -368,6 +369,7 @@ def section_learner(b):
            '--updates', str(a.learner_updates)]
     if a.learner_fed: cmd += ['--fed', a.learner_fed, '--fed-batches', a.learner_fed_batches, '--fed-k', str(a.learner_fed_k)]
     if a.learner_fed and a.learner_fed_updates: cmd += ['--fed-updates', str(a.learner_fed_updates)]
+    if a.learner_fed and a.learner_fed_env: cmd += ['--fed-env', a.learner_fed_env]
     if not b.fits('learner', a.learner_need): return
     t = time.perf_counter()
     try:
@@ -444,6 +446,7 @@ def main():
     ap.add_argument('--learner-fed', default='apex-dqn,sac,td3,impala,ppo', help="algorithms whose fed learner the learner section measures ('': none)")
     ap.add_argument('--learner-fed-k', type=int, default=1, help='updates fused per dispatch of the fed Ape-X/SAC/TD3 learner')
     ap.add_argument('--learner-fed-updates', type=int, default=None, help='dispatches per repetition of the fed learner (default: the learner updates)')
+    ap.add_argument('--learner-fed-env', default=None, help="one env for the fed learners (e.g. ALE/Pong-v5: the Atari CNN's update; default: bench/learner.py's CartPole and Pendulum)")
     ap.add_argument('--learner-fed-batches', default=None, help='batches of the fed learner (default: the learner batches; --quick: 64)')
     ap.add_argument('--seeds', default=None, help='CartPole seeds (default 0,1,2; --quick: 0)')
     ap.add_argument('--pong-seconds', type=float, default=None, help='throughput window per Pong condition (default 15; --quick: 4)')

@@ -1,7 +1,7 @@
 """Learner throughput against the bare jitted update of the same network and batch, same run.
 
     python bench/learner.py [--reps 5] [--updates 200] [--devices 1,2,4,8] [--batches 256,1024]
-                            [--fed apex-dqn,sac,td3,impala,ppo] [--fed-batches 256,1024] [--fed-updates N] [--fed-k K]
+                            [--fed apex-dqn,sac,td3,impala,ppo] [--fed-batches 256,1024] [--fed-updates N] [--fed-k K] [--fed-env ENV]
 
 Prints one JSON object. On a CPU-only machine the script asks XLA for 8 host devices (the shape of a
 TPU v4-8 or v5e-8) before importing jax; on a GPU machine it uses the GPUs it finds. Figures are medians over
@@ -22,6 +22,7 @@ Two parts:
   Ape-X's default is 32; IMPALA and PPO stay at 1), and `bare` is `jax.jit` of a `lax.scan` of K `learner_step`s on
   one placed K-batch: every rate counts updates, not dispatches. Ape-X, SAC and TD3 sample their replay (filled with
   4 x K x batch random-action transitions, at least 2,000); IMPALA and PPO take unrolls of CartPole (T = 8, batch / 8 columns; PPO one epoch of one minibatch)
+  (`--fed-env ENV`: every algorithm on ENV instead, e.g. `ALE/Pong-v5`, where the update is the Atari CNN's)
   that are put back into the queue as it empties. Cases: `fed` (the concurrent learner, which takes the next input
   ahead from replay; from an on-policy queue it takes where the dispatch runs, so there `fed` is `fed_serial`), `fed_serial` (the same runtime taking each input where its dispatch runs, as the deterministic schedule does)
   and `bare`. `overhead_fed` = 1 - fed / bare. `per_dispatch` counts, over 20 extra dispatches, what the host does per
@@ -115,10 +116,10 @@ FED_ENV = {"apex-dqn": "CartPole-v1", "impala": "CartPole-v1", "ppo": "CartPole-
 T_UNROLL = 8
 
 
-def fed_runtime(algo, batch, device, k=1):
-    "A runtime of `algo` on one learner device whose pacing holds data for `batch`-item updates (`k` per dispatch for replay algorithms), compiled; returns (runtime, refill)."
+def fed_runtime(algo, batch, device, k=1, env=None):
+    "A runtime of `algo` on one learner device whose pacing holds data for `batch`-item updates (`k` per dispatch for replay algorithms), compiled; returns (runtime, refill). `env`: FED_ENV's, unless given."
     from rlnb.registry import get_algo
-    cls, env = get_algo(algo), FED_ENV[algo]
+    cls, env = get_algo(algo), env or FED_ENV[algo]
     if algo in ("impala", "ppo"):
         cols = max(1, batch // T_UNROLL)
         kw = dict(num_actors=1, envs_per_actor=cols, unroll_length=T_UNROLL, queue_size=4)
@@ -189,13 +190,13 @@ def count_per_dispatch(rt, refill, n=20):
     return {k: round(v / n, 2) for k, v in c.items()}
 
 
-def fed_section(algos, batches, reps, updates, seed=0, k=1):
+def fed_section(algos, batches, reps, updates, seed=0, k=1, env=None):
     "Per (algorithm, batch): the fed learner against the bare jitted update of the same runtime's step on a placed batch."
     import asyncio
     dev, rows = jax.local_devices()[0], []
     for algo in algos:
         for bs in batches:
-            rt, refill = fed_runtime(algo, bs, dev, k)
+            rt, refill = fed_runtime(algo, bs, dev, k, env)
             K = rt.config.updates_per_dispatch  # updates per dispatch, in both the fed and the bare cases
             try:
                 sample = rt.pacing.take() if rt.buffer is not None else rt.pacing._queue[0]
@@ -227,7 +228,7 @@ def fed_section(algos, batches, reps, updates, seed=0, k=1):
                             dt = asyncio.run(fed_dispatches(rt, refill, updates))
                         rates[name].append(updates * K / dt)
                 use("fed")
-                row = dict(algo=algo, batch=bs, items_per_update=bs, updates_per_dispatch=K, learner_on=[str(d) for d in rt.mesh.devices.flat],
+                row = dict(algo=algo, env=env or FED_ENV[algo], batch=bs, items_per_update=bs, updates_per_dispatch=K, learner_on=[str(d) for d in rt.mesh.devices.flat],
                            fed_ahead=ahead, input_placed_ahead=placed,
                            input_bytes=int(sum(np.asarray(x).nbytes for x in jax.tree.leaves(rt._dispatch_input(sample)))))
                 for name, r in rates.items(): row[f"{name}_updates_per_s"] = round(statistics.median(r), 1)
@@ -252,6 +253,7 @@ def main():
     ap.add_argument("--fed-batches", default=None, help="batches of the fed part; default --batches")
     ap.add_argument("--fed-updates", type=int, default=None, help="dispatches per repetition of the fed part; default --updates")
     ap.add_argument("--fed-k", type=int, default=1, help="updates fused per dispatch in the fed part, for Ape-X, SAC and TD3 (Ape-X's default is 32)")
+    ap.add_argument("--fed-env", default=None, help="one env for every fed algorithm (e.g. ALE/Pong-v5: frames, the Atari CNN); default: CartPole-v1, Pendulum-v1 for SAC/TD3")
     ap.add_argument("--wrapper", default="on", choices=("on", "off"), help="the wrapper-alone part (results)")
     args = ap.parse_args()
     net, opt = MLP(), optax.adam(1e-3)
@@ -294,7 +296,7 @@ def main():
         import rlnb
         res["fed_rlnb"] = os.path.dirname(rlnb.__file__)
         res["fed"] = fed_section(args.fed.split(","), [int(b) for b in (args.fed_batches or args.batches).split(",")], args.reps,
-                                 args.fed_updates or args.updates, k=args.fed_k)
+                                 args.fed_updates or args.updates, k=args.fed_k, env=args.fed_env)
     print(json.dumps(res))
 
 
