@@ -163,6 +163,7 @@ def child_pong(spec):
     import jax
     t0 = time.perf_counter()
     agent, pre = make_agent(spec['algo'], PONG, spec['overrides'])
+    if spec.get('whole_ticks'): agent._in_flight = agent._nothing_in_flight(ready=False)  # the A/B of ready ticks: every actor waited for
     setup_s = time.perf_counter() - t0
     mark = {}
     def cb(rt):
@@ -187,7 +188,7 @@ def child_pong(spec):
         return dict(devices=[str(d) for d in jax.local_devices()], preset=pre.name if pre else None, setup_s=setup_s,
                     compile_s=compile_s, window_s=tb - ta, env_steps_per_s=(sb - sa) / (tb - ta),
                     updates_per_s=(ub - ua) / (tb - ta), learner_started=ua > 0, env_steps=sb, updates=ub,
-                    lag_mean=m.get('lag_mean'), placement=picked_placement(agent), **waits,
+                    lag_mean=m.get('lag_mean'), placement=picked_placement(agent), ready_ticks=agent._in_flight is not None, **waits,
                     **(dict(profile=mark['sampler'].report()) if 'sampler' in mark else {}))
     finally:
         if 'sampler' in mark and not mark['sampler'].stop.is_set(): mark['sampler'].__exit__()
@@ -352,7 +353,7 @@ def section_pong_sweep(b):
         label = case['label']
         if not b.fits(f"pong_sweep {label}", a.pong_seconds + a.pong_overhead_s): continue
         spec = dict(kind='pong', algo=a.learning_algo, overrides=case['overrides'], seconds=a.pong_seconds,
-                    max_warmup_s=3 * a.pong_seconds + 60, profile=case.get('profile', False))
+                    max_warmup_s=3 * a.pong_seconds + 60, profile=case.get('profile', False), whole_ticks=case.get('whole_ticks', False))
         res[label] = dict(case, **b.child(spec, HIDDEN if case.get('hidden') else {}, f"pong_sweep {label}"))
         b.save()
 
@@ -456,7 +457,7 @@ def main():
     ap.add_argument('--learning-algo', default='ppo', choices=sorted(ATARI))
     ap.add_argument('--learning-overrides', default=None, help="JSON of config fields over the shipped preset for Pong learning "
                     "(default: the `pong` section's layout and Atari settings)")
-    ap.add_argument('--pong-sweep', default=None, help='JSON list of {"label", "overrides", "hidden", "profile", "learn"}: '
+    ap.add_argument('--pong-sweep', default=None, help='JSON list of {"label", "overrides", "hidden", "profile", "learn", "whole_ticks"}: '
                     '`--learning-algo` on Pong per layout over a `--pong-seconds` window (section pong_sweep; profile: where the threads spend it)')
     ap.add_argument('--learning-from-sweep', action='store_true', help="Pong learning takes the overrides of the fastest visible sweep case marked learn")
     ap.add_argument('--learning-eval-every', type=int, default=None, help='env steps between evaluations (default 250,000; --quick: 2,000)')

@@ -7,6 +7,7 @@ Docs: https://rlnb.github.io/rlnb/acting.html.md"""
 # %% ../nbs/15_acting.ipynb #3a027c34
 from __future__ import annotations
 
+import collections
 import logging
 
 import numpy as np
@@ -17,6 +18,7 @@ from .core import ConfigError, NonFiniteError, RLNBError, patch_to
 from .parallel import local_devices, ready, to_host_async
 from .spec import _derived_seed, make_actors
 from .env_envpool import EnvPoolEnv
+from .tracing import BatchedUnroll
 
 # %% auto #0
 __all__ = ['AUTO_HOST_MAX_PARAMS', 'AUTO_HOST_MAX_LEARNER_PARAMS', 'choose_actor_device', 'choose_learner_devices', 'Acting']
@@ -136,7 +138,8 @@ async def _first_states(self):
 @patch_to(Acting)
 async def _actor_tick(self, states:list, policy=None):
     "Every env steps once: one batched policy call (or `policy`'s host actions), actions out, states in (placed by worker id), tracing, episode counting."
-    if self._in_flight is not None: return await self._ready_tick(states, policy)  # EnvPool actors feeding replay: see below
+    if self._in_flight is not None:  # EnvPool actors taken as they come back: see below
+        return await (self._ready_tick if self.pacing.batch_axis == 0 else self._unroll_tick)(states, policy)
     pool, cfg = self.env, self.config
     N, E = cfg.num_actors, cfg.envs_per_actor
     self.pull_state()
@@ -162,6 +165,14 @@ async def _actor_tick(self, states:list, policy=None):
     for _ in range(N):
         st, wid = await self._next_state(pool)
         states[wid] = st
+    extras = None if self._core is None else dict(core=self._core)  # the state each step was acted from: the learner replays from it
+    fresh = self._trace_step(obs, actions, logp, version, states, extras)
+    if self._core is not None: self._core = self._next_core(core_after, fresh)
+
+@patch_to(Acting)
+def _trace_step(self, obs, actions, logp, version, states:list, extras=None):
+    "Trace the step every env took from `obs` with `actions` (`states`: each actor's states after it, by worker id): replaced actors, non-finite numbers, the tracer (an unroll it completes is closed), episode counts. Returns the envs whose next step starts afresh (an episode ended, or the step was not valid)."
+    N = self.config.num_actors
     cat = lambda f: np.concatenate([getattr(st, f) for st in states]) if N > 1 else getattr(states[0], f)
     r, term, trunc, first = cat('reward'), cat('terminated'), cat('truncated'), cat('first')
     final = jax.tree.map(lambda *x: np.concatenate(x), *[st.final_obs for st in states]) if N > 1 else states[0].final_obs
@@ -171,24 +182,32 @@ async def _actor_tick(self, states:list, policy=None):
     nonfinite = _nonfinite(r, states, final, N)
     if nonfinite is not None or self._tainted.any(): r, valid = self._drop_nonfinite(nonfinite, r, valid, term | trunc)
     kw = dict(s_next_final=final) if self.tracer.keep_final else {}  # a tracer that keeps no final observations takes none
-    if self._core is not None: kw['extras'] = dict(core=self._core)  # the state each step was acted from: the learner replays from it
+    if extras is not None: kw['extras'] = extras
     self.tracer.add(obs, actions, r, term, trunc, logp=logp, version=version, valid=valid, **kw)
     if self.tracer.needs_last_obs:  # an unroll is complete: close it now, not after the next step is acted
         self.tracer.add_final_obs(jax.tree.map(lambda *x: np.concatenate(x), *[st.obs for st in states]) if N > 1 else states[0].obs)
     self._count_episodes(r, term | trunc, valid)
-    if self._core is not None: self._core = self._next_core(core_after, term | trunc | ~valid)
+    return term | trunc | ~valid
 
 # %% ../nbs/15_acting.ipynb #423c75b4
 @patch_to(Acting)
 def ready_ticks(self) -> bool:
-    "Whether the actors' tick takes whichever actor is back first (EnvPool actors feeding replay, several actors, not deterministic) instead of all of them."
+    "Whether the actors' ticks take each actor as it comes back instead of waiting for all of them (EnvPool actors, several of them, not deterministic, a memoryless policy): one actor's step into replay (`_ready_tick`), or, where the actors act on an accelerator, an unroll's step with every actor stepping on as soon as it is back (`_unroll_tick`)."
     cfg = self.config
-    return (isinstance(self._env_arg, EnvPoolEnv) and cfg.num_actors > 1 and not cfg.deterministic and self.pacing.batch_axis == 0
-            and self.initial_core(1) is None)  # a policy with memory keeps whole ticks
+    if not (isinstance(self._env_arg, EnvPoolEnv) and cfg.num_actors > 1 and not cfg.deterministic
+            and self.initial_core(1) is None): return False  # a policy with memory keeps whole ticks
+    if self.pacing.batch_axis == 0: return True
+    return isinstance(self.tracer, BatchedUnroll) and self.actor_device.platform != 'cpu'  # on the host CPU, whole ticks (below)
+
+@patch_to(Acting)
+def _nothing_in_flight(self, ready:bool|None=None):
+    "`_in_flight` with no step in flight: an empty queue per actor where ticks take the actors as they come back (`ready`, default `ready_ticks()`), else None."
+    ready = self.ready_ticks() if ready is None else ready
+    return [collections.deque() for _ in range(self.config.num_actors)] if ready else None
 
 @patch_to(Acting)
 async def _act_for(self, states:list, ws:list, policy=None):
-    "Act for the envs of actors `ws` on their current observations and send the actions; remember what was sent (`_in_flight`)."
+    "Act for the envs of actors `ws` on their current observations and send the actions; queue what each was sent in `_in_flight`: `[observations, actions, log-probs, params version, None]` (the last slot takes its states once back)."
     E = self.config.envs_per_actor
     self.pull_state()
     obs = jax.tree.map(lambda *x: np.concatenate(x), *[states[w].obs for w in ws]) if len(ws) > 1 else states[ws[0]].obs
@@ -213,17 +232,16 @@ async def _act_for(self, states:list, ws:list, policy=None):
     for j, w in enumerate(ws):
         part = slice(j * E, (j + 1) * E)
         self.env.send_action(sent[part], w)
-        self._in_flight[w] = (states[w].obs, actions[part], logp[part], self.actor_version)
+        self._in_flight[w].append([states[w].obs, actions[part], logp[part], self.actor_version, None])
 
 @patch_to(Acting)
 async def _ready_tick(self, states:list, policy=None):
     "One actor's envs step once: act for every actor with nothing in flight, wait for whichever is back first, act for it again, trace the step it took."
     N, E = self.config.num_actors, self.config.envs_per_actor
-    idle = [w for w in range(N) if self._in_flight[w] is None]
+    idle = [w for w in range(N) if not self._in_flight[w]]
     if idle: await self._act_for(states, idle, policy)
     st, wid = await self._next_state(self.env)
-    s_w, a_w, logp_w, version = self._in_flight[wid]
-    self._in_flight[wid] = None
+    s_w, a_w, logp_w, version, _ = self._in_flight[wid].popleft()
     states[wid] = st
     await self._act_for(states, [wid], policy)  # its envs step again while this step is traced
     seg = slice(wid * E, (wid + 1) * E)
@@ -242,6 +260,27 @@ async def _ready_tick(self, states:list, policy=None):
     kw = dict(s_next_final=final) if self.tracer.keep_final else {}
     self.tracer.add(obs, actions, r, term, trunc, logp=logp, version=version, valid=valid, **kw)
     self._count_episodes(r, term | trunc, valid)
+
+@patch_to(Acting)
+async def _unroll_tick(self, states:list, policy=None):
+    "Every env steps once, for an unroll: each actor acts again as soon as its own envs are back (they step while the other actors' envs are out and while this step is traced); the step is traced once every actor's is in. Nothing is sent after an unroll's last step: the next unroll starts with every actor acting on the params published by then."
+    N, E = self.config.num_actors, self.config.envs_per_actor
+    out = self._in_flight  # per actor, its steps sent and not yet traced (this tick's, and the next one's once it is sent)
+    more = self.tracer.steps_recorded < self.tracer.T - 1  # the unroll goes on after this step: an actor back from it may step again
+    idle = [w for w in range(N) if not out[w]]
+    early = [w for w in range(N) if more and len(out[w]) == 1 and out[w][0][4] is not None]  # back from this step during the last tick
+    for ws in ([idle] if len(idle) == N else [[w] for w in idle]) + ([early] if len(early) == N else [[w] for w in early]):
+        if ws: await self._act_for(states, ws, policy)  # all actors at once, or one at a time: the two shapes compiled ahead
+    while any(q[0][4] is None for q in out):
+        st, wid = await self._next_state(self.env)
+        q = out[wid]
+        q[0 if q[0][4] is None else 1][4] = st  # its states come back in the order its steps were sent
+        states[wid] = st
+        if more and len(q) == 1: await self._act_for(states, [wid], policy)  # its envs step again while the others finish this step
+    recs = [q.popleft() for q in out]
+    obs = jax.tree.map(lambda *x: np.concatenate(x), *[r[0] for r in recs])
+    version = np.concatenate([np.full(E, r[3], np.int64) for r in recs])
+    self._trace_step(obs, np.concatenate([r[1] for r in recs]), np.concatenate([r[2] for r in recs]), version, [r[4] for r in recs])
 
 # %% ../nbs/15_acting.ipynb #f54f5112
 @patch_to(Acting)
@@ -340,7 +379,7 @@ def _fresh_actors(self):
     old = self.env
     self.env = make_actors(self._env_arg, self.config, seed=_derived_seed(self.config.seed, self.env_steps))
     self._env_states = None
-    if self._in_flight is not None: self._in_flight = [None] * self.config.num_actors  # the new actors have nothing in flight
+    if self._in_flight is not None: self._in_flight = self._nothing_in_flight()  # the new actors have nothing in flight
     self._returns[:] = 0.0
     self._tainted[:] = False
     self.tracer.reset()

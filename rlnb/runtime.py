@@ -106,7 +106,7 @@ class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
         self.eval_seconds = 0.0  # wall-clock spent in evaluations (benchmarks subtract it)
         self._returns = np.zeros(cfg.num_envs)
         self._env_states = None  # the actors' latest env states, kept across stop/start
-        self._in_flight = [None] * cfg.num_actors if self.ready_ticks() else None  # per actor, what its step in flight was sent with (ready ticks, `rlnb.acting`)
+        self._in_flight = self._nothing_in_flight()  # per actor, what its steps in flight were sent with (ready ticks, `rlnb.acting`)
         self._core = None  # a recurrent policy's per-env state, kept with the env states (set where they start)
         self._learned, self._rolled = asyncio.Event(), asyncio.Event()
         self._published_at, self.actor_version = 0, 0
