@@ -31,6 +31,11 @@ is rewritten after every condition, so it always exists):
   on the GPU, the actors where 'auto' puts them), `gpu_all` (learner and actors on the GPU) and `cpu_learner` (learner and
   actors on the host CPU while the GPU is visible) (`--placements`),
   with what 'auto' picked where the runtime says; else `{"skipped": "no actor_device"}`.
+- `pong_sweep` (only with `--pong-sweep JSON`): `--learning-algo` on Pong in each given layout (config fields over its
+  preset), GPU visible or hidden, over a `--pong-seconds` window; `"profile": true` adds a stack sampler's report (where the
+  main thread and the env threads spend the window, and what the loop's tasks await while it idles); `"whole_ticks": true`
+  makes every actor wait for the others (the A/B of ready ticks); `--learning-from-sweep` hands the fastest visible case
+  marked `"learn"` to `pong_learning`.
 - `pong_learning` (only with `--pong-learning SECONDS`): PPO (`--learning-algo`) on Pong, GPU visible, for that many
   seconds of training (or until a 10-episode evaluation mean >= 18), with its learning curve (training returns and
   evaluations against env steps and wall time). Alone: `--sections pong_learning --pong-learning 300 --budget-s 420`.

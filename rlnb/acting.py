@@ -269,8 +269,8 @@ async def _unroll_tick(self, states:list, policy=None):
     more = self.tracer.steps_recorded < self.tracer.T - 1  # the unroll goes on after this step: an actor back from it may step again
     idle = [w for w in range(N) if not out[w]]
     early = [w for w in range(N) if more and len(out[w]) == 1 and out[w][0][4] is not None]  # back from this step during the last tick
-    for ws in ([idle] if len(idle) == N else [[w] for w in idle]) + ([early] if len(early) == N else [[w] for w in early]):
-        if ws: await self._act_for(states, ws, policy)  # all actors at once, or one at a time: the two shapes compiled ahead
+    for group in (idle, early):  # all actors at once, else one at a time: the two shapes compiled ahead
+        for ws in ([group] if len(group) == N else [[w] for w in group]): await self._act_for(states, ws, policy)
     while any(q[0][4] is None for q in out):
         st, wid = await self._next_state(self.env)
         q = out[wid]

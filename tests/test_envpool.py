@@ -322,12 +322,12 @@ def test_unroll_ticks_keep_each_env_column():
 
 
 def test_ppo_learns_cartpole_with_unroll_ticks():
-    # PPO's CartPole defaults (8 envs, here 2 EnvPool actors of 4) with unroll ticks, not deterministic: 50k env steps (500 on seeds 0
-    # and 1 on the machine this was written on); a random policy scores about 22
+    # PPO's CartPole defaults (8 envs, here 2 EnvPool actors of 4) with unroll ticks, not deterministic, so every run differs: 50k env
+    # steps end at 500 in most runs on the machine this was written on, the lowest seen 239; a random policy scores about 22
     agent = unroll_ticked_ppo(num_actors=2, envs_per_actor=4, seed=0)
     try: res = agent.train(50_000, eval_interval=None, num_eval_episodes=10)
     finally: agent.close()
-    assert res['eval']['mean'] >= 300, res['eval']
+    assert res['eval']['mean'] >= 150, res['eval']
 
 
 READY_LEARN = """
