@@ -14,9 +14,9 @@ Every algorithm uses rl-zoo3's MuJoCo entries for these envs on one env, the sam
   400x300, batch 256, Adam 1e-3, gamma 0.99, tau 0.005, one critic update per env step, the actor and targets every
   second, target smoothing noise 0.2 clipped at 0.5.
 
-`rlnbtorch_sac` and `rlnbtorch_td3` are rlnb's SAC and TD3 with networks initialised as torch's `nn.Linear` (the SB3
-side's): weights and biases uniform in +-1/sqrt(fan_in), where flax's `Dense` draws weights lecun-normal (three times
-the variance) and starts biases at zero. They pass the same MLPs with that initialisation as `func`; nothing else differs.
+`rlnbtorch_sac` and `rlnbtorch_td3` are rlnb's SAC and TD3 with `network_init='torch'`: every layer starts as torch's
+`nn.Linear` (the SB3 side's), weights and biases uniform in +-1/sqrt(fan_in), where rlnb's default draws weights
+LeCun-normal (three times the variance) and starts biases at zero. Nothing else differs.
 
 The protocol is `bench/apex_cartpole.py`'s, with a fixed budget in place of a target: every (algorithm, env, seed) runs
 in a fresh subprocess, interleaved by seed; each evaluates every 10,000 env steps on 5 episodes (deterministic actions,
@@ -51,51 +51,12 @@ RLNB_SETTINGS = dict(sac=dict(learning_rate=3e-4, hidden=(256, 256)),
                      td3=dict(learning_rate=1e-3, hidden=(400, 300), exploration_noise=0.1, target_noise=0.2, target_noise_clip=0.5, policy_delay=2))
 
 
-def torch_init_nets(algo, env_id):
-    "rlnb's default actor and critic MLPs for `algo`, every layer initialised as torch's `nn.Linear`: weights and biases uniform in +-1/sqrt(fan_in)."
-    import gymnasium as gym
-    import jax
-    import jax.numpy as jnp
-    import flax.linen as nn
-
-    def dense(features, fan_in):
-        bound = fan_in ** -0.5
-        return nn.Dense(features, kernel_init=nn.initializers.variance_scaling(1 / 3, "fan_in", "uniform"),  # limit sqrt(3 * (1/3) / fan_in)
-                        bias_init=lambda key, shape, dtype=jnp.float32: jax.random.uniform(key, shape, dtype, -bound, bound))
-
-    def mlp(x, hidden):
-        for h in hidden: x = nn.relu(dense(h, x.shape[-1])(x))
-        return x
-
-    flat = lambda x: x.reshape(x.shape[0], -1).astype(jnp.float32)
-    hidden = RLNB_SETTINGS[algo]["hidden"]
-    probe = gym.make(env_id)
-    dim = int(probe.action_space.shape[0])
-    probe.close()
-
-    class Actor(nn.Module):  # SAC: (mean, log_std) before the tanh; TD3: the action in [-1, 1]
-        @nn.compact
-        def __call__(self, s):
-            x = mlp(flat(s), hidden)
-            if algo == "sac": return dense(dim, x.shape[-1])(x), dense(dim, x.shape[-1])(x)
-            return jnp.tanh(dense(dim, x.shape[-1])(x))
-
-    class Critic(nn.Module):
-        @nn.compact
-        def __call__(self, s, a):
-            x = mlp(jnp.concatenate([flat(s), flat(a)], -1), hidden)
-            return dense(1, x.shape[-1])(x)[:, 0]
-
-    return Actor(), Critic()
-
-
 def run_rlnb(algo, env_id, seed, steps, warmup, torch_init=False):
     from rlnb.sac import SAC
     from rlnb.td3 import TD3
     import jax
     t0 = time.perf_counter()
-    func = torch_init_nets(algo, env_id) if torch_init else None
-    agent = (SAC if algo == "sac" else TD3)(env_id, func=func, seed=seed, devices=jax.local_devices()[:1], buffer_capacity=max(steps, 1_000),
+    agent = (SAC if algo == "sac" else TD3)(env_id, network_init="torch" if torch_init else "lecun", seed=seed, devices=jax.local_devices()[:1], buffer_capacity=max(steps, 1_000),
                                             buffer_warmup=warmup, **RLNB_COMMON, **RLNB_SETTINGS[algo])
     try:
         agent.train(steps, eval_interval=EVAL_EVERY, num_eval_episodes=CURVE_EPISODES, final_eval=False)

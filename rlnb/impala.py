@@ -22,6 +22,7 @@ from .pixels import image_encoder, is_image_space
 from .parallel import pmean
 from .policy_gradient import DiagGaussian, distribution_for, vtrace
 from .runtime import OnPolicyQueue, Runtime, RuntimeConfig, adam_clipped, need, numpy_init
+from .spec import module_init
 from .tracing import BatchedUnroll
 
 # %% auto #0
@@ -148,7 +149,7 @@ class ActorCriticSpec(Runtime):
         distribution_for(action_space)  # raises for a space no action distribution fits
 
     def init_params(self, func):
-        "Build `self.dist` for the action space and `self.net` (the user's `func`, or an `ActorCritic` from the config's `hidden` and `log_std_init`, a `RecurrentActorCritic` with `recurrent`); return the net's initial params."
+        "Build `self.dist` for the action space and `self.net` (the user's `func`, or an `ActorCritic` from the config's `hidden` and `log_std_init`, a `RecurrentActorCritic` with `recurrent`); return the net's initial params (a user's as its own initializers draw them)."
         cfg, space = self.config, self.action_space
         self.dist = distribution_for(space)
         gaussian = self.dist is DiagGaussian
@@ -157,8 +158,9 @@ class ActorCriticSpec(Runtime):
         H = cfg.recurrent  # a user's recurrent `func` maps (obs, core [B, H]) -> ((policy parameters, V), core)
         self.net = func if func is not None else (ActorCritic(n, hidden, gaussian, cfg.log_std_init, enc) if H is None else
                                                   RecurrentActorCritic(n, H, hidden, gaussian, cfg.log_std_init, enc))
-        params = numpy_init(self.net, self.observation_space, cfg.seed, *([] if H is None else [gym.spaces.Box(-np.inf, np.inf, (H,))]))
-        if gaussian: params['params']['log_std'] = np.full(space.shape, cfg.log_std_init, np.float32)
+        core = [] if H is None else [gym.spaces.Box(-np.inf, np.inf, (H,))]
+        params = numpy_init(self.net, self.observation_space, cfg.seed, *core) if func is None else module_init(self.net, self.observation_space, cfg.seed, *core)
+        if gaussian and func is None: params['params']['log_std'] = np.full(space.shape, cfg.log_std_init, np.float32)
         return params
 
     def make_tracer(self, num_envs): return BatchedUnroll(self.config.unroll_length, num_envs, keep_final=True)

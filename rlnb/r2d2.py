@@ -28,6 +28,7 @@ from .pixels import image_encoder, is_image_space
 from .replay import WaitReady, _rng_state, _set_rng_state
 from .sumtree import SumTree
 from .runtime import adam_clipped, need, numpy_init
+from .spec import module_init
 from .tracing import InsufficientCacheError, Tracer
 
 # %% auto #0
@@ -452,7 +453,8 @@ class R2D2(ApeXDQN):
         image = is_image_space(space)  # images: the CNN encoder, then the core, without `hidden`
         self.net = func if func is not None else RecurrentQ(int(self.action_space.n), cfg.recurrent, () if image else tuple(cfg.hidden), cfg.dueling,
                                                             image_encoder(space) if image else None)  # a user's `func` maps (obs, core [B, recurrent]) -> (q, core)
-        params = numpy_init(self.net, space, cfg.seed, gym.spaces.Box(-np.inf, np.inf, (cfg.recurrent,)))
+        core = gym.spaces.Box(-np.inf, np.inf, (cfg.recurrent,))
+        params = numpy_init(self.net, space, cfg.seed, core) if func is None else module_init(self.net, space, cfg.seed, core)
         self.optimizer = adam_clipped(cfg.learning_rate, cfg.max_grad_norm)
         self.eps = epsilon_ladder(cfg.num_envs, cfg.epsilon, cfg.eps_alpha)
         return DQNState(OnlineAndTarget(params, params), self.optimizer.init(params))

@@ -23,6 +23,7 @@ from .core import ConfigError, TransitionBatch
 from .parallel import pmean
 from .replay import PrioritizedReplayBuffer, ReplayBuffer
 from .runtime import ReplayRatio, Runtime, need, numpy_init, zero_init
+from .spec import module_init
 from .tracing import BatchedNStep
 
 # %% auto #0
@@ -41,6 +42,7 @@ class OffPolicyConfig(ReplayConfig):
     tau: float = 0.005  # Polyak step of the target networks
     learning_rate: float = 1e-3  # Adam step size of every network
     hidden: tuple = (256, 256)  # widths of the default actor and critic MLPs
+    network_init: str = 'lecun'  # how the default MLPs start: 'lecun' (flax's Dense) or 'torch' (torch's nn.Linear, as in SB3 and CleanRL); `rlnb.spec.numpy_init`
     initial_sampling_policy: str = 'random'  # how the actors act while replay fills: 'random' (uniform over the Box) or 'policy'
     prioritized: bool = False  # prioritized replay (new transitions at the largest priority; TD errors written back)
 
@@ -52,6 +54,7 @@ class OffPolicyConfig(ReplayConfig):
         need(self, self.learning_rate > 0, 'learning_rate', 'must be > 0')
         need(self, self.initial_sampling_policy in ('random', 'policy'), 'initial_sampling_policy', "must be 'random' or 'policy'")
         need(self, isinstance(self.prioritized, bool), 'prioritized', 'must be True or False')
+        need(self, self.network_init in ('lecun', 'torch'), 'network_init', "must be 'lecun' or 'torch'")
 
 @dataclass(frozen=True)
 class SACConfig(OffPolicyConfig):
@@ -118,9 +121,11 @@ class ContinuousOffPolicy(Runtime):
         return gym.spaces.Box(-1.0, 1.0, self.action_space.shape, np.float32)
 
     def init_critics(self, critic):
-        "Build `self.critic` (the user's module or an `MLPCritic`) and return twin params, stacked on a leading axis of 2."
+        "Build `self.critic` (the user's module or an `MLPCritic`) and return twin params, stacked on a leading axis of 2: the default drawn as `network_init` says, the user's as its initializers do."
         self.critic = critic if critic is not None else MLPCritic(tuple(self.config.hidden))
-        twins = [numpy_init(self.critic, self.observation_space, self.config.seed + 1000 + i, self.policy_space) for i in range(2)]
+        init = (lambda seed: numpy_init(self.critic, self.observation_space, seed, self.policy_space, init=self.config.network_init)) if critic is None else \
+               (lambda seed: module_init(self.critic, self.observation_space, seed, self.policy_space))
+        twins = [init(self.config.seed + 1000 + i) for i in range(2)]
         return jax.tree.map(lambda *x: np.stack(x), *twins)
 
     def q(self, critic_params, s, a):
@@ -199,7 +204,7 @@ class SAC(ContinuousOffPolicy):
         actor, critic = (None, None) if func is None else func
         dim = int(np.prod(self.action_space.shape))
         self.actor = actor if actor is not None else GaussianActor(dim, tuple(cfg.hidden))
-        params = numpy_init(self.actor, self.observation_space, cfg.seed)
+        params = numpy_init(self.actor, self.observation_space, cfg.seed, init=cfg.network_init) if actor is None else module_init(self.actor, self.observation_space, cfg.seed)
         critics = self.init_critics(critic)
         self.target_entropy = -float(dim) if cfg.target_entropy is None else float(cfg.target_entropy)
         self.optimizer = opt = self.adam()

@@ -27,8 +27,8 @@ from .functions import preprocessed_shape
 
 # %% auto #0
 __all__ = ['RENAMED', 'ENV_KINDS', 'need', 'RuntimeConfig', 'renamed_message', 'check_renamed', 'check_options', 'env_kind',
-           'make_vector_env', 'make_actors', 'actor_envs', 'env_spaces', 'numpy_init', 'zero_init', 'adam_clipped',
-           'Spec']
+           'make_vector_env', 'make_actors', 'actor_envs', 'env_spaces', 'numpy_init', 'module_init', 'zero_init',
+           'adam_clipped', 'Spec']
 
 # %% ../nbs/12_spec.ipynb #9f7a1448
 def need(cfg, ok:bool, name:str, what:str):
@@ -161,17 +161,32 @@ def env_spaces(env) -> tuple:
     finally: probe.close()
 
 # %% ../nbs/12_spec.ipynb #bbaadaf6
-def numpy_init(net, observation_space, seed:int, *more_spaces):
-    "Params of a Dense-only flax module drawn with numpy (LeCun-normal kernels truncated at 2 std, zero biases): no device op, no compile. `more_spaces` are the spaces of further inputs (e.g. the action of a critic Q(s, a))."
-    xs = [jax.ShapeDtypeStruct((1, *preprocessed_shape(s)), jnp.float32) for s in (observation_space, *more_spaces)]
-    shapes = jax.eval_shape(lambda *xs: net.init(jax.random.key(0), *xs), *xs)  # the key is made inside: nothing runs eagerly
+def _input_shapes(observation_space, more_spaces) -> list:
+    return [jax.ShapeDtypeStruct((1, *preprocessed_shape(s)), jnp.float32) for s in (observation_space, *more_spaces)]
+
+def numpy_init(net, observation_space, seed:int, *more_spaces, init:str='lecun'):
+    "Params of rlnb's default networks drawn with numpy: no device op, no compile. `init='lecun'` draws as flax's `Dense`/`Conv` do (kernels LeCun-normal truncated at 2 std over their fan-in, biases zero); `init='torch'` as torch's `nn.Linear`/`nn.Conv2d` (kernels and biases uniform in +-1/sqrt(fan-in)). A kernel's fan-in is the product of all its axes but the last; any other leaf is drawn as a LeCun kernel over its first axis (a spec sets its own, e.g. a Gaussian policy's `log_std`). `more_spaces` are the spaces of further inputs (e.g. the action of a critic Q(s, a))."
+    if init not in ('lecun', 'torch'): raise ConfigError(f"numpy_init: init must be 'lecun' or 'torch', got {init!r}.")
+    shapes = jax.eval_shape(lambda *xs: net.init(jax.random.key(0), *xs), *_input_shapes(observation_space, more_spaces))  # the key is made inside: nothing runs eagerly
     rng = np.random.default_rng(seed)
+    fan_ins = {jax.tree_util.keystr(path[:-1]): int(np.prod(s.shape[:-1])) for path, s in jax.tree_util.tree_leaves_with_path(shapes)
+               if jax.tree_util.keystr(path[-1:]) == "['kernel']"}  # each layer's fan-in, for its bias too
     def draw(path, s):
-        if jax.tree_util.keystr(path).endswith("['bias']"): return np.zeros(s.shape, s.dtype)
+        leaf, layer = jax.tree_util.keystr(path[-1:]), jax.tree_util.keystr(path[:-1])
+        fan_in = fan_ins.get(layer, s.shape[0]) if leaf in ("['kernel']", "['bias']") else s.shape[0]
+        if init == 'torch' and leaf in ("['kernel']", "['bias']"):
+            return rng.uniform(-fan_in ** -0.5, fan_in ** -0.5, s.shape).astype(s.dtype)
+        if leaf == "['bias']": return np.zeros(s.shape, s.dtype)
         z = rng.standard_normal(s.shape)
         while (bad := np.abs(z) > 2).any(): z[bad] = rng.standard_normal(int(bad.sum()))
-        return (z * np.sqrt(1.0 / s.shape[0]) / .87962566103423978).astype(s.dtype)  # the stddev of N(0, 1) truncated at +-2
+        return (z * np.sqrt(1.0 / fan_in) / .87962566103423978).astype(s.dtype)  # the stddev of N(0, 1) truncated at +-2
     return jax.tree_util.tree_map_with_path(draw, shapes)
+
+def module_init(net, observation_space, seed:int, *more_spaces):
+    "Params of any flax module as its own initializers draw them (`net.init` on zeros of the input shapes, run on the host CPU), as host arrays: how a user's network (`func=`) starts."
+    with jax.default_device(jax.devices('cpu')[0]):
+        xs = [jnp.zeros(x.shape, x.dtype) for x in _input_shapes(observation_space, more_spaces)]
+        return jax.device_get(net.init(jax.random.key(seed), *xs))
 
 def zero_init(opt:optax.GradientTransformation) -> optax.GradientTransformation:
     "`opt` with an `init` that builds its (all-zero) state from shapes: no eager device op, no compile."
