@@ -19,8 +19,8 @@ from .core import ConfigError
 from .env_core import check_env_id, missing_dependency
 
 # %% auto #0
-__all__ = ['is_image_space', 'StackedFrames', 'NatureCNN', 'SmallCNN', 'image_encoder', 'area_weights', 'AtariPreprocessing',
-           'FrameStack', 'make_atari', 'pixel_env']
+__all__ = ['MINATAR_MAX_STEPS', 'is_image_space', 'StackedFrames', 'NatureCNN', 'SmallCNN', 'image_encoder', 'area_weights',
+           'AtariPreprocessing', 'FrameStack', 'make_atari', 'pixel_env']
 
 # %% ../nbs/11_pixels.ipynb #905e900b
 def is_image_space(space:gym.Space) -> bool:
@@ -175,8 +175,10 @@ def make_atari(env_id:str,  # an ALE id, e.g. 'ALE/Pong-v5'
     return FrameStack(env, frame_stack, stack_axis)
 
 # %% ../nbs/11_pixels.ipynb #64450533
+MINATAR_MAX_STEPS = 10_000  # steps before a MinAtar episode is truncated (the games themselves set no limit)
+
 def pixel_env(env, train:bool=True):
-    "An `ALE/...` id as a factory of preprocessed Atari envs (`make_atari`); `MinAtar/...` ids registered; anything else as given."
+    "An `ALE/...` id as a factory of preprocessed Atari envs (`make_atari`); `MinAtar/...` ids registered, with episodes of at most `MINATAR_MAX_STEPS`; anything else as given."
     if not isinstance(env, str): return env
     if env.startswith('ALE/'):
         try: import ale_py
@@ -188,4 +190,5 @@ def pixel_env(env, train:bool=True):
         try: import minatar.gym
         except ImportError as e: raise missing_dependency('minatar', f"env id {env!r}", e) from None
         minatar.gym.register_envs()
+    if env.startswith('MinAtar/') and gym.registry[env].max_episode_steps is None: gym.registry[env].max_episode_steps = MINATAR_MAX_STEPS
     return env
