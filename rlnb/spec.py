@@ -183,8 +183,10 @@ def numpy_init(net, observation_space, seed:int, *more_spaces, init:str='lecun')
     return jax.tree_util.tree_map_with_path(draw, shapes)
 
 def module_init(net, observation_space, seed:int, *more_spaces):
-    "Params of any flax module as its own initializers draw them (`net.init` on zeros of the input shapes, run on the host CPU), as host arrays: how a user's network (`func=`) starts."
-    with jax.default_device(jax.devices('cpu')[0]):
+    "Params of any flax module as its own initializers draw them (`net.init` on zeros of the input shapes, run on the host CPU where JAX has it), as host arrays: how a user's network (`func=`) starts."
+    try: cpu = jax.devices('cpu')[0]
+    except RuntimeError: cpu = None  # JAX_PLATFORMS without 'cpu': the default device draws them
+    with jax.default_device(cpu):
         xs = [jnp.zeros(x.shape, x.dtype) for x in _input_shapes(observation_space, more_spaces)]
         return jax.device_get(net.init(jax.random.key(seed), *xs))
 
