@@ -190,5 +190,7 @@ def pixel_env(env, train:bool=True):
         try: import minatar.gym
         except ImportError as e: raise missing_dependency('minatar', f"env id {env!r}", e) from None
         minatar.gym.register_envs()
-    if env.startswith('MinAtar/') and gym.registry[env].max_episode_steps is None: gym.registry[env].max_episode_steps = MINATAR_MAX_STEPS
+    if env.startswith('MinAtar/'):  # every MinAtar id gets the cap (an unknown one fails where it is made)
+        for spec in gym.registry.values():
+            if spec.id.startswith('MinAtar/') and spec.max_episode_steps is None: spec.max_episode_steps = MINATAR_MAX_STEPS
     return env
