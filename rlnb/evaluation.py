@@ -12,6 +12,7 @@ import functools
 import inspect
 import logging
 import time
+from typing import Any, Callable
 
 import numpy as np
 import jax
@@ -27,9 +28,12 @@ from .registry import get_algo
 from .runstate import config_from_state
 
 # %% auto #0
-__all__ = ['Evaluation', 'write_video', 'TrainedPolicy']
+__all__ = ['EvaluationStopped', 'Evaluation', 'write_video', 'TrainedPolicy']
 
 # %% ../nbs/18_evaluation.ipynb #53c8f7d6
+class EvaluationStopped(Exception):
+    "An evaluation abandoned because its `stop` predicate returned true; it has no result."
+
 class Evaluation:
     """Evaluation, video recording and evaluation actions of a runtime.
     Reads: `eval_env`, `config` (`seed`, `actor_mode`, `max_restarts`), `name`, `env_steps`, `params` (the learner's latest), `_eval_act`, `_eval_act_core`
@@ -78,6 +82,7 @@ def _eval_restart(self, worker, st, unfinished:int):
 async def aevaluate(self,
                     num_eval_episodes:int=10,  # episodes, one env each, stepped together (`DistributedAgent.aeval`'s name too)
                     seed:int|None=None,  # seed of the envs' resets; None: the config's seed + 10,000
+                    stop:Callable[[], Any]|None=None,  # polled about every 10 ms; a true return abandons the evaluation (`EvaluationStopped`)
                     **kwargs,  # none: old names (`num_episodes`) get a `ConfigError` naming the new one
                    ) -> dict:
     "Returns of `num_eval_episodes` episodes of the evaluation policy (one env each, stepped together in an env worker); `restarts`: how often its env was replaced."
@@ -87,6 +92,7 @@ async def aevaluate(self,
     if not isinstance(n, int) or n < 1: raise ConfigError(f"num_eval_episodes must be an int >= 1, got {n!r}.")
     seed = self.config.seed + 10_000 if seed is None else seed
     t0, pool, steps, restarts = time.perf_counter(), None, 0, 0
+    poll = t0 + 0.01
     try:
         pool = get_worker_pool([self._eval_worker(n, seed)])
         st, _ = await self._next_state(pool)
@@ -107,6 +113,9 @@ async def aevaluate(self,
             G += np.where(done, 0.0, st.reward)
             done |= st.terminated | st.truncated
             await asyncio.sleep(0)
+            if stop is not None and time.perf_counter() >= poll:
+                poll = time.perf_counter() + 0.01
+                if stop(): raise EvaluationStopped(f"the evaluation was stopped after {steps} of its steps")
     except EnvWorkerError as e: raise self._eval_failed(e, n, seed, steps) from None
     finally:
         if pool is not None: await pool.aclose()
@@ -114,10 +123,10 @@ async def aevaluate(self,
     return dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()), returns=G.tolist(), restarts=restarts)
 
 @patch_to(Evaluation)
-def evaluate(self, num_eval_episodes:int=10, seed:int|None=None, **kwargs) -> dict:
+def evaluate(self, num_eval_episodes:int=10, seed:int|None=None, stop=None, **kwargs) -> dict:
     "Plain form of `aevaluate`."
     check_renamed(kwargs, 'evaluate')
-    return run_sync(self.aevaluate(num_eval_episodes, seed, **kwargs))
+    return run_sync(self.aevaluate(num_eval_episodes, seed, stop, **kwargs))
 
 # %% ../nbs/18_evaluation.ipynb #4d1c7eda
 def _render_env(env):

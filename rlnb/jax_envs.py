@@ -297,8 +297,8 @@ def _eval_program(self, n:int):
     return self._eval_programs[n]
 
 @patch_to(DeviceEvaluation)
-async def aevaluate(self, num_eval_episodes:int=10, seed:int|None=None, **kwargs) -> dict:
-    "Returns of `num_eval_episodes` greedy episodes, stepped together on the first learner device."
+async def aevaluate(self, num_eval_episodes:int=10, seed:int|None=None, stop=None, **kwargs) -> dict:
+    "Returns of `num_eval_episodes` greedy episodes, stepped together on the first learner device (one program: `stop` is not polled inside it)."
     check_renamed(kwargs, 'aevaluate')
     if kwargs: raise TypeError(f"aevaluate got unexpected keyword argument(s) {', '.join(kwargs)}.")
     n = num_eval_episodes

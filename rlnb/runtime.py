@@ -30,7 +30,7 @@ from .tracing import Tracer
 from .acting import Acting, _first_device, choose_actor_device, choose_learner_devices
 from .schedules import Schedules
 from .runstate import RunState, config_from_state
-from .evaluation import Evaluation, TrainedPolicy, _renamed_policy, write_video
+from .evaluation import Evaluation, EvaluationStopped, TrainedPolicy, _renamed_policy, write_video
 
 # %% auto #0
 __all__ = ['Runtime']
@@ -340,9 +340,11 @@ async def _stretch(self, until:int, callback=None, fresh:bool=True, whole:bool=T
 async def aeval_point(self,
                       num_eval_episodes:int=10,  # episodes of the evaluation
                       on_eval:Callable[[Runtime, dict], Any]|None=None,  # called with the runtime and the result
-                     ) -> dict:
-    "Evaluate the current params as a training run does at its evaluation points: `aevaluate`, then `(env_steps, mean)` onto `eval_history` (the one place it grows), then `on_eval`."
-    res = await self.aevaluate(num_eval_episodes)
+                      stop:Callable[[], Any]|None=None,  # polled during the evaluation; a true return abandons it
+                     ) -> dict|None:
+    "Evaluate the current params as a training run does at its evaluation points: `aevaluate`, then `(env_steps, mean)` onto `eval_history` (the one place it grows), then `on_eval`; None, recording nothing, when `stop` abandoned it."
+    try: res = await self.aevaluate(num_eval_episodes, stop=stop)
+    except EvaluationStopped: return None
     self.eval_history.append((self.env_steps, res['mean']))
     if on_eval is not None: on_eval(self, res)
     return res
@@ -368,6 +370,7 @@ async def atrain(self,
     nxt = lambda every: goal if every is None else (self.env_steps // every + 1) * every  # the next multiple
     due = lambda every, before: every is not None and self.env_steps // every > before // every  # a multiple passed since `before`
     last, ended, reached, saved, fresh = None, None, False, None, True
+    stop = None if callback is None else (lambda: callback(self))  # a stop asked for during an evaluation ends it there
     try:
         while self.env_steps < goal and not reached:
             if callback is not None and callback(self): ended = 'stopped'; break
@@ -376,8 +379,9 @@ async def atrain(self,
             fresh = False
             if ended: break
             if due(eval_interval, before):
-                last = await self.aeval_point(num_eval_episodes, on_eval)
-                reached = target_return is not None and last['mean'] >= target_return
+                res = await self.aeval_point(num_eval_episodes, on_eval, stop)
+                if res is None: ended = 'stopped'; break
+                last, reached = res, target_return is not None and res['mean'] >= target_return
             if whole and due(save_interval, before) and self.env_steps < goal:  # the end's is saved below, after its evaluation
                 await on_save(self); saved = self.env_steps
     finally:
@@ -385,7 +389,8 @@ async def atrain(self,
         await self._finish_dispatch()  # every atrain call ends with its dispatch finished (the same point for a checkpoint and for a run that goes on)
         await self.pacing.collect()  # and with the actors' queued steps in replay, where a checkpoint keeps them
     if ended != 'stopped' and final_eval and (last is None or self.eval_history[-1][0] != self.env_steps):
-        last = await self.aeval_point(num_eval_episodes, on_eval)
+        res = await self.aeval_point(num_eval_episodes, on_eval, stop)
+        if res is not None: last = res
     if whole and saved != self.env_steps: await on_save(self)
     return dict(eval=last, env_steps=self.env_steps, updates=self.updates, episodes=self.episodes, **{
         k: v for k, v in self.stats.summary().items() if k in ('env_steps_per_s', 'updates_per_s', 'avg_lag_mean', 'avg_lag_max', 'avg_G')})
