@@ -1,8 +1,8 @@
 """Ape-X DQN solves CartPole-v1 (evaluation mean return >= 475 over 10 episodes) on this 2-core machine.
 
 Seed 0 on the 8-device learner mesh runs in the notebook (nbs/23_apex_dqn.ipynb) and through the CLI
-(tests/test_cli.py); here seed 1 on 8 host devices and seed 0 on a single device, each in a fresh process so that
-its XLA device count is its own. More seeds are `bench/apex_cartpole.py`'s (10 seeds, all solved).
+(tests/test_cli.py); here seed 0 on a single device, in a fresh process so that its XLA device count is its own.
+More seeds, on either mesh, are `bench/apex_cartpole.py`'s (10 seeds, all solved).
 """
 import json
 import os
@@ -25,7 +25,7 @@ print(json.dumps(dict(eval=res['eval']['mean'], env_steps=res['env_steps'], devi
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed,devices", [(1, 8), (0, 1)])
+@pytest.mark.parametrize("seed,devices", [(0, 1)])
 def test_apex_solves_cartpole(seed, devices):
     env = {**os.environ, "XLA_FLAGS": xla_flags(8)}
     proc = subprocess.run([sys.executable, "-c", SCRIPT, str(seed), str(devices)], cwd=ROOT, env=env,
