@@ -58,7 +58,7 @@ LEARN = textwrap.dedent(r'''
     from rlnb.apex_dqn import ApeXDQN
     agent = ApeXDQN('CartPole-v1', seed=0, deterministic=True, batch_size=32)
     assert agent.mesh.size == 2 and agent.mesh.devices.flat[1].process_index == 1
-    r = agent.train(10_000, eval_interval=None, num_eval_episodes=10)
+    r = agent.train(6_000, eval_interval=None, num_eval_episodes=10)
     first = [float(x) for x in agent.buffer.storage['S'][:5, 0]]  # this process's own replay
     json.dump(dict(eval=r['eval']['mean'], updates=agent.updates, first=first), open(f'{out}.{pid}.json', 'w'))
     agent.close()
@@ -127,7 +127,7 @@ def test_learner_over_two_processes_equals_one(tmp_path):
 def test_apex_learns_over_two_processes(tmp_path):
     "Each process runs its own actors and replay, the learner spans both; the deterministic schedule keeps their learner steps in lockstep."
     r0, r1 = run(2, tmp_path, LEARN, timeout=600)
-    assert r0['eval'] >= 100 and r1['eval'] >= 100, (r0, r1)  # a random policy scores about 22; the margin holds on another CPU's run
+    assert r0['eval'] >= 100 and r1['eval'] >= 100, (r0, r1)  # a random policy scores about 22; this run evaluates 154-500 from 3k to 6k env steps here
     assert r0['updates'] == r1['updates'] > 0
     assert r0['first'] != r1['first']  # the two processes explored different episodes
 

@@ -209,35 +209,41 @@ class StackFirst(gym.ObservationWrapper):
         self.observation_space = StackedFrames(np.moveaxis(sp.low, -1, 0), np.moveaxis(sp.high, -1, 0), (4, 10, 10), np.uint8, stack_axis=0)
     def observation(self, o): return np.ascontiguousarray(np.moveaxis(o, -1, 0))
 
-def gray_breakout():
+def channels_last():
     env = gym.make('MinAtar/Breakout-v1')
     env = gym.wrappers.TransformObservation(env, lambda o: (o.astype(np.uint8) * gray).max(-1), gym.spaces.Box(0, 255, (10, 10), np.uint8))
-    return StackFirst(FrameStack(env, 4))
+    return FrameStack(env, 4)
+
+def stack_first(): return StackFirst(channels_last())
 
 pixel_env('MinAtar/Breakout-v1')  # registers MinAtar's ids
-agent = ApeXDQN(gray_breakout, seed=0, deterministic=True, actor_mode='thread', devices=jax.local_devices()[:1])
-assert isinstance(agent.buffer, PrioritizedFrameReplayBuffer) and agent.buffer.observation_shape == (4, 10, 10)
-r = agent.train(10_000, eval_interval=None, num_eval_episodes=20)
-agent.close()
-print(json.dumps(dict(eval=r['eval']['mean'], env_steps=r['env_steps'])))
+runs = []
+for make, shape in ((stack_first, (4, 10, 10)), (channels_last, (10, 10, 4))):
+    agent = ApeXDQN(make, seed=0, deterministic=True, actor_mode='thread', devices=jax.local_devices()[:1])
+    assert isinstance(agent.buffer, PrioritizedFrameReplayBuffer) and agent.buffer.observation_shape == shape
+    agent.train(1_600, eval_interval=None, final_eval=False)
+    runs.append(([np.asarray(x) for x in jax.tree.leaves(agent.learner_state)], agent.updates))
+    agent.close()
+(first, u_first), (last, u_last) = runs
+same = len(first) == len(last) > 0 and all(np.array_equal(x, y) for x, y in zip(first, last, strict=True))
+print(json.dumps(dict(same=same, updates=[u_first, u_last])))
 """
 
 
 @pytest.mark.slow
-def test_apex_learns_pixels_in_envpool_layout():
-    # The closest honest equivalent of "Ape-X learns Atari pixels through EnvPool" that fits a slow test on 2 cores: EnvPool has
-    # no MinAtar, and no Atari game is learned within minutes on 2 CPU cores. This is nbs/11_pixels.ipynb's pixel learning check
-    # (MinAtar Breakout as stacked grayscale frames, Ape-X with frame replay, seed 0, deterministic, 10k env steps, >= 2.0 where a
-    # random policy scores about 0.4) with the observations in EnvPool's layout, stack first, stepped in thread workers as the
-    # EnvPool backend steps its batches: what the backend adds to the learning path (the encoder reading channels first, frame
-    # replay on stack-first observations) learns as the channels-last path does. test_atari_stacks_through_frame_replay checks
-    # that EnvPool's own Atari stacks reach frame replay exactly.
+def test_pixels_in_envpool_layout_learn_as_channels_last():
+    # EnvPool has no MinAtar, and no Atari game is learned within minutes on 2 CPU cores, so this checks what the EnvPool
+    # backend adds to the pixel learning path (the encoder reading channels first, frame replay on stack-first observations)
+    # against the channels-last path whose learning nbs/11_pixels.ipynb asserts: the same deterministic Ape-X run on MinAtar
+    # Breakout as stacked grayscale frames, once in EnvPool's layout (stack first) and once channels last, must end with
+    # bit-identical learner states after about a thousand updates. test_atari_stacks_through_frame_replay checks that
+    # EnvPool's own Atari stacks reach frame replay exactly.
     proc = subprocess.run([sys.executable, "-c", PIXELS_STACK_FIRST], cwd=ROOT, capture_output=True, text=True, timeout=1200,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     if proc.returncode and "No module named 'minatar'" in proc.stderr: pytest.skip('MinAtar is not installed: pip install "rlnb[atari]"')
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out["eval"] >= 2.0, out
+    assert out["same"] and out["updates"][0] == out["updates"][1] > 500, out
 
 
 def test_ready_ticks_trace_each_env_stream():
