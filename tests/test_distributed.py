@@ -127,7 +127,7 @@ def test_learner_over_two_processes_equals_one(tmp_path):
 def test_apex_learns_over_two_processes(tmp_path):
     "Each process runs its own actors and replay, the learner spans both; the deterministic schedule keeps their learner steps in lockstep."
     r0, r1 = run(2, tmp_path, LEARN, timeout=600)
-    assert r0['eval'] >= 100 and r1['eval'] >= 100, (r0, r1)  # a random policy scores about 22; from 3k to 6k env steps this run evaluates 153-500 here, 149-294 with AVX code (no FMA)
+    assert r0['eval'] >= 100 and r1['eval'] >= 100, (r0, r1)  # a random policy scores about 22; the margin on two instruction sets: bench/notes/learning_checks.md
     assert r0['updates'] == r1['updates'] > 0
     assert r0['first'] != r1['first']  # the two processes explored different episodes
 
