@@ -1,7 +1,9 @@
 """Test setup shared by every test: 8 host devices (the shape of a TPU v4-8 / v5e-8 or an 8-GPU host) before jax is imported, and SIGINT delivered."""
+import atexit
 import os
+import shutil
 import signal
-
+import tempfile
 
 
 def other_xla_flags() -> str:
@@ -18,6 +20,17 @@ def xla_flags(devices: int = 8) -> str:
 
 os.environ["XLA_FLAGS"] = xla_flags(8)
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+# One persistent XLA compilation cache for the run, shared by every process the tests start (notebooks, CLI runs,
+# workers): many tests build agents whose programs are identical (a det check's repeated runs, the same small networks
+# in several tests), and a program compiled once is then loaded, not compiled again. A loaded program is the same
+# machine code, so results and bit-identity checks are unchanged; only `count_compiles` sees fewer compilations. The
+# cache starts empty and is removed at the end. `JAX_COMPILATION_CACHE_DIR=` (empty) runs the tests without it.
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    _xla_cache = tempfile.mkdtemp(prefix="rlnb-tests-xla-cache-")
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = _xla_cache
+    atexit.register(shutil.rmtree, _xla_cache, ignore_errors=True)
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.3")  # JAX's default is 1 s; trivial programs stay out
 
 # A shell's background job (`nohup pytest &`, some CI wrappers) starts with SIGINT ignored, and every child process
 # inherits "ignored", so the tests that interrupt a child would see it carry on. Children of a process that *handles*
