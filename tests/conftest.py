@@ -1,4 +1,4 @@
-"""Test setup shared by every test: 8 host devices (the shape of a TPU v4-8 / v5e-8 or an 8-GPU host) before jax is imported, and SIGINT delivered."""
+"""Test setup shared by every test: 8 host devices (the shape of a TPU v4-8 / v5e-8 or an 8-GPU host) before jax is imported, one XLA compilation cache for the run, and SIGINT delivered."""
 import atexit
 import os
 import shutil
