@@ -10,12 +10,14 @@ JSON line to the log (default bench/results/presets_table.jsonl), with the prese
 the commit and the machine; a later call skips every (preset, seed, digest) the log holds, so the table can be built
 over several sessions, and a preset whose settings change is run again. `--same-commit` also asks for this commit's runs.
 
-Per preset, once all its seeds are in the log: solved k/n; env steps to the target per seed; the final evaluation per
+Per preset, from the seeds in the log: solved k/n; env steps to the target per seed; the final evaluation per
 seed (the evaluation the run ended on: the first that reached the target, or the one at the budget); the interquartile
 mean (IQM) of the final evaluations with a 95% percentile-bootstrap interval over seeds (Agarwal et al. 2021's
 stratified bootstrap, which for one task resamples its seeds); the machine, the commits and the command. With `--write`
 (the default for the shipped seeds) they replace the preset file's [result]; the figures it held before, from the seeds
-the preset was tuned on (0-2, which the tests use too), move to [result.tuning]. The markdown table goes to
+the preset was tuned on (0-2, which the tests use too), move to [result.tuning], and a `status` saying why it had no
+runs goes. Until every seed has run, the [result] covers the seeds that have, with `planned_seeds` naming all of them
+(the table shows "3 of 5 so far"). The markdown table goes to
 bench/results/presets_table.md and between the markers of nbs/index.ipynb (then run `python tools/readme.py`).
 Learning results, not timings: `wall_s` is for orientation only (runs share the machine's cores).
 """
@@ -89,8 +91,8 @@ def read_log(path) -> list:
     return [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
 
 
-def summary(preset, runs: list, seeds: list, command: str) -> dict:
-    "The [result] table of one preset from its runs (one per seed, every seed present)."
+def summary(preset, runs: list, seeds: list, command: str, planned: list | None = None) -> dict:
+    "The [result] table of one preset from its runs (one per seed of `seeds`); `planned`: every seed it will have, where only some have run."
     runs = sorted(runs, key=lambda r: r["seed"])
     finals = [r["final_eval"] for r in runs]
     steps = sorted(r["env_steps"] if r["reached"] else float("inf") for r in runs)
@@ -98,7 +100,7 @@ def summary(preset, runs: list, seeds: list, command: str) -> dict:
     lo, hi = bootstrap_ci(finals)
     out = dict(protocol=f"{len(seeds)} seeds no test or tuning run uses; each run stops at the first evaluation reaching target_return, "
                         f"else at steps; final_eval is the evaluation it ended on",
-               seeds=seeds, solved=f"{sum(r['reached'] for r in runs)}/{len(seeds)}",
+               seeds=seeds, **(dict(planned_seeds=planned) if planned else {}), solved=f"{sum(r['reached'] for r in runs)}/{len(seeds)}",
                env_steps=[r["env_steps"] for r in runs], reached=[r["reached"] for r in runs], final_eval=finals,
                iqm_final_eval=round(iqm(finals), 1), iqm_ci95=[round(lo, 1), round(hi, 1)],
                interval=f"IQM of final_eval, 95% percentile bootstrap over seeds ({RESAMPLES:,} resamples; Agarwal et al. 2021)",
@@ -113,6 +115,7 @@ def write_result(preset, res: dict):
     "Replace the preset file's [result] with `res`; the figures it held from the tuning seeds (no `protocol` key) move to [result.tuning]."
     text = preset.path.read_text()
     old = dict(preset.result)
+    old.pop("status", None)  # why it had no runs: gone once it has some
     tuning = old.pop("tuning", None) or ({k: v for k, v in old.items()} if old and "protocol" not in old else None)
     head = text.split("\n[result]")[0].rstrip("\n")
     body = "\n".join(f"{k} = {toml_value(v)}" for k, v in res.items())
@@ -125,14 +128,15 @@ def write_result(preset, res: dict):
 
 
 def per_seed(found) -> str:
-    "The per-seed figures of the presets the results table has run: env steps to the target (or '-' where not reached) and final evaluation."
+    "The per-seed figures of the presets the results table has run: env steps to the target (or '-' where not reached) and final evaluation ('…' for a seed still to run)."
     rows = [p for p in found if "protocol" in p.result]
     if not rows: return ""
-    seeds = rows[0].result["seeds"]
+    seeds = sorted({s for p in rows for s in p.result.get("planned_seeds") or p.result["seeds"]})
     lines = ["| preset | " + " | ".join(f"seed {s}" for s in seeds) + " | commit | command |", "|---|" + "---:|" * len(seeds) + "---|---|"]
     for p in rows:
         r = p.result
-        cells = [f"{n:,} / {f:g}" if ok else f"- / {f:g}" for n, ok, f in zip(r["env_steps"], r["reached"], r["final_eval"])]
+        ran = {s: (f"{n:,} / {f:g}" if ok else f"- / {f:g}") for s, n, ok, f in zip(r["seeds"], r["env_steps"], r["reached"], r["final_eval"])}
+        cells = [ran.get(s, "…") for s in seeds]
         lines.append(f"| `{p.name}` | " + " | ".join(cells) + f" | {r['commit']} | `{r['command']}` |")
     return ("\n\nPer seed: env steps to the target (- where the budget ran out first) / final evaluation.\n\n" + "\n".join(lines))
 
@@ -203,10 +207,10 @@ def main():
     results = {}
     for p in chosen:
         mine = {r["seed"]: r for r in runs if r["preset"] == p.name}  # the newest run of each seed
-        if len(mine) < len(a.seeds):
-            print(json.dumps(dict(preset=p.name, done=f"{len(mine)}/{len(a.seeds)} seeds")), flush=True)
-            continue
-        results[p.name] = res = summary(p, list(mine.values()), a.seeds, command)
+        if not mine: continue
+        partial = len(mine) < len(a.seeds)
+        if partial: print(json.dumps(dict(preset=p.name, done=f"{len(mine)}/{len(a.seeds)} seeds")), flush=True)
+        results[p.name] = res = summary(p, list(mine.values()), sorted(mine), command, planned=a.seeds if partial else None)
         print(json.dumps(dict(preset=p.name, **res)), flush=True)
         if not (trial or a.no_write): write_result(p, res)
     if trial or a.no_write:
