@@ -45,13 +45,14 @@ class Preset:
         "One line: the tuned outcome, e.g. 'reached -110 in 3/3 seeds (median 95,000 env steps of 200,000)'."
         r, t = self.result, self.train
         if not r.get('seeds'): return f"not measured yet ({r['status']})" if r.get('status') else 'not measured yet'
-        so_far = f"; {len(r['seeds'])} of {len(r['planned_seeds'])} seeds run so far" if r.get('planned_seeds') else ''
+        so_far = [f"{len(r['seeds'])} of {len(r['planned_seeds'])} seeds run so far"] if r.get('planned_seeds') else []
         if str(r.get('solved', '')).startswith('0/'):
             best = max(r.get('final_eval') or [float('nan')])
-            return f"did not reach {t.get('target_return', '?'):g} in {len(r['seeds'])} seeds of {t.get('steps', 0):,} env steps (best final evaluation {best:g}{so_far})"
+            notes = [f"best final evaluation {best:g}"] + so_far
+            return f"did not reach {t.get('target_return', '?'):g} in {len(r['seeds'])} seeds of {t.get('steps', 0):,} env steps ({'; '.join(notes)})"
         med = r.get('median_env_steps_to_target')
-        return (f"reached {t.get('target_return', '?'):g} in {r.get('solved', '?')} seeds" +
-                (f" (median {med:,} env steps of {t.get('steps', 0):,}{so_far})" if isinstance(med, int) else f" ({so_far[2:]})" if so_far else ''))
+        notes = ([f"median {med:,} env steps of {t.get('steps', 0):,}"] if isinstance(med, int) else []) + so_far
+        return f"reached {t.get('target_return', '?'):g} in {r.get('solved', '?')} seeds" + (f" ({'; '.join(notes)})" if notes else '')
 
 def _config_value(cfg_cls, name, v):
     "TOML arrays become tuples where the field's default is a tuple (network widths)."
