@@ -8,7 +8,9 @@ Each run is `rlnb train ALGO --env ENV --preset NAME --seed S` in its own proces
 the first evaluation that reaches the preset's `target_return`, else at its `steps`. Every finished run is appended as one
 JSON line to the log (default bench/results/presets_table.jsonl), with the preset's digest (its [config] and [train]),
 the commit and the machine; a later call skips every (preset, seed, digest) the log holds, so the table can be built
-over several sessions, and a preset whose settings change is run again. `--same-commit` also asks for this commit's runs.
+over several sessions, and a preset whose settings change is run again. So is a seed that ran before a change of the code
+listed in CHANGES (one that alters what the presets it touches reach); until it has, its preset's row is marked
+"(run before COMMIT)". `--same-commit` also asks for this commit's runs.
 
 Per preset, from the seeds in the log: solved k/n; env steps to the target per seed; the final evaluation per
 seed (the evaluation the run ended on: the first that reached the target, or the one at the budget); the interquartile
@@ -24,6 +26,7 @@ Learning results, not timings: `wall_s` is for orientation only (runs share the 
 import argparse
 import concurrent.futures as cf
 import datetime
+import functools
 import hashlib
 import json
 import os
@@ -46,6 +49,10 @@ TABLE_MD = ROOT / "bench" / "results" / "presets_table.md"
 INDEX = ROOT / "nbs" / "index.ipynb"
 BEGIN, END = "<!-- results table: written by bench/results.py -->", "<!-- end of the results table -->"
 RESAMPLES = 10_000
+# Changes of the code that alter what some presets reach: (commit, what it changed, the presets it touches). A run made
+# before one, on a preset it touches, no longer counts as done: the next call runs that seed again, and until then the
+# preset's [result] names the seeds (outdated_seeds) and the change (outdated_by), which the table shows.
+CHANGES = [("6c33726", "the CNN encoders' init", lambda p: p.env.startswith(("MinAtar/", "ALE/")))]
 
 
 def digest(preset, steps=None) -> str:
@@ -85,6 +92,21 @@ def bootstrap_ci(x, stat=iqm, resamples=RESAMPLES, seed=0) -> tuple:
     return float(lo), float(hi)
 
 
+@functools.cache
+def predates(commit: str, change: str) -> bool:
+    "Whether the code at `commit` (as the log writes it, maybe with '+dirty') lacks commit `change`."
+    rc = subprocess.run(["git", "merge-base", "--is-ancestor", change, commit.split("+")[0]], cwd=ROOT, capture_output=True).returncode
+    if rc not in (0, 1):
+        sys.exit(f"results.py: commit {commit} (in the log) or {change} (in CHANGES) is not in this clone's history; "
+                 "fetch the whole history (git fetch --unshallow) and run again")
+    return rc == 1
+
+
+def outdated(preset, run) -> str | None:
+    "The first change in CHANGES that `run` of `preset` predates, as 'commit (what it changed)'; None where there is none."
+    return next((f"{c} ({what})" for c, what, touches in CHANGES if touches(preset) and predates(run["commit"], c)), None)
+
+
 def read_log(path) -> list:
     path = pathlib.Path(path)
     if not path.exists(): return []
@@ -92,15 +114,17 @@ def read_log(path) -> list:
 
 
 def summary(preset, runs: list, seeds: list, command: str, planned: list | None = None) -> dict:
-    "The [result] table of one preset from its runs (one per seed of `seeds`); `planned`: every seed it will have, where only some have run."
+    "The [result] table of one preset from its runs (one per seed of `seeds`); `planned`: every seed it will have, where only some have run; runs made before a change in CHANGES are named."
     runs = sorted(runs, key=lambda r: r["seed"])
+    old = {r["seed"]: why for r in runs if (why := outdated(preset, r))}
+    stale = dict(outdated_by="; ".join(sorted(set(old.values()))), outdated_seeds=sorted(old)) if old else {}
     finals = [r["final_eval"] for r in runs]
     steps = sorted(r["env_steps"] if r["reached"] else float("inf") for r in runs)
     med = steps[len(steps) // 2] if len(steps) % 2 else (steps[len(steps) // 2 - 1] + steps[len(steps) // 2]) / 2
     lo, hi = bootstrap_ci(finals)
     out = dict(protocol=f"{len(seeds)} seeds no test or tuning run uses; each run stops at the first evaluation reaching target_return, "
                         f"else at steps; final_eval is the evaluation it ended on",
-               seeds=seeds, **(dict(planned_seeds=planned) if planned else {}), solved=f"{sum(r['reached'] for r in runs)}/{len(seeds)}",
+               seeds=seeds, **(dict(planned_seeds=planned) if planned else {}), **stale, solved=f"{sum(r['reached'] for r in runs)}/{len(seeds)}",
                env_steps=[r["env_steps"] for r in runs], reached=[r["reached"] for r in runs], final_eval=finals,
                iqm_final_eval=round(iqm(finals), 1), iqm_ci95=[round(lo, 1), round(hi, 1)],
                interval=f"IQM of final_eval, 95% percentile bootstrap over seeds ({RESAMPLES:,} resamples; Agarwal et al. 2021)",
@@ -178,8 +202,9 @@ def main():
     log = pathlib.Path(a.log)
     log.parent.mkdir(parents=True, exist_ok=True)
     keys = {p.name: digest(p, a.steps) for p in chosen}
+    by_name = {p.name: p for p in chosen}
     done = lambda: {(r["preset"], r["seed"]) for r in read_log(log) if r.get("digest") == keys.get(r["preset"])
-                    and (not a.same_commit or r["commit"] == commit)}
+                    and (not a.same_commit or r["commit"] == commit) and not outdated(by_name[r["preset"]], r)}
     finished = done()
     todo = [(p, s) for s in a.seeds for p in chosen if (p.name, s) not in finished]
     if not a.table and todo:

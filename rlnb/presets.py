@@ -37,15 +37,19 @@ class Preset:
     env: str  # gymnasium env id it was tuned on
     config: dict  # fields of the algorithm's config
     train: dict  # run options: steps, eval_interval, num_eval_episodes, target_return
-    result: dict  # what it reached (bench/results.py writes it; bench/presets.py the tuning seeds' figures); before any run, `status` may say why it has none; `planned_seeds` while only some of them have run
+    result: dict  # what it reached (bench/results.py writes it; bench/presets.py the tuning seeds' figures); before any run, `status` may say why it has none; `planned_seeds` while only some of them have run; `outdated_by` and `outdated_seeds` where seeds ran before a code change that alters what the preset reaches
     description: str = ''  # one line: what the preset changes and why
     path: pathlib.Path|None = None  # the file it came from
 
     def summary(self) -> str:
-        "One line: the tuned outcome, e.g. 'reached -110 in 3/3 seeds (median 95,000 env steps of 200,000)'."
+        "One line: the tuned outcome, e.g. 'reached -110 in 3/3 seeds (median 95,000 env steps of 200,000)', with notes on seeds still to run or to run again."
         r, t = self.result, self.train
         if not r.get('seeds'): return f"not measured yet ({r['status']})" if r.get('status') else 'not measured yet'
         so_far = [f"{len(r['seeds'])} of {len(r['planned_seeds'])} seeds run so far"] if r.get('planned_seeds') else []
+        if r.get('outdated_seeds'):  # runs made before a change of the code that alters the outcome: they run again
+            old = r['outdated_seeds']
+            so_far.append(('run' if len(old) == len(r['seeds']) else f"seed{'s' * (len(old) > 1)} {', '.join(map(str, old))} run")
+                          + f" before {r['outdated_by']}, to run again")
         if str(r.get('solved', '')).startswith('0/'):
             best = max(r.get('final_eval') or [float('nan')])
             notes = [f"best final evaluation {best:g}"] + so_far
@@ -169,14 +173,20 @@ def _seeds_text(seeds) -> str:
 
 def _steps_text(n) -> str: return '—' if not isinstance(n, (int, float)) else f"{n / 1e6:.2g}M" if n >= 1e6 else f"{n / 1e3:.3g}k" if n >= 1e4 else f"{n:,.0f}"
 
+def _outdated_text(r) -> str:
+    "' (run before 6c33726)', or ' (2 run before 6c33726)' where only some of the seeds did."
+    n, commit = len(r['outdated_seeds']), str(r['outdated_by']).split()[0]
+    return f" ({'' if n == len(r['seeds']) else f'{n} '}run before {commit})"
+
 def result_cells(p:Preset) -> dict:
-    "One row of the results table: budget, target, seeds (marked where they are the tuning seeds, or where only some of the planned seeds have run), solved k/n, median env steps to the target, IQM [95% CI] of the final evaluations."
+    "One row of the results table: budget, target, seeds (marked where they are the tuning seeds, where only some of the planned seeds have run, or where some ran before a code change that alters the outcome), solved k/n, median env steps to the target, IQM [95% CI] of the final evaluations."
     r, t = p.result, p.train
     seeds = r.get('seeds') or []
     lo_hi = r.get('iqm_ci95')
     return dict(name=p.name, algo=p.algo, env=p.env, steps=_steps_text(t.get('steps')), target=f"{t['target_return']:g}" if 'target_return' in t else '—',
                 seeds=(_seeds_text(seeds) + ('' if 'protocol' in r else ' (tuning)')
-                       + (f" ({len(seeds)} of {len(r['planned_seeds'])} so far)" if r.get('planned_seeds') else '')) if seeds else
+                       + (f" ({len(seeds)} of {len(r['planned_seeds'])} so far)" if r.get('planned_seeds') else '')
+                       + (_outdated_text(r) if r.get('outdated_seeds') else '')) if seeds else
                       f"any env of {FAMILIES[p.env]}" if p.env in FAMILIES else f"not measured: {r['status']}" if r.get('status') else 'not measured',
                 solved=str(r.get('solved', '—')), median_steps=_steps_text(r.get('median_env_steps_to_target')),
                 iqm=f"{r['iqm_final_eval']:.1f} [{lo_hi[0]:.1f}, {lo_hi[1]:.1f}]" if 'iqm_final_eval' in r and lo_hi else '—',
