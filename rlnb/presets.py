@@ -45,17 +45,17 @@ class Preset:
         "One line: the tuned outcome, e.g. 'reached -110 in 3/3 seeds (median 95,000 env steps of 200,000)', with notes on seeds still to run or to run again."
         r, t = self.result, self.train
         if not r.get('seeds'): return f"not measured yet ({r['status']})" if r.get('status') else 'not measured yet'
-        so_far = [f"{len(r['seeds'])} of {len(r['planned_seeds'])} seeds run so far"] if r.get('planned_seeds') else []
+        pending = [f"{len(r['seeds'])} of {len(r['planned_seeds'])} seeds run so far"] if r.get('planned_seeds') else []
         if r.get('outdated_seeds'):  # runs made before a change of the code that alters the outcome: they run again
             old = r['outdated_seeds']
-            so_far.append(('run' if len(old) == len(r['seeds']) else f"seed{'s' * (len(old) > 1)} {', '.join(map(str, old))} run")
+            pending.append(('run' if len(old) == len(r['seeds']) else f"seed{'s' * (len(old) > 1)} {', '.join(map(str, old))} run")
                           + f" before {r['outdated_by']}, to run again")
         if str(r.get('solved', '')).startswith('0/'):
             best = max(r.get('final_eval') or [float('nan')])
-            notes = [f"best final evaluation {best:g}"] + so_far
+            notes = [f"best final evaluation {best:g}"] + pending
             return f"did not reach {t.get('target_return', '?'):g} in {len(r['seeds'])} seeds of {t.get('steps', 0):,} env steps ({'; '.join(notes)})"
         med = r.get('median_env_steps_to_target')
-        notes = ([f"median {med:,} env steps of {t.get('steps', 0):,}"] if isinstance(med, int) else []) + so_far
+        notes = ([f"median {med:,} env steps of {t.get('steps', 0):,}"] if isinstance(med, int) else []) + pending
         return f"reached {t.get('target_return', '?'):g} in {r.get('solved', '?')} seeds" + (f" ({'; '.join(notes)})" if notes else '')
 
 def _config_value(cfg_cls, name, v):
