@@ -198,7 +198,9 @@ def main():
     if (a.steps is not None or a.seeds != SEEDS) and pathlib.Path(a.log).resolve() == LOG:
         ap.error("a trial (--steps, or seeds other than the table's) needs --log FILE, so that its runs stay out of the table's log")
     commit = git("rev-parse", "--short", "HEAD")
-    dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", "rlnb"))
+    # uncommitted changes of the package; the preset files are left out: what runs read from them is in the digest, and
+    # the [result] tables this script writes while other runs go on change no run
+    dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", "rlnb", ":(exclude)rlnb/hyperparams"))
     log = pathlib.Path(a.log)
     log.parent.mkdir(parents=True, exist_ok=True)
     keys = {p.name: digest(p, a.steps) for p in chosen}
