@@ -122,7 +122,8 @@ def summary(preset, runs: list, seeds: list, command: str, planned: list | None 
     steps = sorted(r["env_steps"] if r["reached"] else float("inf") for r in runs)
     med = steps[len(steps) // 2] if len(steps) % 2 else (steps[len(steps) // 2 - 1] + steps[len(steps) // 2]) / 2
     lo, hi = bootstrap_ci(finals)
-    out = dict(protocol=f"{len(seeds)} seeds no test or tuning run uses; each run stops at the first evaluation reaching target_return, "
+    who = "no test or tuning run uses" if set(seeds) <= set(SEEDS) else "chosen on the command line (a trial)"
+    out = dict(protocol=f"{len(seeds)} seed{'s' * (len(seeds) != 1)} {who}; each run stops at the first evaluation reaching target_return, "
                         f"else at steps; final_eval is the evaluation it ended on",
                seeds=seeds, **(dict(planned_seeds=planned) if planned else {}), **stale, solved=f"{sum(r['reached'] for r in runs)}/{len(seeds)}",
                env_steps=[r["env_steps"] for r in runs], reached=[r["reached"] for r in runs], final_eval=finals,
