@@ -109,16 +109,18 @@ class TD3(ContinuousOffPolicy):
         q1, q2 = self.q(critic.target, batch['S_next'], a_next)
         y = jax.lax.stop_gradient(td3_target(q1, q2, batch['Rn'], batch['In']))
         online, critic_opt, metrics = self.critic_update(critic.online, critic_opt, batch, y)
-        loss = lambda p: -jnp.mean(self.critic.apply(jax.tree.map(lambda x: x[0], online), batch['S'], self.actor.apply(p, batch['S'])))
+        def loss(p):  # -Q1(s, mu(s)), and the share of mu(s)'s components within 1% of a bound (a saturated tanh passes almost no gradient)
+            a = self.actor.apply(p, batch['S'])
+            return -jnp.mean(self.critic.apply(jax.tree.map(lambda x: x[0], online), batch['S'], a)), jnp.mean(jnp.abs(a) > 0.99)
 
         def actor_update(_):  # every policy_delay-th update: an Adam step of the actor, then both Polyak targets
-            l, g = jax.value_and_grad(loss)(actor.online)
+            (l, at_bounds), g = jax.value_and_grad(loss, has_aux=True)(actor.online)
             upd, opt_state = opt.update(pmean(g), actor_opt, actor.online)
             new = optax.apply_updates(actor.online, upd)
             return (OnlineAndTarget(new, optax.incremental_update(new, actor.target, cfg.tau)), opt_state,
-                    optax.incremental_update(online, critic.target, cfg.tau), l)
+                    optax.incremental_update(online, critic.target, cfg.tau), l, at_bounds)
         def hold(_):  # the others: the actor and the targets stay; the actor's loss is evaluated all the same (forward only)
-            return actor, actor_opt, critic.target, loss(actor.online)
-        actor, actor_opt, critic_target, a_loss = jax.lax.cond((state.step + 1) % cfg.policy_delay == 0, actor_update, hold, None)
-        metrics.update(actor_loss=a_loss)
+            return actor, actor_opt, critic.target, *loss(actor.online)
+        actor, actor_opt, critic_target, a_loss, at_bounds = jax.lax.cond((state.step + 1) % cfg.policy_delay == 0, actor_update, hold, None)
+        metrics.update(actor_loss=a_loss, actions_at_bounds=at_bounds)
         return TD3State(TD3Params(actor, OnlineAndTarget(online, critic_target)), TD3OptStates(actor_opt, critic_opt), state.step + 1), metrics
