@@ -34,11 +34,16 @@ def one(preset, seed: int, extra: list) -> dict:
         p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         if p.returncode != 0: return dict(preset=preset.name, seed=seed, error=p.stderr[-1500:])
         r = json.loads(p.stdout.strip().splitlines()[-1])
-        hist = [(int(row["env_steps"]), float(row["eval_return"])) for row in
-                csv.DictReader(pathlib.Path(r["metrics"]).read_text().splitlines()) if row["eval_return"]]
+        rows = list(csv.DictReader(pathlib.Path(r["metrics"]).read_text().splitlines()))
+        hist = [(int(row["env_steps"]), float(row["eval_return"])) for row in rows if row["eval_return"]]
+        # TD3's share of actions at the bounds (a saturated actor), as last logged at or before each evaluation
+        bounds, last = [], None
+        for row in rows:
+            if row.get("actions_at_bounds"): last = round(float(row["actions_at_bounds"]), 3)
+            if row["eval_return"] and last is not None: bounds.append((int(row["env_steps"]), last))
     target = float(preset.train["target_return"])
     return dict(preset=preset.name, seed=seed, reached=r["eval_return"] >= target, env_steps=r["env_steps"],
-                final_eval=round(r["eval_return"], 1), wall_s=r["wall_s"], evals=hist)
+                final_eval=round(r["eval_return"], 1), wall_s=r["wall_s"], evals=hist, **(dict(actions_at_bounds=bounds) if bounds else {}))
 
 
 def summary(preset, runs: list, seeds: list) -> dict:
