@@ -87,7 +87,7 @@ class DistributedAgent(AgentCheckpoints):
                  work_dir=None,  # run directory; None: runs/<tag>
                  deterministic:bool=False,  # fixed seeded schedule: same seed, same params, bit for bit (slower)
                  keep_checkpoints:int=3,  # checkpoints kept in the run directory
-                 func=None,  # forward pass for the q-function; None: the algorithm's MLP
+                 func=None,  # your network (a flax module), its output shapes checked when built (each algorithm's `func=` contract); None: the algorithm's default
                  preset=None,  # tuned hyperparameters: 'auto' (the shipped preset of `algo` on `env`, else its family preset for image observations, if any), a preset name, a .toml path or a `Preset`; None: the config's defaults
                  **kwargs,  # fields of the algorithm's config (e.g. ApeXConfig's batch_size, hidden, learning_rate); they win over the preset's
                 ):

@@ -217,7 +217,10 @@ class TrainedPolicy:
         spec.check_spaces(observation_space, action_space)
         template = spec.setup(func)
         try: learner = serialization.from_state_dict(jax.tree.map(np.asarray, template), spec.upgrade_learner(state['learner']))
-        except (ValueError, KeyError, TypeError) as e: raise ConfigError(f"TrainedPolicy: the state's network does not fit {cls.__name__}'s ({e}).") from None
+        except (ValueError, KeyError, TypeError) as e:
+            hint = ("the run may have been trained with a custom network: pass the same one as func= (`load_policy(run_dir, func=net)`, "
+                    "`TrainedPolicy(state, obs_space, action_space, func=net)`)" if func is None else "is func= the network the run was trained with?")
+            raise ConfigError(f"TrainedPolicy: the state's network does not fit {cls.__name__}'s ({e}); {hint}.") from None
         self.algo_name, self.config, self.spec = cls.algo_name, spec.config, spec
         self.observation_space, self.action_space = observation_space, action_space
         self.params = jax.device_put(spec.actor_params(learner))

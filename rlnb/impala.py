@@ -22,7 +22,7 @@ from .pixels import image_encoder, is_image_space
 from .parallel import pmean
 from .policy_gradient import DiagGaussian, distribution_for, vtrace
 from .runtime import OnPolicyQueue, Runtime, RuntimeConfig, adam_clipped, need, numpy_init
-from .spec import module_init
+from .spec import FUNC_CHECK_BATCH, check_func, func_inputs, module_init
 from .tracing import BatchedUnroll
 
 # %% auto #0
@@ -161,7 +161,21 @@ class ActorCriticSpec(Runtime):
         core = [] if H is None else [gym.spaces.Box(-np.inf, np.inf, (H,))]
         params = numpy_init(self.net, self.observation_space, cfg.seed, *core) if func is None else module_init(self.net, self.observation_space, cfg.seed, *core)
         if gaussian and func is None: params['params']['log_std'] = np.full(space.shape, cfg.log_std_init, np.float32)
+        if func is not None: self._check_func(params, n, gaussian, H)
         return params
+
+    def _check_func(self, params, n:int, gaussian:bool, H:int|None):
+        "Refuse a user's network whose outputs have other shapes than the actor-critic contract (`func_inputs` batch B = 2)."
+        B = FUNC_CHECK_BATCH
+        pis = [((B, n), (n,)), ((B, n), (B, n))] if gaussian else [(B, n)]
+        head = "(mean (batch, dims), log_std (dims,) or (batch, dims))" if gaussian else "logits (batch, num_actions)"
+        contract = (f"(policy parameters, values), the policy parameters being {head} and the values of shape (batch,) — "
+                    "a value head `nn.Dense(1)(h)` gives (batch, 1): return its `[:, 0]`")
+        inputs = func_inputs(self.observation_space) + ([] if H is None else [jax.ShapeDtypeStruct((B, H), jnp.float32)])
+        out = jax.eval_shape(self.net.apply, params, *inputs)
+        if H is None: check_func(self.algo_name, 'func', out, [(pi, (B,)) for pi in pis], contract)
+        else: check_func(self.algo_name, 'func (with recurrent)', out, [((pi, (B,)), (B, H)) for pi in pis],
+                         f"((policy parameters, values), core (batch, recurrent)), with {contract}")
 
     def make_tracer(self, num_envs): return BatchedUnroll(self.config.unroll_length, num_envs, keep_final=True)
 

@@ -28,7 +28,7 @@ from .pixels import image_encoder, is_image_space
 from .replay import WaitReady, _rng_state, _set_rng_state
 from .sumtree import SumTree
 from .runtime import adam_clipped, need, numpy_init
-from .spec import module_init
+from .spec import FUNC_CHECK_BATCH, check_func, func_inputs, module_init
 from .tracing import InsufficientCacheError, Tracer
 
 # %% auto #0
@@ -455,6 +455,11 @@ class R2D2(ApeXDQN):
                                                             image_encoder(space) if image else None)  # a user's `func` maps (obs, core [B, recurrent]) -> (q, core)
         core = gym.spaces.Box(-np.inf, np.inf, (cfg.recurrent,))
         params = numpy_init(self.net, space, cfg.seed, core) if func is None else module_init(self.net, space, cfg.seed, core)
+        if func is not None:  # a user's network: its outputs' shapes are checked before anything trains
+            B, H = FUNC_CHECK_BATCH, cfg.recurrent
+            out = jax.eval_shape(self.net.apply, params, *func_inputs(space), jax.ShapeDtypeStruct((B, H), jnp.float32))
+            check_func(self.algo_name, 'func', out, [((B, int(self.action_space.n)), (B, H))],
+                       "(q-values (batch, num_actions), core (batch, recurrent)) from (observations, core)")
         self.optimizer = adam_clipped(cfg.learning_rate, cfg.max_grad_norm)
         self.eps = epsilon_ladder(cfg.num_envs, cfg.epsilon, cfg.eps_alpha)
         return DQNState(OnlineAndTarget(params, params), self.optimizer.init(params))

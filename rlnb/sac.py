@@ -23,7 +23,7 @@ from .core import ConfigError, TransitionBatch
 from .parallel import pmean
 from .replay import PrioritizedReplayBuffer, ReplayBuffer
 from .runtime import ReplayRatio, Runtime, need, numpy_init, zero_init
-from .spec import module_init
+from .spec import FUNC_CHECK_BATCH, check_func, func_inputs, module_init
 from .tracing import BatchedNStep
 
 # %% auto #0
@@ -126,7 +126,16 @@ class ContinuousOffPolicy(Runtime):
         init = (lambda seed: numpy_init(self.critic, self.observation_space, seed, self.policy_space, init=self.config.network_init)) if critic is None else \
                (lambda seed: module_init(self.critic, self.observation_space, seed, self.policy_space))
         twins = [init(self.config.seed + 1000 + i) for i in range(2)]
+        if critic is not None:  # a user's critic: Q(s, a) of shape (batch,), checked before anything trains
+            out = jax.eval_shape(self.critic.apply, twins[0], *func_inputs(self.observation_space, self.policy_space))
+            check_func(self.algo_name, 'the critic of func', out, [(FUNC_CHECK_BATCH,)],
+                       "Q(s, a) from (observations, actions), shape (batch,) — a head `nn.Dense(1)(h)` gives (batch, 1): return its `[:, 0]`")
         return jax.tree.map(lambda *x: np.stack(x), *twins)
+
+    def _check_actor(self, params, expected:list, contract:str):
+        "Refuse a user's actor whose outputs have other shapes than `expected` (for a batch of `FUNC_CHECK_BATCH`)."
+        out = jax.eval_shape(self.actor.apply, params, *func_inputs(self.observation_space))
+        check_func(self.algo_name, 'the actor of func', out, expected, contract)
 
     def q(self, critic_params, s, a):
         "Both critics' Q(s, a), shape [2, batch]."
@@ -205,6 +214,8 @@ class SAC(ContinuousOffPolicy):
         dim = int(np.prod(self.action_space.shape))
         self.actor = actor if actor is not None else GaussianActor(dim, tuple(cfg.hidden))
         params = numpy_init(self.actor, self.observation_space, cfg.seed, init=cfg.network_init) if actor is None else module_init(self.actor, self.observation_space, cfg.seed)
+        if actor is not None: self._check_actor(params, [((FUNC_CHECK_BATCH, dim), (FUNC_CHECK_BATCH, dim))],
+                                                "(mean, log_std) of the Gaussian before the tanh, each of shape (batch, action dims)")
         critics = self.init_critics(critic)
         self.target_entropy = -float(dim) if cfg.target_entropy is None else float(cfg.target_entropy)
         self.optimizer = opt = self.adam()

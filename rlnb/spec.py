@@ -26,9 +26,9 @@ from .pixels import pixel_env
 from .functions import preprocessed_shape
 
 # %% auto #0
-__all__ = ['RENAMED', 'ENV_KINDS', 'need', 'RuntimeConfig', 'renamed_message', 'check_renamed', 'check_options', 'env_kind',
-           'make_vector_env', 'make_actors', 'actor_envs', 'env_spaces', 'numpy_init', 'module_init', 'zero_init',
-           'adam_clipped', 'Spec']
+__all__ = ['RENAMED', 'ENV_KINDS', 'FUNC_CHECK_BATCH', 'need', 'RuntimeConfig', 'renamed_message', 'check_renamed',
+           'check_options', 'env_kind', 'make_vector_env', 'make_actors', 'actor_envs', 'env_spaces', 'numpy_init',
+           'module_init', 'func_inputs', 'check_func', 'zero_init', 'adam_clipped', 'Spec']
 
 # %% ../nbs/12_spec.ipynb #9f7a1448
 def need(cfg, ok:bool, name:str, what:str):
@@ -190,6 +190,28 @@ def module_init(net, observation_space, seed:int, *more_spaces):
         xs = [jnp.zeros(x.shape, x.dtype) for x in _input_shapes(observation_space, more_spaces)]
         return jax.device_get(net.init(jax.random.key(seed), *xs))
 
+FUNC_CHECK_BATCH = 2  # the batch a user's network (`func=`) is traced on to check its output shapes (not 1, which hides a missing squeeze)
+
+def func_inputs(*spaces) -> list:
+    "Shapes-only inputs for a user's network: a batch of `FUNC_CHECK_BATCH` preprocessed elements of each space (nothing is computed)."
+    return [jax.ShapeDtypeStruct((FUNC_CHECK_BATCH, *preprocessed_shape(s)), jnp.float32) for s in spaces]
+
+def _is_shape(x) -> bool: return isinstance(x, tuple) and all(isinstance(d, int) for d in x)
+
+def check_func(algo:str,  # the algorithm, named in the error
+               what:str,  # which network: 'func', 'the actor of func', ...
+               out,  # what it returned for `func_inputs`, from `jax.eval_shape`
+               expected:list,  # the structures of shape tuples it may return (e.g. [((2, 3), (2,))])
+               contract:str,  # what the algorithm's network must return, in words
+              ):
+    "Raise a `ConfigError` unless the shapes `out` holds are one of `expected`: the error names both, and the contract."
+    got = jax.tree.map(lambda x: tuple(int(d) for d in x.shape), out)
+    same = lambda e: (jax.tree.structure(got, is_leaf=_is_shape) == jax.tree.structure(e, is_leaf=_is_shape)
+                      and jax.tree.leaves(got, is_leaf=_is_shape) == jax.tree.leaves(e, is_leaf=_is_shape))
+    if any(same(e) for e in expected): return
+    raise ConfigError(f"{algo}: {what} returned shapes {got} for a batch of {FUNC_CHECK_BATCH} observations; it must return "
+                      f"{' or '.join(map(str, expected))}: {contract}.")
+
 def zero_init(opt:optax.GradientTransformation) -> optax.GradientTransformation:
     "`opt` with an `init` that builds its (all-zero) state from shapes: no eager device op, no compile."
     def init(params): return jax.tree.map(lambda s: np.zeros(s.shape, s.dtype), jax.eval_shape(opt.init, params))
@@ -199,7 +221,7 @@ def adam_clipped(learning_rate:float, max_grad_norm:float) -> optax.GradientTran
     "Global-norm clipping then Adam, on one flat vector (a few fused ops instead of one per layer), with a shape-only `init`."
     return zero_init(optax.flatten(optax.chain(optax.clip_by_global_norm(max_grad_norm), optax.adam(learning_rate))))
 
-# %% ../nbs/12_spec.ipynb #765510c6
+# %% ../nbs/12_spec.ipynb #8e71521e
 class Spec(abc.ABC):
     "What an algorithm supplies to the runtime: its config class, its name, and the hooks below (the abstract ones are required). `Runtime` subclasses it; an algorithm subclasses `Runtime`."
     Config: ClassVar[type] = RuntimeConfig  # the algorithm's frozen config dataclass (a RuntimeConfig)

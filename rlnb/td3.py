@@ -19,7 +19,7 @@ import optax
 from .apex_dqn import OnlineAndTarget
 from .parallel import pmean
 from .runtime import need, numpy_init
-from .spec import module_init
+from .spec import FUNC_CHECK_BATCH, module_init
 from .sac import ContinuousOffPolicy, OffPolicyConfig
 
 # %% auto #0
@@ -83,6 +83,8 @@ class TD3(ContinuousOffPolicy):
         actor, critic = (None, None) if func is None else func
         self.actor = actor if actor is not None else DeterministicActor(int(np.prod(self.action_space.shape)), tuple(cfg.hidden))
         params = numpy_init(self.actor, self.observation_space, cfg.seed, init=cfg.network_init) if actor is None else module_init(self.actor, self.observation_space, cfg.seed)
+        if actor is not None: self._check_actor(params, [(FUNC_CHECK_BATCH, int(np.prod(self.action_space.shape)))],
+                                                "actions in [-1, 1] (a tanh output), shape (batch, action dims)")
         critics = self.init_critics(critic)
         self.optimizer = opt = self.adam()
         return TD3State(TD3Params(OnlineAndTarget(params, params), OnlineAndTarget(critics, critics)), TD3OptStates(opt.init(params), opt.init(critics)), np.int32(0))
