@@ -130,9 +130,8 @@ class ApeXDQN(Runtime):
         self.q = Q(net, seed=cfg.seed, params=params, observation_space=self.observation_space, action_space=self.action_space)
         if func is not None:  # a user's network: its q-values' shape is checked before anything trains
             B, space = FUNC_CHECK_BATCH, self.observation_space
-            out = jax.eval_shape(self.q.apply, self.q.params, jax.ShapeDtypeStruct((B, *space.shape), space.dtype))
-            check_func(self.algo_name, 'func', out, [(B, int(self.action_space.n))],
-                       "q-values of every action, shape (batch, num_actions) (a type-1 network `(S, A) -> q` gives (batch,) per action)")
+            check_func(self.algo_name, 'func', self.q.apply, self.q.params, [jax.ShapeDtypeStruct((B, *space.shape), space.dtype)],
+                       [(B, int(self.action_space.n))], "q-values of every action, shape (batch, num_actions)")
         self.optimizer = adam_clipped(cfg.learning_rate, cfg.max_grad_norm)
         self.updater = DoubleQLearning(self.q, self.q.copy(), optimizer=self.optimizer)
         self.eps = epsilon_ladder(cfg.num_envs, cfg.epsilon, cfg.eps_alpha)

@@ -172,9 +172,8 @@ class ActorCriticSpec(Runtime):
         contract = (f"(policy parameters, values), the policy parameters being {head} and the values of shape (batch,) — "
                     "a value head `nn.Dense(1)(h)` gives (batch, 1): return its `[:, 0]`")
         inputs = func_inputs(self.observation_space) + ([] if H is None else [jax.ShapeDtypeStruct((B, H), jnp.float32)])
-        out = jax.eval_shape(self.net.apply, params, *inputs)
-        if H is None: check_func(self.algo_name, 'func', out, [(pi, (B,)) for pi in pis], contract)
-        else: check_func(self.algo_name, 'func (with recurrent)', out, [((pi, (B,)), (B, H)) for pi in pis],
+        if H is None: check_func(self.algo_name, 'func', self.net.apply, params, inputs, [(pi, (B,)) for pi in pis], contract)
+        else: check_func(self.algo_name, 'func (with recurrent)', self.net.apply, params, inputs, [((pi, (B,)), (B, H)) for pi in pis],
                          f"((policy parameters, values), core (batch, recurrent)), with {contract}")
 
     def make_tracer(self, num_envs): return BatchedUnroll(self.config.unroll_length, num_envs, keep_final=True)

@@ -457,8 +457,8 @@ class R2D2(ApeXDQN):
         params = numpy_init(self.net, space, cfg.seed, core) if func is None else module_init(self.net, space, cfg.seed, core)
         if func is not None:  # a user's network: its outputs' shapes are checked before anything trains
             B, H = FUNC_CHECK_BATCH, cfg.recurrent
-            out = jax.eval_shape(self.net.apply, params, *func_inputs(space), jax.ShapeDtypeStruct((B, H), jnp.float32))
-            check_func(self.algo_name, 'func', out, [((B, int(self.action_space.n)), (B, H))],
+            inputs = func_inputs(space) + [jax.ShapeDtypeStruct((B, H), jnp.float32)]
+            check_func(self.algo_name, 'func', self.net.apply, params, inputs, [((B, int(self.action_space.n)), (B, H))],
                        "(q-values (batch, num_actions), core (batch, recurrent)) from (observations, core)")
         self.optimizer = adam_clipped(cfg.learning_rate, cfg.max_grad_norm)
         self.eps = epsilon_ladder(cfg.num_envs, cfg.epsilon, cfg.eps_alpha)

@@ -127,15 +127,14 @@ class ContinuousOffPolicy(Runtime):
                (lambda seed: module_init(self.critic, self.observation_space, seed, self.policy_space))
         twins = [init(self.config.seed + 1000 + i) for i in range(2)]
         if critic is not None:  # a user's critic: Q(s, a) of shape (batch,), checked before anything trains
-            out = jax.eval_shape(self.critic.apply, twins[0], *func_inputs(self.observation_space, self.policy_space))
-            check_func(self.algo_name, 'the critic of func', out, [(FUNC_CHECK_BATCH,)],
+            check_func(self.algo_name, 'the critic of func', self.critic.apply, twins[0], func_inputs(self.observation_space, self.policy_space),
+                       [(FUNC_CHECK_BATCH,)],
                        "Q(s, a) from (observations, actions), shape (batch,) — a head `nn.Dense(1)(h)` gives (batch, 1): return its `[:, 0]`")
         return jax.tree.map(lambda *x: np.stack(x), *twins)
 
     def _check_actor(self, params, expected:list, contract:str):
         "Refuse a user's actor whose outputs have other shapes than `expected` (for a batch of `FUNC_CHECK_BATCH`)."
-        out = jax.eval_shape(self.actor.apply, params, *func_inputs(self.observation_space))
-        check_func(self.algo_name, 'the actor of func', out, expected, contract)
+        check_func(self.algo_name, 'the actor of func', self.actor.apply, params, func_inputs(self.observation_space), expected, contract)
 
     def q(self, critic_params, s, a):
         "Both critics' Q(s, a), shape [2, batch]."

@@ -200,12 +200,14 @@ def _is_shape(x) -> bool: return isinstance(x, tuple) and all(isinstance(d, int)
 
 def check_func(algo:str,  # the algorithm, named in the error
                what:str,  # which network: 'func', 'the actor of func', ...
-               out,  # what it returned for `func_inputs`, from `jax.eval_shape`
+               apply,  # the network's forward pass, `apply(params, *inputs)`
+               params,  # its params
+               inputs:list,  # shapes-only inputs (`func_inputs`), traced with `jax.eval_shape`: nothing runs
                expected:list,  # the structures of shape tuples it may return (e.g. [((2, 3), (2,))])
                contract:str,  # what the algorithm's network must return, in words
               ):
-    "Raise a `ConfigError` unless the shapes `out` holds are one of `expected`: the error names both, and the contract."
-    got = jax.tree.map(lambda x: tuple(int(d) for d in x.shape), out)
+    "Raise a `ConfigError` unless `apply` returns shapes that are one of `expected`: the error names both, and the contract."
+    got = jax.tree.map(lambda x: tuple(int(d) for d in x.shape), jax.eval_shape(apply, params, *inputs))
     same = lambda e: (jax.tree.structure(got, is_leaf=_is_shape) == jax.tree.structure(e, is_leaf=_is_shape)
                       and jax.tree.leaves(got, is_leaf=_is_shape) == jax.tree.leaves(e, is_leaf=_is_shape))
     if any(same(e) for e in expected): return
