@@ -81,16 +81,18 @@ def make_agent(algo, env, overrides, learner=None):
     "The algorithm as `rlnb train` builds it: the shipped preset's config (if any), then `overrides`; `learner='cpu'` puts the learner on the host CPU."
     import jax
     from rlnb.presets import resolve_preset
-    from rlnb.runtime import get_algo
+    from rlnb.runtime import Runtime, get_algo
     pre = resolve_preset('auto', algo, env)
     devices = jax.devices('cpu')[:1] if learner == 'cpu' else None
-    return get_algo(algo)(env, devices=devices, **{**(pre.config if pre else {}), **overrides}), pre
+    return Runtime(env, algorithm=get_algo(algo), devices=devices, **{**(pre.config if pre else {}), **overrides}), pre
 
 
 def picked_placement(agent):
-    "Where the runtime placed the actors' policy and why (`actor_device`, `actor_device_reason`), where it says so."
-    dev = getattr(agent, 'actor_device', None)
-    return None if dev is None else dict(device=str(dev), reason=getattr(agent, 'actor_device_reason', None))
+    "Where the runtime placed the actors' policy and why (`actors.actor_device`, `actors.device_reason`), where it says so."
+    actors = getattr(agent, 'actors', None)  # the runtime's actors part (an rlnb from before the parts kept these on the runtime)
+    dev = getattr(actors, 'actor_device', None) if actors is not None else getattr(agent, 'actor_device', None)
+    why = getattr(actors, 'device_reason', None) if actors is not None else getattr(agent, 'actor_device_reason', None)
+    return None if dev is None else dict(device=str(dev), reason=why)
 
 
 def child_cartpole(spec):
@@ -168,7 +170,7 @@ def child_pong(spec):
     import jax
     t0 = time.perf_counter()
     agent, pre = make_agent(spec['algo'], PONG, spec['overrides'])
-    if spec.get('whole_ticks'): agent._in_flight = agent._nothing_in_flight(ready=False)  # the A/B of ready ticks: every actor waited for
+    if spec.get('whole_ticks'): agent.actors.in_flight = agent.actors._nothing_in_flight(ready=False)  # the A/B of ready ticks: every actor waited for
     setup_s = time.perf_counter() - t0
     mark = {}
     def cb(rt):
@@ -193,7 +195,7 @@ def child_pong(spec):
         return dict(devices=[str(d) for d in jax.local_devices()], preset=pre.name if pre else None, setup_s=setup_s,
                     compile_s=compile_s, window_s=tb - ta, env_steps_per_s=(sb - sa) / (tb - ta),
                     updates_per_s=(ub - ua) / (tb - ta), learner_started=ua > 0, env_steps=sb, updates=ub,
-                    lag_mean=m.get('lag_mean'), placement=picked_placement(agent), ready_ticks=agent._in_flight is not None, **waits,
+                    lag_mean=m.get('lag_mean'), placement=picked_placement(agent), ready_ticks=agent.actors.in_flight is not None, **waits,
                     **(dict(profile=mark['sampler'].report()) if 'sampler' in mark else {}))
     finally:
         if 'sampler' in mark and not mark['sampler'].stop.is_set(): mark['sampler'].__exit__()

@@ -97,7 +97,7 @@ def envpool_policy_rate(game, num_envs, seconds):
     try:
         params, rng = agent.get_state(), np.random.default_rng(0)
         obs, _ = env.reset(seed=0)
-        step = lambda obs: env.step(np.asarray(agent._act(params, obs, agent.noise(rng, num_envs), None)[0]))[0]
+        step = lambda obs: env.step(np.asarray(agent.actors.act_fn(params, obs, agent.spec.noise(rng, num_envs), None)[0]))[0]
         for _ in range(5): obs = step(obs)  # compile
         n, t0 = 0, time.perf_counter()
         while time.perf_counter() - t0 < seconds: obs = step(obs); n += num_envs
@@ -111,7 +111,7 @@ def policy_rate(game, num_envs, seconds):
     try:
         params, rng = agent.get_state(), np.random.default_rng(0)
         obs = np.random.default_rng(0).integers(0, 256, (num_envs, *agent.observation_space.shape), dtype=np.uint8)
-        act = lambda: np.asarray(agent._act(params, obs, agent.noise(rng, num_envs), None)[0])
+        act = lambda: np.asarray(agent.actors.act_fn(params, obs, agent.spec.noise(rng, num_envs), None)[0])
         for _ in range(5): act()  # compile
         n, t0 = 0, time.perf_counter()
         while time.perf_counter() - t0 < seconds: act(); n += num_envs

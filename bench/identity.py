@@ -36,6 +36,8 @@ CASES = {
     "sac": ("sac", "Pendulum-v1", 1_500, {}),
     "td3": ("td3", "Pendulum-v1", 1_500, {}),
     "apex-pixels": ("apex-dqn", "MinAtar/Breakout-v1", 3_000, {}),  # frame replay (FrameTracer, streamed checkpoint)
+    "r2d2": ("r2d2", "rlnb/CartPoleNoVel-v1", 4_000, {}),  # sequence replay, a recurrent core
+    "ppo-gymnax": ("ppo", "gymnax:CartPole-v1", 8_192, {}),  # envs stepped on the device (`rlnb.jax_envs`)
 }
 RENAMED = {"gae_lambda": "lambda_"}  # config key at the reference -> its name now (issue 29 item 6: one lambda, as rlnb.spec.RENAMED)
 LEAF_RENAMED = {  # algo -> {path under state/learner/ at the reference (a prefix where it ends in /): its path now}

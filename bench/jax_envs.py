@@ -56,10 +56,9 @@ def run_rlnb(seed, max_steps, devices):
     import jax
     import gymnax  # noqa: F401  rlnb imports it on the first gymnax id; PureJaxRL's side imports it before its clock too
     from rlnb.ppo import PPO  # imported before the clock starts, as PureJaxRL's libraries are
-    from rlnb.registry import algo_for_env
     import rlnb.jax_envs  # noqa: F401
     t0 = time.perf_counter()
-    rt = algo_for_env(PPO, "gymnax:CartPole-v1")("gymnax:CartPole-v1", seed=seed, devices=jax.local_devices()[:devices], schedule_steps=max_steps)
+    rt = PPO("gymnax:CartPole-v1", seed=seed, devices=jax.local_devices()[:devices], schedule_steps=max_steps)
     rt.compile()  # what train compiles first anyway: timed apart, for the compile vs steady-state split
     compile_s = time.perf_counter() - t0
     res = rt.train(max_steps, eval_interval=EVAL_EVERY, num_eval_episodes=EVAL_EPISODES, target_return=TARGET)
@@ -127,10 +126,9 @@ def run_pjrl(name, seed, max_steps):
 def steady_rlnb(seed, updates, devices):
     import jax
     from rlnb.ppo import PPO
-    from rlnb.registry import algo_for_env
     c = dict(PJRL_OWN, **STEADY)
     n, T = c["NUM_ENVS"], c["NUM_STEPS"]
-    rt = algo_for_env(PPO, "gymnax:CartPole-v1")(
+    rt = PPO(
         "gymnax:CartPole-v1", devices=jax.local_devices()[:devices], seed=seed, num_actors=1, envs_per_actor=n, unroll_length=T,
         num_epochs=c["UPDATE_EPOCHS"], batch_size=n * T // c["NUM_MINIBATCHES"], gamma=c["GAMMA"], lambda_=c["GAE_LAMBDA"],
         entropy_coef=c["ENT_COEF"], learning_rate=c["LR"], clip_eps=c["CLIP_EPS"], max_grad_norm=c["MAX_GRAD_NORM"])

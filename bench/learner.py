@@ -16,7 +16,7 @@ Two parts:
 - `fed` (with `--fed ALGOS`, `--fed-batches`, default `--batches`): the learner as training runs it, fed from its
   pacing. Each algorithm's runtime (one learner device, forced there with `learner_device='devices'` and named in
   `learner_on`; `batch_size` = the batch; one update per dispatch, or K with `--fed-k K`) runs its real dispatch
-  (`Schedules._learner_dispatch`: take from the pacing, prepare, place, update, book the previous dispatch's metrics
+  (`Learner.dispatch`: take from the pacing, prepare, place, update, book the previous dispatch's metrics
   and priorities, publish) `--fed-updates` times, against `jax.jit(learner_step)` of the same runtime on one placed
   batch. With `--fed-k K` the replay algorithms (Ape-X, SAC, TD3) fuse K updates per dispatch (`updates_per_dispatch=K`;
   Ape-X's default is 32; IMPALA and PPO stay at 1), and `bare` is `jax.jit` of a `lax.scan` of K `learner_step`s on
@@ -119,7 +119,8 @@ T_UNROLL = 8
 def fed_runtime(algo, batch, device, k=1, env=None):
     "A runtime of `algo` on one learner device whose pacing holds data for `batch`-item updates (`k` per dispatch for replay algorithms), compiled; returns (runtime, refill). `env`: FED_ENV's, unless given."
     from rlnb.registry import get_algo
-    cls, env = get_algo(algo), env or FED_ENV[algo]
+    from rlnb.runtime import Runtime
+    spec, env = get_algo(algo), env or FED_ENV[algo]
     if algo in ("impala", "ppo"):
         cols = max(1, batch // T_UNROLL)
         kw = dict(num_actors=1, envs_per_actor=cols, unroll_length=T_UNROLL, queue_size=4)
@@ -129,16 +130,16 @@ def fed_runtime(algo, batch, device, k=1, env=None):
         kw = dict(num_actors=1, envs_per_actor=64, batch_size=batch, buffer_warmup=warm, buffer_capacity=max(2 * warm, 10_000),
                   updates_per_dispatch=k)
     kw.setdefault("updates_per_dispatch", 1)
-    rt = cls(env, devices=[device], learner_device="devices", **kw)  # on `device` even where 'auto' would keep a CartPole-sized learner on the host CPU
+    rt = Runtime(env, algorithm=spec, devices=[device], learner_device="devices", **kw)  # on `device` even where 'auto' would keep a CartPole-sized learner on the host CPU
     rt.compile()
     if rt.buffer is not None:
         rt.init_replay_buffer("random")
         rt.pacing.inserted_after_warmup = 10 ** 12  # the replay ratio never holds the learner back
         return rt, lambda: None
     async def first_unrolls():
-        states = await rt._first_states()
+        states = await rt.actors.first_states()
         while not rt.pacing.learner_may_run():
-            await rt._actor_tick(states)
+            await rt.actors.tick(states)
             if rt.tracer: await rt.pacing.insert(rt.tracer.flush())
     from rlnb.core import run_sync
     run_sync(first_unrolls())
@@ -154,9 +155,9 @@ async def fed_dispatches(rt, refill, n):
     t0 = time.perf_counter()
     for _ in range(n):
         refill()
-        await rt._learner_dispatch()
-    await rt._finish_dispatch()
-    jax.block_until_ready(rt._learner_state)
+        await rt.learner.dispatch()
+    await rt.learner.finish()
+    jax.block_until_ready(rt.learner.state)
     return time.perf_counter() - t0
 
 
@@ -166,7 +167,7 @@ def count_per_dispatch(rt, refill, n=20):
     Arr = type(jax.numpy.zeros(()))
     c = dict(update_calls=0, host_leaves_to_update=0, inputs_placed=0, host_reads=0, host_reads_copy_started=0, host_copies_started=0)  # host_reads: np.asarray through __array__ (a CPU array is read through the buffer protocol and not counted)
     started = set()
-    upd, put = rt._update, getattr(rt._update, "put", None)
+    upd, put = rt.learner.update, getattr(rt.learner.update, "put", None)
     orig_array, orig_copy = Arr.__array__, Arr.copy_to_host_async
     def counted_update(state, batch):
         c["update_calls"] += 1
@@ -184,9 +185,9 @@ def count_per_dispatch(rt, refill, n=20):
         return orig_copy(self)
     for k, v in vars(upd).items(): setattr(counted_update, k, v)
     if put is not None: counted_update.put = counted_put
-    rt._update, Arr.__array__, Arr.copy_to_host_async = counted_update, counted_array, counted_copy
+    rt.learner.update, Arr.__array__, Arr.copy_to_host_async = counted_update, counted_array, counted_copy
     try: asyncio.run(fed_dispatches(rt, refill, n))
-    finally: rt._update, Arr.__array__, Arr.copy_to_host_async = upd, orig_array, orig_copy
+    finally: rt.learner.update, Arr.__array__, Arr.copy_to_host_async = upd, orig_array, orig_copy
     return {k: round(v / n, 2) for k, v in c.items()}
 
 
@@ -200,17 +201,17 @@ def fed_section(algos, batches, reps, updates, seed=0, k=1, env=None):
             K = rt.config.updates_per_dispatch  # updates per dispatch, in both the fed and the bare cases
             try:
                 sample = rt.pacing.take() if rt.buffer is not None else rt.pacing._queue[0]
-                bare = jax.jit(rt.learner_step if K == 1 else lambda st, b: jax.lax.scan(rt.learner_step, st, b))
-                b = jax.device_put(rt._dispatch_input(sample), dev)
-                bare_state = jax.device_put(jax.device_get(rt._learner_state), dev)
+                bare = jax.jit(rt.spec.learner_step if K == 1 else lambda st, b: jax.lax.scan(rt.spec.learner_step, st, b))
+                b = jax.device_put(rt.learner.dispatch_input(sample), dev)
+                bare_state = jax.device_put(jax.device_get(rt.learner.state), dev)
                 out = bare(bare_state, b); jax.block_until_ready(out); bare_state = out[0]
                 asyncio.run(fed_dispatches(rt, refill, 3))  # warm: the first dispatches' host paths
-                ahead = hasattr(rt, "_feed_ahead")  # False on an rlnb from before the learner was fed ahead: `fed` is then its one order
-                placed = getattr(rt, "_place_ahead", None)  # what the runtime chose for this input (None: no such choice)
+                ahead = hasattr(rt.learner, "feed_ahead")  # False on an rlnb from before the learner was fed ahead: `fed` is then its one order
+                placed = getattr(rt.learner, "place_ahead", None)  # what the runtime chose for this input (None: no such choice)
                 variants = {"fed": (True, placed)}
                 if ahead: variants.update(fed_serial=(False, placed), fed_placed=(True, True))  # the input always copied ahead, to compare
                 def use(name):
-                    if ahead: rt._feed_ahead, rt._place_ahead = variants[name]
+                    if ahead: rt.learner.feed_ahead, rt.learner.place_ahead = variants[name]
                 for name in variants:  # warm each variant (placing ahead may build its program's variant for device inputs)
                     use(name); asyncio.run(fed_dispatches(rt, refill, 3))
                 rates, rng = {name: [] for name in ("bare", *variants)}, np.random.default_rng(seed)
@@ -228,9 +229,9 @@ def fed_section(algos, batches, reps, updates, seed=0, k=1, env=None):
                             dt = asyncio.run(fed_dispatches(rt, refill, updates))
                         rates[name].append(updates * K / dt)
                 use("fed")
-                row = dict(algo=algo, env=env or FED_ENV[algo], batch=bs, items_per_update=bs, updates_per_dispatch=K, learner_on=[str(d) for d in rt.mesh.devices.flat],
+                row = dict(algo=algo, env=env or FED_ENV[algo], batch=bs, items_per_update=bs, updates_per_dispatch=K, learner_on=[str(d) for d in rt.learner.mesh.devices.flat],
                            fed_ahead=ahead, input_placed_ahead=placed,
-                           input_bytes=int(sum(np.asarray(x).nbytes for x in jax.tree.leaves(rt._dispatch_input(sample)))))
+                           input_bytes=int(sum(np.asarray(x).nbytes for x in jax.tree.leaves(rt.learner.dispatch_input(sample)))))
                 for name, r in rates.items(): row[f"{name}_updates_per_s"] = round(statistics.median(r), 1)
                 for name in rates:
                     if name != "bare": row[f"{name}_vs_bare"] = round(statistics.median(x / y for x, y in zip(rates[name], rates["bare"])), 3)

@@ -46,10 +46,10 @@ def no_learner_rate(agent, seconds: float) -> float:
     rt, cfg = agent.algo, agent.config
     env, _ = actor_envs(agent.env_id, None, cfg.actor_mode)
     venv = make_vector_env(env, cfg.num_envs)
-    act, rng, params = jax.jit(rt.act), np.random.default_rng(0), rt.params
+    act, rng, params = jax.jit(rt.spec.act), np.random.default_rng(0), rt.params
     try:
         obs, _ = venv.reset(seed=0)
-        step = lambda obs: venv.step(rt.env_action(np.asarray(act(params, obs, rt.noise(rng, cfg.num_envs))[0])))[0]
+        step = lambda obs: venv.step(rt.spec.env_action(np.asarray(act(params, obs, rt.spec.noise(rng, cfg.num_envs))[0])))[0]
         for _ in range(3): obs = step(obs)  # compile, envs up
         n, t0 = 0, time.perf_counter()
         while time.perf_counter() - t0 < seconds: obs = step(obs); n += cfg.num_envs

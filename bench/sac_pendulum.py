@@ -32,11 +32,11 @@ RLNB = {"rlnb_sac": ("sac", {}), "rlnb_td3": ("td3", {}), "rlnb_sac64": ("sac", 
 
 
 def run_rlnb(name, seed, max_steps):
-    from rlnb.runtime import get_algo
+    from rlnb.runtime import Runtime, get_algo
     algo, kw = RLNB[name]
-    cls = get_algo(algo)  # imported before the clock starts, as the peers' libraries are
+    spec = get_algo(algo)  # imported before the clock starts, as the peers' libraries are
     t0 = time.perf_counter()
-    agent = cls(ENV, seed=seed, **kw)
+    agent = Runtime(ENV, algorithm=spec, seed=seed, **kw)
     res = agent.train(max_steps, eval_interval=EVAL_EVERY, num_eval_episodes=EVAL_EPISODES, target_return=TARGET)
     wall = time.perf_counter() - t0
     agent.close()

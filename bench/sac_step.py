@@ -34,10 +34,10 @@ from sac_mujoco import RLNB_COMMON, RLNB_SETTINGS
 
 def bare_update(rt, n=300, reps=3):
     "Median wall and CPU milliseconds of the jitted `learner_step` on one fixed batch, one device."
-    step = jax.jit(rt.learner_step)
+    step = jax.jit(rt.spec.learner_step)
     dev = jax.local_devices()[0]
-    b = jax.device_put(rt._dispatch_input(rt.pacing.take()), dev)
-    state = jax.device_put(jax.device_get(rt._learner_state), dev)
+    b = jax.device_put(rt.learner.dispatch_input(rt.pacing.take()), dev)
+    state = jax.device_put(jax.device_get(rt.learner.state), dev)
     state, _ = step(state, b)
     jax.block_until_ready(state)
     wall, cpu = [], []

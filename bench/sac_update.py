@@ -15,9 +15,9 @@ def rlnb_case(n):
     rt = SAC('HalfCheetah-v5', devices=jax.local_devices()[:1], updates_per_dispatch=1, batch_size=256, learning_rate=3e-4, hidden=(256, 256),
              buffer_warmup=2_000, buffer_capacity=10_000, envs_per_actor=8)
     rt.compile(); rt.init_replay_buffer('random'); rt.pacing.inserted_after_warmup = 10 ** 12
-    bare = jax.jit(rt.learner_step)
-    b = jax.device_put(rt._dispatch_input(rt.pacing.take()), jax.local_devices()[0])
-    state = jax.device_put(jax.device_get(rt._learner_state), jax.local_devices()[0])
+    bare = jax.jit(rt.spec.learner_step)
+    b = jax.device_put(rt.learner.dispatch_input(rt.pacing.take()), jax.local_devices()[0])
+    state = jax.device_put(jax.device_get(rt.learner.state), jax.local_devices()[0])
     state, m = bare(state, b); jax.block_until_ready(state)
     def run():
         nonlocal state

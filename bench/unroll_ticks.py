@@ -14,13 +14,14 @@ import argparse, json, statistics, time
 import jax
 
 from rlnb.registry import get_algo
+from rlnb.runtime import Runtime
 
 from _harness import provenance
 
 
 def rate(algo, env, actors, envs, seed, unroll_ticks, warm, steps):
     kw = dict(batch_size=actors * envs * 16 // 4) if algo == 'ppo' else {}
-    a = get_algo(algo)(env, actor_mode='envpool', num_actors=actors, envs_per_actor=envs, unroll_length=16, seed=seed,
+    a = Runtime(env, algorithm=get_algo(algo), actor_mode='envpool', num_actors=actors, envs_per_actor=envs, unroll_length=16, seed=seed,
                        devices=jax.local_devices()[:1], **kw)
     try:
         a._in_flight = a._nothing_in_flight(ready=unroll_ticks)

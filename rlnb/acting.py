@@ -14,14 +14,17 @@ import numpy as np
 import jax
 import gymnasium as gym
 
-from .core import ConfigError, NonFiniteError, RLNBError, patch_to
-from .parallel import local_devices, ready, to_host_async
+from typing import Protocol
+
+from .core import ConfigError, NonFiniteError, RLNBError, patch_to, preallocate
+from .parallel import ParamStore, local_devices, ready, to_host_async
 from .spec import _derived_seed, make_actors
 from .env_envpool import EnvPoolEnv
 from .tracing import BatchedUnroll
 
 # %% auto #0
-__all__ = ['AUTO_HOST_MAX_PARAMS', 'AUTO_HOST_MAX_LEARNER_PARAMS', 'choose_actor_device', 'choose_learner_devices', 'Acting']
+__all__ = ['AUTO_HOST_MAX_PARAMS', 'AUTO_HOST_MAX_LEARNER_PARAMS', 'choose_actor_device', 'choose_learner_devices', 'Publisher',
+           'HostActors']
 
 # %% ../nbs/15_acting.ipynb #a7ed84da
 def _first_device(tree):
@@ -83,93 +86,122 @@ def choose_learner_devices(setting:str,  # the config's `learner_device`: 'auto'
     return [cpu], f"a {n:,}-param network on vector observations: the host CPU updates it faster than a per-update {devices[0].platform} dispatch"
 
 # %% ../nbs/15_acting.ipynb #01aab34c
-class Acting:
-    """The actors' part of a runtime: params for acting, one tick of every env, failures and non-finite numbers.
-    Reads: `config`, `env` (the env-worker pool), `tracer` (a `Tracer`), `pacing.filling()`, `stats`, `rng`, `store`, `mesh`, `name`,
-    `updates` and `_published_at` (the lag bound), `push_state`, `compiled`, `_act` and the spec's `noise`, `random_actions`,
-    `env_action`, `initial_sampling_policy`, `initial_core`.
-    Reads `actor_device` (chosen when the runtime is built, see `choose_actor_device`) and `_env_arg` (to restart the actors).
-    Owns: `env` (replaced by `_fresh_actors`), `acting_params`, `actor_version`, `publish_copies`, `env_steps`, `episodes`,
-    `actor_restarts`, `dropped_episodes`, `restart_log`, and the per-env `_returns`, `_tainted`, `_env_states`, `_in_flight` (ready ticks) and `_core` (a recurrent policy's state)."""
+class Publisher(Protocol):
+    "What the actors read of the learner: the param store, and the counters of the `max_policy_lag` bound."
+    store: ParamStore  # (version, params) the learner publishes
+    updates: int  # updates so far
+    published_at: int  # the update of the last publish
+    def publish(self) -> int: "Publish the learner's current params; returns the version."
+
+class HostActors:
+    "The actors stepping host envs: params for acting, one tick of every env, failures and non-finite numbers."
+    runs_learner = False  # actors with a loop of their own that also updates (`run`; envs on the device): the runtime's schedule is not used
+    def __init__(self,
+                 pool,  # the env-worker pool (one worker per actor, `make_actors`)
+                 env,  # what the pool was made from (an env id, a factory or an `EnvPoolEnv`): `fresh` makes new pools from it
+                 config,  # the algorithm's config (`RuntimeConfig` fields: actors, envs, timeouts, the lag bound)
+                 spec,  # the algorithm (`rlnb.spec.Spec`): act, noise, random actions, env actions, its recurrent core
+                 tracer,  # turns the steps into what the pacing stores (`rlnb.tracing.Tracer`)
+                 pacing,  # `filling()` (the warm-up policy), `batch_axis`, `reset()` (`rlnb.pacing.Pacing`)
+                 learner:Publisher,  # the params to act on
+                 compiles,  # `ready(name)`: awaits a compile-ahead job (`rlnb.runtime.Compiles`)
+                 stats,  # the run's `EpochStats`: env steps, returns, restarts
+                 actor_device:jax.Device,  # where the policy runs (`choose_actor_device`)
+                 learner_device:jax.Device,  # the learner's first local device (where published params live)
+                 name:str='runtime',  # the run's name, in logs and errors
+                ):
+        self.pool, self.env, self.config, self.spec, self.tracer, self.pacing = pool, env, config, spec, tracer, pacing
+        self.learner, self.compiles, self.stats, self.name = learner, compiles, stats, name
+        self.actor_device, self.learner_device = actor_device, learner_device
+        self.act_fn = jax.jit(spec.act_core)  # `act` itself, for a policy without memory (the spec's default `act_core`)
+        self.params, self.version, self.publish_copies = None, 0, 0  # acting params, their version, copies made to the actor device
+        self.env_steps, self.episodes = 0, 0
+        self.actor_restarts, self.dropped_episodes = 0, 0  # envs replaced after a failure; episodes dropped for non-finite numbers
+        self.restart_log: list[dict] = []  # one entry per replaced env: worker, env_steps, error, recovery_s (and evaluation=True for an evaluation env)
+        self.env_states = None  # the actors' latest env states, kept across stop/start
+        self.core = None  # a recurrent policy's per-env state, kept with the env states
+        self._returns = np.zeros(config.num_envs)
+        self._tainted = np.zeros(config.num_envs, bool)  # envs whose episode is being dropped (nonfinite='drop')
+        self.in_flight = self._nothing_in_flight()  # per actor, what its steps in flight were sent with (ready ticks)
 
 # %% ../nbs/15_acting.ipynb #7c1c5bb7
-@patch_to(Acting)
-def set_state(self, state):
+@patch_to(HostActors)
+def take_params(self, state):
     "Take published params for acting: a view of the first device's buffers, or, where the actors act on another device, one asynchronous copy there."
     params = _first_device(state)
-    self.acting_params = self._on_actor_device(params)
-    if self.acting_params is not params: self.publish_copies += 1
+    self.params = self.place(params)
+    if self.params is not params: self.publish_copies += 1
 
-@patch_to(Acting)
-def _on_actor_device(self, params):
+@patch_to(HostActors)
+def place(self, params):
     "`params` (on the learner's first device) where the actors act: the same arrays, or a copy that `device_put` starts without waiting for it."
-    if self.actor_device == local_devices(self.mesh)[0]: return params
+    if self.actor_device == self.learner_device: return params
     return jax.device_put(params, self.actor_device)
 
-@patch_to(Acting)
+@patch_to(HostActors)
 def _to_host(self, out):
     "The policy's outputs `out`, their copy to the host started where the actors act on an accelerator (it then runs as soon as they are computed, not when the tick reads them); on the host CPU, as they are."
     return out if self.actor_device.platform == 'cpu' else to_host_async(out)
 
-@patch_to(Acting)
-def pull_state(self) -> int:
+@patch_to(HostActors)
+def pull(self) -> int:
     "Actor side: take the latest params into `actor_version`; with `max_policy_lag`, publish first if they are more updates behind than that."
     lag = self.config.max_policy_lag
-    if lag is not None and self.updates - self._published_at > lag: self.push_state()
-    version, state = self.store.latest()
-    if version > self.actor_version:
-        self.set_state(state)
-        self.actor_version = version
-    return self.actor_version
+    if lag is not None and self.learner.updates - self.learner.published_at > lag: self.learner.publish()
+    version, state = self.learner.store.latest()
+    if version > self.version:
+        self.take_params(state)
+        self.version = version
+    return self.version
 
 # %% ../nbs/15_acting.ipynb #03c5f108
-@patch_to(Acting)
-async def _first_states(self):
+@patch_to(HostActors)
+async def first_states(self):
     "The actors' current env states: the reset states on a first start, else where the envs were left."
-    if self._env_states is None:
+    if self.env_states is None:
         states = [None] * self.config.num_actors
         for _ in range(self.config.num_actors):
-            st, wid = await self.env.get_state()
+            st, wid = await self.pool.get_state()
             states[wid] = st
-        self._env_states = states
-        self._core = self.initial_core(self.config.num_envs)  # fresh episodes start with fresh memory (None: a memoryless policy)
-    return self._env_states
+        self.env_states = states
+        self.core = self.spec.initial_core(self.config.num_envs)  # fresh episodes start with fresh memory (None: a memoryless policy)
+    return self.env_states
 
-@patch_to(Acting)
-async def _actor_tick(self, states:list, policy=None):
+@patch_to(HostActors)
+async def tick(self, states:list, policy=None):
     "Every env steps once: one batched policy call (or `policy`'s host actions), actions out, states in (placed by worker id), tracing, episode counting."
-    if self._in_flight is not None:  # EnvPool actors taken as they come back: see below
+    if self.in_flight is not None:  # EnvPool actors taken as they come back: see below
         return await (self._ready_tick if self.pacing.batch_axis == 0 else self._unroll_tick)(states, policy)
-    pool, cfg = self.env, self.config
+    pool, cfg = self.pool, self.config
     N, E = cfg.num_actors, cfg.envs_per_actor
-    self.pull_state()
+    self.pull()
     obs = jax.tree.map(lambda *x: np.concatenate(x), *[st.obs for st in states]) if N > 1 else states[0].obs
     if self._tainted.any(): obs = jax.tree.map(_finite_or_zero, obs)  # episodes being dropped: act on zeros, never on NaN
-    noise = self.noise(self.rng, N * E)  # drawn on the host, beside nothing on the device: the policy program itself is pure
-    if policy is None and self.initial_sampling_policy is not None and self.pacing.filling(): policy = self.initial_sampling_policy
+    noise = self.spec.noise(self.spec.rng, N * E)  # drawn on the host, beside nothing on the device: the policy program itself is pure
+    if policy is None and self.spec.initial_sampling_policy is not None and self.pacing.filling(): policy = self.spec.initial_sampling_policy
     if policy is None:
-        await self.compiled('act')
-        out = self._to_host(self._act(self.acting_params, obs, noise, self._core))  # the spec's `act_core`: `act` itself where the policy has no memory
+        await self.compiles.ready('act')
+        out = self._to_host(self.act_fn(self.params, obs, noise, self.core))  # the spec's `act_core`: `act` itself where the policy has no memory
         actions, logp, core_after = jax.tree.map(np.asarray, await ready(out))
     else:
-        actions = self.random_actions(self.rng, N * E) if isinstance(policy, str) else np.asarray(policy(obs))
-        logp, core_after = np.zeros(N * E, np.float32), self._core
+        actions = self.spec.random_actions(self.spec.rng, N * E) if isinstance(policy, str) else np.asarray(policy(obs))
+        logp, core_after = np.zeros(N * E, np.float32), self.core
     if actions.dtype.kind == 'f' and not np.isfinite(actions).all():
         bad = np.flatnonzero(~np.isfinite(actions.reshape(N * E, -1)).all(1))
         raise RLNBError(f"[{self.name}] the policy returned non-finite actions for env(s) {bad.tolist()} (actor {bad[0] // E}) after "
                         f"{self.env_steps} env steps; nothing was sent to the envs. Check the network's outputs (NaN params, an unbounded "
                         "log-std) and the learning rate.")
-    version = self.actor_version
-    sent = self.env_action(actions)
+    version = self.version
+    sent = self.spec.env_action(actions)
     for i in range(N): pool.send_action(sent[i * E:(i + 1) * E], i)
     for _ in range(N):
-        st, wid = await self._next_state(pool)
+        st, wid = await self.next_state(pool)
         states[wid] = st
-    extras = None if self._core is None else dict(core=self._core)  # the state each step was acted from: the learner replays from it
+    extras = None if self.core is None else dict(core=self.core)  # the state each step was acted from: the learner replays from it
     fresh = self._trace_step(obs, actions, logp, version, states, extras)
-    if self._core is not None: self._core = self._next_core(core_after, fresh)
+    if self.core is not None: self.core = self._next_core(core_after, fresh)
 
-@patch_to(Acting)
+@patch_to(HostActors)
 def _trace_step(self, obs, actions, logp, version, states:list, extras=None):
     "Trace the step every env took from `obs` with `actions` (`states`: each actor's states after it, by worker id): replaced actors, non-finite numbers, the tracer (an unroll it completes is closed), episode counts. Returns the envs whose next step starts afresh (an episode ended, or the step was not valid)."
     N = self.config.num_actors
@@ -186,62 +218,62 @@ def _trace_step(self, obs, actions, logp, version, states:list, extras=None):
     self.tracer.add(obs, actions, r, term, trunc, logp=logp, version=version, valid=valid, **kw)
     if self.tracer.needs_last_obs:  # an unroll is complete: close it now, not after the next step is acted
         self.tracer.add_final_obs(jax.tree.map(lambda *x: np.concatenate(x), *[st.obs for st in states]) if N > 1 else states[0].obs)
-    self._count_episodes(r, term | trunc, valid)
+    self.count_episodes(r, term | trunc, valid)
     return term | trunc | ~valid
 
 # %% ../nbs/15_acting.ipynb #423c75b4
-@patch_to(Acting)
+@patch_to(HostActors)
 def ready_ticks(self) -> bool:
     "Whether the actors' ticks take each actor as it comes back instead of waiting for all of them (EnvPool actors, several of them, not deterministic, a memoryless policy): one actor's step into replay (`_ready_tick`), or, where the actors act on an accelerator, an unroll's step with every actor stepping on as soon as it is back (`_unroll_tick`)."
     cfg = self.config
-    if not (isinstance(self._env_arg, EnvPoolEnv) and cfg.num_actors > 1 and not cfg.deterministic
-            and self.initial_core(1) is None): return False  # a policy with memory keeps whole ticks
+    if not (isinstance(self.env, EnvPoolEnv) and cfg.num_actors > 1 and not cfg.deterministic
+            and self.spec.initial_core(1) is None): return False  # a policy with memory keeps whole ticks
     if self.pacing.batch_axis == 0: return True
     return isinstance(self.tracer, BatchedUnroll) and self.actor_device.platform != 'cpu'  # on the host CPU, whole ticks (below)
 
-@patch_to(Acting)
+@patch_to(HostActors)
 def _nothing_in_flight(self, ready:bool|None=None):
     "`_in_flight` with no step in flight: an empty queue per actor where ticks take the actors as they come back (`ready`, default `ready_ticks()`), else None."
     ready = self.ready_ticks() if ready is None else ready
     return [collections.deque() for _ in range(self.config.num_actors)] if ready else None
 
-@patch_to(Acting)
+@patch_to(HostActors)
 async def _act_for(self, states:list, ws:list, policy=None):
     "Act for the envs of actors `ws` on their current observations and send the actions; queue what each was sent in `_in_flight`: `[observations, actions, log-probs, params version, None]` (the last slot takes its states once back)."
     E = self.config.envs_per_actor
-    self.pull_state()
+    self.pull()
     obs = jax.tree.map(lambda *x: np.concatenate(x), *[states[w].obs for w in ws]) if len(ws) > 1 else states[ws[0]].obs
     envs = np.concatenate([np.arange(w * E, (w + 1) * E) for w in ws])
     if self._tainted[envs].any(): obs = jax.tree.map(_finite_or_zero, obs)
     n = len(envs)
-    noise = jax.tree.map(lambda x: x[envs], self.noise(self.rng, self.config.num_envs))  # per-env noise (Ape-X's epsilons) of these envs
-    if policy is None and self.initial_sampling_policy is not None and self.pacing.filling(): policy = self.initial_sampling_policy
+    noise = jax.tree.map(lambda x: x[envs], self.spec.noise(self.spec.rng, self.config.num_envs))  # per-env noise (Ape-X's epsilons) of these envs
+    if policy is None and self.spec.initial_sampling_policy is not None and self.pacing.filling(): policy = self.spec.initial_sampling_policy
     if policy is None:
-        await self.compiled('act' if n == self.config.num_envs else 'act_one')
-        actions, logp, _ = await ready(self._to_host(self._act(self.acting_params, obs, noise, None)))  # no memory: `ready_ticks` needs a memoryless policy
+        await self.compiles.ready('act' if n == self.config.num_envs else 'act_one')
+        actions, logp, _ = await ready(self._to_host(self.act_fn(self.params, obs, noise, None)))  # no memory: `ready_ticks` needs a memoryless policy
         actions, logp = np.asarray(actions), np.asarray(logp)
     else:
-        actions = self.random_actions(self.rng, n) if isinstance(policy, str) else np.asarray(policy(obs))
+        actions = self.spec.random_actions(self.spec.rng, n) if isinstance(policy, str) else np.asarray(policy(obs))
         logp = np.zeros(n, np.float32)
     if actions.dtype.kind == 'f' and not np.isfinite(actions).all():
         bad = envs[np.flatnonzero(~np.isfinite(actions.reshape(n, -1)).all(1))]
         raise RLNBError(f"[{self.name}] the policy returned non-finite actions for env(s) {bad.tolist()} (actor {bad[0] // E}) after "
                         f"{self.env_steps} env steps; nothing was sent to the envs. Check the network's outputs (NaN params, an unbounded "
                         "log-std) and the learning rate.")
-    sent = self.env_action(actions)
+    sent = self.spec.env_action(actions)
     for j, w in enumerate(ws):
         part = slice(j * E, (j + 1) * E)
-        self.env.send_action(sent[part], w)
-        self._in_flight[w].append([states[w].obs, actions[part], logp[part], self.actor_version, None])
+        self.pool.send_action(sent[part], w)
+        self.in_flight[w].append([states[w].obs, actions[part], logp[part], self.version, None])
 
-@patch_to(Acting)
+@patch_to(HostActors)
 async def _ready_tick(self, states:list, policy=None):
     "One actor's envs step once: act for every actor with nothing in flight, wait for whichever is back first, act for it again, trace the step it took."
     N, E = self.config.num_actors, self.config.envs_per_actor
-    idle = [w for w in range(N) if not self._in_flight[w]]
+    idle = [w for w in range(N) if not self.in_flight[w]]
     if idle: await self._act_for(states, idle, policy)
-    st, wid = await self._next_state(self.env)
-    s_w, a_w, logp_w, version, _ = self._in_flight[wid].popleft()
+    st, wid = await self.next_state(self.pool)
+    s_w, a_w, logp_w, version, _ = self.in_flight[wid].popleft()
     states[wid] = st
     await self._act_for(states, [wid], policy)  # its envs step again while this step is traced
     seg = slice(wid * E, (wid + 1) * E)
@@ -259,20 +291,20 @@ async def _ready_tick(self, states:list, policy=None):
     if nonfinite is not None or self._tainted.any(): r, valid = self._drop_nonfinite(nonfinite, r, valid, term | trunc)
     kw = dict(s_next_final=final) if self.tracer.keep_final else {}
     self.tracer.add(obs, actions, r, term, trunc, logp=logp, version=version, valid=valid, **kw)
-    self._count_episodes(r, term | trunc, valid)
+    self.count_episodes(r, term | trunc, valid)
 
-@patch_to(Acting)
+@patch_to(HostActors)
 async def _unroll_tick(self, states:list, policy=None):
     "Every env steps once, for an unroll: each actor acts again as soon as its own envs are back (they step while the other actors' envs are out and while this step is traced); the step is traced once every actor's is in. Nothing is sent after an unroll's last step: the next unroll starts with every actor acting on the params published by then."
     N, E = self.config.num_actors, self.config.envs_per_actor
-    out = self._in_flight  # per actor, its steps sent and not yet traced (this tick's, and the next one's once it is sent)
+    out = self.in_flight  # per actor, its steps sent and not yet traced (this tick's, and the next one's once it is sent)
     more = self.tracer.steps_recorded < self.tracer.T - 1  # the unroll goes on after this step: an actor back from it may step again
     idle = [w for w in range(N) if not out[w]]
     early = [w for w in range(N) if more and len(out[w]) == 1 and out[w][0][4] is not None]  # back from this step during the last tick
     for group in (idle, early):  # all actors at once, else one at a time: the two shapes compiled ahead
         for ws in ([group] if len(group) == N else [[w] for w in group]): await self._act_for(states, ws, policy)
     while any(q[0][4] is None for q in out):
-        st, wid = await self._next_state(self.env)
+        st, wid = await self.next_state(self.pool)
         q = out[wid]
         q[0 if q[0][4] is None else 1][4] = st  # its states come back in the order its steps were sent
         states[wid] = st
@@ -283,10 +315,10 @@ async def _unroll_tick(self, states:list, policy=None):
     self._trace_step(obs, np.concatenate([r[1] for r in recs]), np.concatenate([r[2] for r in recs]), version, [r[4] for r in recs])
 
 # %% ../nbs/15_acting.ipynb #f54f5112
-@patch_to(Acting)
+@patch_to(HostActors)
 def _next_core(self, core, starts):
     "The core state for the next tick: `core` (the policy's output), with the rows of the envs where an episode starts (`starts`) set to the initial state."
-    return np.where(starts.reshape(-1, *[1] * (core.ndim - 1)), self.initial_core(len(starts)), core)
+    return np.where(starts.reshape(-1, *[1] * (core.ndim - 1)), self.spec.initial_core(len(starts)), core)
 
 # %% ../nbs/15_acting.ipynb #44733e82
 def _finite_or_zero(x):
@@ -304,8 +336,8 @@ def _nonfinite(r, states, final, N):
         if x.dtype.kind == 'f': bad |= ~np.isfinite(x.reshape(len(bad), -1)).all(1)
     return bad
 
-@patch_to(Acting)
-async def _next_state(self, pool):
+@patch_to(HostActors)
+async def next_state(self, pool):
     "The next actor state; an actor whose command outlasts `step_timeout` is declared hung and aborted (its env killed and replaced, or the run fails)."
     limit = self.config.step_timeout
     if limit is None: return await pool.get_state()
@@ -317,7 +349,7 @@ async def _next_state(self, pool):
                 if busy is not None and busy[1] >= (limit if busy[0] == 'step' else max(limit, 120.0)):  # a (re)start spawns and imports: more time
                     w.abort(f"no state {busy[1]:.1f} s after its {busy[0]} (step_timeout={limit} s): the env hangs")
 
-@patch_to(Acting)
+@patch_to(HostActors)
 def _lost_episode(self, wid:int, st):
     "Actor `wid`'s envs were replaced after a failure: drop their open episodes (nothing of them reaches the learner) and log the restart."
     E = self.config.envs_per_actor
@@ -328,20 +360,20 @@ def _lost_episode(self, wid:int, st):
     lost = st.info.get('rlnb.lost_episode', {})
     self.actor_restarts += 1
     self.stats.count(actor_restarts=1)
-    entry = dict(worker=self.env.workers[wid].name, env_steps=self.env_steps, error=lost.get('error'), recovery_s=lost.get('recovery_s'))
+    entry = dict(worker=self.pool.workers[wid].name, env_steps=self.env_steps, error=lost.get('error'), recovery_s=lost.get('recovery_s'))
     self.restart_log.append(entry)
     logging.getLogger(f'rlnb.{self.name}').warning(f"[{self.name}] actor {wid} ({entry['worker']}) failed after {self.env_steps:,} env steps and was replaced "
                  f"(restart {lost.get('restart')}/{self.config.max_restarts}, {entry['recovery_s'] or 0:.2f} s); its episode was dropped. Error: {entry['error']}")
 
 # %% ../nbs/15_acting.ipynb #078303c4
-@patch_to(Acting)
+@patch_to(HostActors)
 def _drop_nonfinite(self, bad, r, valid, done):
     "Non-finite env numbers: raise (`nonfinite='raise'`) or drop the episodes they belong to; returns the rewards and the valid mask to trace."
     E = self.config.envs_per_actor
     if bad is not None:
         envs = np.flatnonzero(bad)
         e = int(envs[0])
-        where = f"env {e} of actor {e // E} ({self.env.workers[e // E].name})"
+        where = f"env {e} of actor {e // E} ({self.pool.workers[e // E].name})"
         if self.config.nonfinite == 'raise':
             raise NonFiniteError(f"[{self.name}] {where} returned a non-finite reward or observation at env step {self.env_steps:,} "
                                  f"(reward {r[e]}); {len(envs)} env(s) affected. Fix or wrap the env (clip, clean its outputs), or "
@@ -360,8 +392,9 @@ def _drop_nonfinite(self, bad, r, valid, done):
     self._tainted &= ~done  # an episode being dropped ends with its done step
     return r, valid
 
-@patch_to(Acting)
-def _count_episodes(self, r, done, valid):
+@patch_to(HostActors)
+def count_episodes(self, r, done, valid):
+    "Count the valid steps and the episodes that ended, adding their returns to the statistics."
     self._returns += np.where(valid, r, 0.0)
     n = int(valid.sum())
     self.env_steps += n
@@ -373,15 +406,49 @@ def _count_episodes(self, r, done, valid):
         self._returns[ended] = 0.0
 
 # %% ../nbs/15_acting.ipynb #963a9fd6
-@patch_to(Acting)
-def _fresh_actors(self):
+@patch_to(HostActors)
+def fresh(self):
     "New actor envs seeded from (seed, env_steps), an empty tracer and queue: where a deterministic chunk or a resumed run starts. Returns the old pool, for the caller to close."
-    old = self.env
-    self.env = make_actors(self._env_arg, self.config, seed=_derived_seed(self.config.seed, self.env_steps))
-    self._env_states = None
-    if self._in_flight is not None: self._in_flight = self._nothing_in_flight()  # the new actors have nothing in flight
+    old = self.pool
+    self.pool = make_actors(self.env, self.config, seed=_derived_seed(self.config.seed, self.env_steps))
+    self.env_states = None
+    if self.in_flight is not None: self.in_flight = self._nothing_in_flight()  # the new actors have nothing in flight
     self._returns[:] = 0.0
     self._tainted[:] = False
     self.tracer.reset()
     self.pacing.reset()
     return old
+
+# %% ../nbs/15_acting.ipynb #91980e00
+@patch_to(HostActors)
+def restore(self, counters:dict):
+    "Take a checkpoint's counters: env steps, episodes, replaced envs and dropped episodes."
+    self.env_steps, self.episodes = int(counters['env_steps']), int(counters['episodes'])
+    self.actor_restarts, self.dropped_episodes = int(counters.get('actor_restarts', 0)), int(counters.get('dropped_episodes', 0))
+
+@patch_to(HostActors)
+async def settle(self):
+    "Finish the learner's dispatch in flight and book what it brought (host actors book nothing of their own)."
+    await self.learner.finish()
+
+@patch_to(HostActors)
+def compile_jobs(self) -> dict:
+    "The jobs that compile the actors' policy on zero inputs of the real shapes: all envs at once, and one actor's where ticks take the actors as they come back."
+    cfg, spec = self.config, self.spec
+    params, obs = self.params, preallocate(spec.observation_space, cfg.num_envs)
+    noise, core = spec.noise(np.random.default_rng(0), cfg.num_envs), spec.initial_core(cfg.num_envs)
+    jobs = dict(act=lambda: self.act_fn(params, obs, noise, core))
+    if self.in_flight is not None:  # ready ticks act for one actor's envs at a time
+        one = lambda x: x[:cfg.envs_per_actor]
+        jobs['act_one'] = lambda: self.act_fn(params, jax.tree.map(one, obs), jax.tree.map(one, noise), jax.tree.map(one, core))
+    return jobs
+
+@patch_to(HostActors)
+def close(self):
+    "Close the actors' envs."
+    self.pool.cleanup()
+
+@patch_to(HostActors)
+async def aclose(self):
+    "Close the actors' envs from a coroutine."
+    await self.pool.aclose()

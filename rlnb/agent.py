@@ -17,8 +17,7 @@ import numpy as np
 import jax
 
 from .core import ConfigError, TrainingError, fix_mmap_threshold, in_thread, run_sync
-from .runtime import TrainedPolicy, env_spaces, get_algo, patch_to
-from .registry import algo_for_env
+from .runtime import Runtime, TrainedPolicy, env_spaces, get_algo, patch_to
 from .evaluation import _renamed_policy
 from .spec import check_options, check_renamed
 from .env_envpool import backend_of
@@ -91,7 +90,7 @@ class DistributedAgent(AgentCheckpoints):
                  preset=None,  # tuned hyperparameters: 'auto' (the shipped preset of `algo` on `env`, else its family preset for image observations, if any), a preset name, a .toml path or a `Preset`; None: the config's defaults
                  **kwargs,  # fields of the algorithm's config (e.g. ApeXConfig's batch_size, hidden, learning_rate); they win over the preset's
                 ):
-        cls = algo_for_env(get_algo(algo), env)  # an env kind's variant for e.g. `gymnax:` ids (rollouts on the device)
+        cls = get_algo(algo)  # the algorithm's spec; the runtime picks the actors for the env (host workers, or the device for `gymnax:` ids)
         self.preset: Preset|None = resolve_preset(preset, algo, env)
         if self.preset is not None: kwargs = {**self.preset.config, **kwargs}
         over = _config_overrides(cls, algo, kwargs, seed, deterministic, keep_checkpoints, num_actors, queue_size, num_steps)
@@ -99,8 +98,8 @@ class DistributedAgent(AgentCheckpoints):
         self.tag, self.seed, self.algo_name, self.deterministic = tag, seed, algo, bool(deterministic)
         self.env_id = env if isinstance(env, str) else None  # kept in checkpoints, so `from_checkpoint` can rebuild the agent
         self.eval_env_id = eval_env if isinstance(eval_env, str) else None
-        self.algo = cls(env, devices=self.devices, func=func, eval_env=eval_env, name=tag, **over)
-        self.devices = list(self.algo.mesh.devices.flat)  # where the learner runs (`learner_device='auto'` may keep a tiny one on the host CPU)
+        self.algo = Runtime(env, devices=self.devices, func=func, eval_env=eval_env, name=tag, algorithm=cls, **over)
+        self.devices = list(self.algo.learner.mesh.devices.flat)  # where the learner runs (`learner_device='auto'` may keep a tiny one on the host CPU)
         self.config = self.algo.config
         self.columns = _HEAD + self.algo.metric_names() + _TAIL  # history / metrics.csv / TensorBoard columns: the algorithm's metrics in the middle
         self.work_dir = process_dir(work_dir if work_dir is not None else Path('runs') / tag)  # each process of a multi-process run writes its own part
@@ -135,7 +134,7 @@ class DistributedAgent(AgentCheckpoints):
     @property
     def default_steps(self) -> int:
         "The env steps `train()` runs without a number: the preset's budget, else the algorithm's `train_steps`."
-        return int(self.preset.train.get('steps', self.algo.train_steps)) if self.preset is not None else self.algo.train_steps
+        return int(self.preset.train.get('steps', self.algo.spec.train_steps)) if self.preset is not None else self.algo.spec.train_steps
 
 # %% ../nbs/22_agent.ipynb #d15b65c0
 def _metrics(self) -> dict:
@@ -147,7 +146,7 @@ def _metrics(self) -> dict:
         dt = max(now - self._session[0], 1e-9)
         out.update(env_steps_per_s=(a.env_steps - self._session[1]) / dt, updates_per_s=(a.updates - self._session[2]) / dt)
     else: out.update(env_steps_per_s=float('nan'), updates_per_s=float('nan'))
-    out.update(actor_restarts=a.actor_restarts, dropped_episodes=a.dropped_episodes)
+    out.update(actor_restarts=a.actors.actor_restarts, dropped_episodes=a.actors.dropped_episodes)
     out['avg_G'] = a.stats.mean('G')
     for k in a.metric_names() + ('lag_mean',): out[k] = a.stats.mean(k)
     out['lag_max'] = a.stats.max('lag_max')

@@ -67,7 +67,7 @@ async def aload_state_dict(self, tree:dict):
 def _checkpoint_bytes(self) -> int:
     "About how much disk a save needs: the learner state and the replay storage, twice (the new file is written beside the old one), plus a margin."
     a = self.algo
-    learner = sum(x.nbytes for x in jax.tree.leaves(a.learner_state))
+    learner = sum(x.nbytes for x in jax.tree.leaves(a.learner.state))
     return 2 * (learner + getattr(a.buffer, 'nbytes', 0)) + 16 * 2**20
 
 @patch_to(AgentCheckpoints)

@@ -23,12 +23,12 @@ from .pixels import image_encoder, is_image_space
 from .frames import FrameTracer, PrioritizedFrameReplayBuffer
 from .replay import PrioritizedReplayBuffer
 from .runtime import ReplayRatio, Runtime, RuntimeConfig, adam_clipped, need, numpy_init
-from .spec import FUNC_CHECK_BATCH, check_func
+from .spec import FUNC_CHECK_BATCH, Spec, check_func
 from .td_learning import DoubleQLearning
 from .tracing import BatchedNStep
 
 # %% auto #0
-__all__ = ['ReplayConfig', 'ApeXConfig', 'epsilon_ladder', 'MLPQ', 'OnlineAndTarget', 'DQNState', 'ApeXDQN']
+__all__ = ['ReplayConfig', 'ApeXConfig', 'epsilon_ladder', 'MLPQ', 'OnlineAndTarget', 'DQNState', 'ApeXDQNSpec', 'ApeXDQN']
 
 # %% ../nbs/23_apex_dqn.ipynb #57a5d2bb
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ class DQNState(NamedTuple):
     opt_state: Any
 
 # %% ../nbs/23_apex_dqn.ipynb #3756790a
-class ApeXDQN(Runtime):
+class ApeXDQNSpec(Spec):
     "Ape-X DQN: epsilon-ladder actors, prioritized n-step double-Q replay, data-parallel learner."
     Config, algo_name, rollout_field = ApeXConfig, 'apex-dqn', 'n_step'
     shape_fields = ('hidden', 'dueling', 'buffer_capacity', 'frame_replay')
@@ -170,32 +170,37 @@ class ApeXDQN(Runtime):
         td = lambda params, batch: self.updater.td_error_fn(params, params, batch)[0]
         return ReplayRatio(buffer, cfg.replay_ratio, cfg.actor_slack, cfg.buffer_warmup, priority_fn=td)
 
+
+class ApeXDQN(Runtime):
+    "Ape-X DQN on the actor-learner runtime: `ApeXDQN('CartPole-v1').train(100_000)`."
+    algorithm = ApeXDQNSpec
+
 # %% ../nbs/23_apex_dqn.ipynb #6cb7331a
-@patch_to(ApeXDQN)
+@patch_to(ApeXDQNSpec)
 def noise(self, rng, n):
     return rng.random(n) < self.eps, rng.integers(0, int(self.action_space.n), n)
 
-@patch_to(ApeXDQN)
+@patch_to(ApeXDQNSpec)
 def act(self, params, obs, noise):
     explore, random_a = noise
     a = jnp.where(explore, random_a, self.eval_act(params, obs))
     return a, jnp.zeros(a.shape, jnp.float32)
 
-@patch_to(ApeXDQN)
+@patch_to(ApeXDQNSpec)
 def eval_act(self, params, obs): return jnp.argmax(self.q.apply(params, obs), -1)
 
 # %% ../nbs/23_apex_dqn.ipynb #6709d344
-@patch_to(ApeXDQN)
+@patch_to(ApeXDQNSpec)
 def prepare(self, data): return self.updater.prepare(data)
 
-@patch_to(ApeXDQN)
+@patch_to(ApeXDQNSpec)
 def learner_step(self, state, batch):
     upd, q = self.updater, state.params
     grads, metrics = upd.grads_and_metrics(q.online, q.target, batch)
     online, opt_state = upd.apply(q.online, state.opt_state, pmean(grads))
     return DQNState(q._replace(online=online), opt_state), metrics
 
-@patch_to(ApeXDQN)
+@patch_to(ApeXDQNSpec)
 def after_updates(self, state, before, after):
     n, q = self.config.target_update_interval, state.params
     return state._replace(params=q._replace(target=q.online)) if after // n > before // n else state

@@ -28,17 +28,25 @@ from .registry import get_algo
 from .runstate import config_from_state
 
 # %% auto #0
-__all__ = ['EvaluationStopped', 'Evaluation', 'write_video', 'TrainedPolicy']
+__all__ = ['EvaluationStopped', 'HostEvaluator', 'write_video', 'TrainedPolicy']
 
 # %% ../nbs/18_evaluation.ipynb #53c8f7d6
 class EvaluationStopped(Exception):
     "An evaluation abandoned because its `stop` predicate returned true; it has no result."
 
-class Evaluation:
-    """Evaluation, video recording and evaluation actions of a runtime.
-    Reads: `eval_env`, `config` (`seed`, `actor_mode`, `max_restarts`), `name`, `env_steps`, `params` (the learner's latest), `_eval_act`, `_eval_act_core`
-    and the spec's `env_action`, `observation_space`, `initial_core`, and from `Acting`: `_on_actor_device` (the evaluation policy acts where the actors act) and `_next_state`
-    (a step past `step_timeout` counts as a hang). Owns: `eval_seconds`; appends to `restart_log`."""
+class HostEvaluator:
+    "The evaluation part of a runtime: episodes of the evaluation policy in an env worker like the actors', videos, and evaluation actions."
+    def __init__(self,
+                 eval_env,  # env id, factory or `EnvPoolEnv` of the evaluation episodes
+                 spec,  # the algorithm (`rlnb.spec.Spec`): eval_act, eval_act_core, initial_core, env_action
+                 config,  # seed, actor_mode, max_restarts, step_timeout
+                 actors,  # place(params) (act where the actors act), next_state(pool) (hang detection), env_steps, restart_log
+                 params:Callable[[], Any],  # the learner's latest params (`Learner.params`)
+                 name:str='runtime',  # the run's name, in logs and errors
+                ):
+        self.eval_env, self.spec, self.config, self.actors, self.current_params, self.name = eval_env, spec, config, actors, params, name
+        self.eval_act_fn, self.eval_act_core_fn = jax.jit(spec.eval_act), jax.jit(spec.eval_act_core)
+        self.eval_seconds = 0.0  # wall-clock spent in evaluations (benchmarks subtract it)
 
 # %% ../nbs/18_evaluation.ipynb #4d30e7d4
 def _env_name(env) -> str:
@@ -47,7 +55,7 @@ def _env_name(env) -> str:
     if isinstance(env, functools.partial): return f"{_env_name(env.func)}({', '.join(map(repr, env.args))})"
     return f"from the factory {getattr(env, '__qualname__', type(env).__name__)}"
 
-@patch_to(Evaluation)
+@patch_to(HostEvaluator)
 def _eval_worker(self, n:int, seed:int):
     "One env worker stepping `n` copies of the evaluation env where the actors step theirs, reset with `seed` itself, each replacement too."
     cfg = self.config
@@ -59,7 +67,7 @@ def _eval_worker(self, n:int, seed:int):
     if mode == 'sync': return SyncEnvWorker(factory, **kw)
     return AsyncEnvWorker(factory, mode=mode, **kw)
 
-@patch_to(Evaluation)
+@patch_to(HostEvaluator)
 def _eval_failed(self, e:EnvWorkerError, n:int, seed:int, steps:int) -> EnvWorkerError:
     "The error of an evaluation whose env cannot go on: it names the evaluation env, its seed, how far it got and the env's error."
     what = str(e).split('\n\nRemote traceback:')[0].removeprefix(f"[{e.worker}] ")
@@ -67,18 +75,18 @@ def _eval_failed(self, e:EnvWorkerError, n:int, seed:int, steps:int) -> EnvWorke
                           f"{steps} evaluation steps: {what}. The evaluation is abandoned; the run's training state is untouched by it.",
                           worker=e.worker, remote_traceback=e.remote_traceback)
 
-@patch_to(Evaluation)
+@patch_to(HostEvaluator)
 def _eval_restart(self, worker, st, unfinished:int):
     "The evaluation env was replaced after a failure: log it and describe it in `restart_log`."
     lost = st.info.get('rlnb.lost_episode', {})
-    entry = dict(worker=worker.name, env_steps=self.env_steps, error=lost.get('error'), recovery_s=lost.get('recovery_s'), evaluation=True)
-    self.restart_log.append(entry)
+    entry = dict(worker=worker.name, env_steps=self.actors.env_steps, error=lost.get('error'), recovery_s=lost.get('recovery_s'), evaluation=True)
+    self.actors.restart_log.append(entry)
     logging.getLogger(f'rlnb.{self.name}').warning(
         f"[{self.name}] the evaluation env ({worker.name}) failed and was replaced (restart {lost.get('restart')}/{self.config.max_restarts}); "
         f"its {unfinished} unfinished episode(s) start again from their seeds. Error: {entry['error']}")
 
 # %% ../nbs/18_evaluation.ipynb #1e1899c0
-@patch_to(Evaluation)
+@patch_to(HostEvaluator)
 async def aevaluate(self,
                     num_eval_episodes:int=10,  # episodes, one env each, stepped together (`DistributedAgent.aeval`'s name too)
                     seed:int|None=None,  # seed of the envs' resets; None: the config's seed + 10,000
@@ -95,19 +103,19 @@ async def aevaluate(self,
     poll = t0 + 0.01
     try:
         pool = get_worker_pool([self._eval_worker(n, seed)])
-        st, _ = await self._next_state(pool)
+        st, _ = await self.actors.next_state(pool)
         G, done = np.zeros(n), np.zeros(n, bool)
-        params = self._on_actor_device(self.params)  # the evaluation policy acts where the actors act
-        core = self.initial_core(n)  # a policy with memory: each env plays one episode, from the initial state
+        params = self.actors.place(self.current_params())  # the evaluation policy acts where the actors act
+        core = self.spec.initial_core(n)  # a policy with memory: each env plays one episode, from the initial state
         while not done.all():
-            if core is None: a = np.asarray(await ready(self._eval_act(params, st.obs)))
-            else: a, core = jax.tree.map(np.asarray, await ready(self._eval_act_core(params, st.obs, core)))
-            pool.send_action(self.env_action(a), 0)
-            st, _ = await self._next_state(pool)
+            if core is None: a = np.asarray(await ready(self.eval_act_fn(params, st.obs)))
+            else: a, core = jax.tree.map(np.asarray, await ready(self.eval_act_core_fn(params, st.obs, core)))
+            pool.send_action(self.spec.env_action(a), 0)
+            st, _ = await self.actors.next_state(pool)
             steps += 1
             if st.restarted:  # a fresh env, reset with the same seed: the unfinished episodes start again (with a memory, from the initial state)
                 G[~done] = 0.0; restarts += 1
-                if core is not None: core = self.initial_core(n)
+                if core is not None: core = self.spec.initial_core(n)
                 self._eval_restart(pool.workers[0], st, int((~done).sum()))
                 continue
             G += np.where(done, 0.0, st.reward)
@@ -122,7 +130,7 @@ async def aevaluate(self,
         self.eval_seconds += time.perf_counter() - t0
     return dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()), returns=G.tolist(), restarts=restarts)
 
-@patch_to(Evaluation)
+@patch_to(HostEvaluator)
 def evaluate(self, num_eval_episodes:int=10, seed:int|None=None, stop=None, **kwargs) -> dict:
     "Plain form of `aevaluate`."
     check_renamed(kwargs, 'evaluate')
@@ -152,12 +160,12 @@ def write_video(path, frames:list, fps:float):
     try: imageio.mimwrite(str(path), frames, **kw)
     except ImportError as e: raise ConfigError(f"writing {path} needs the `video` extra: pip install 'rlnb[video]' ({e}).") from None
 
-@patch_to(Evaluation)
+@patch_to(HostEvaluator)
 def _video_env(self):
     "The env a video is recorded in: the evaluation env, made to render RGB frames."
     return _render_env(self.eval_env)
 
-@patch_to(Evaluation)
+@patch_to(HostEvaluator)
 async def arecord(self,
                   path,  # video file to write (.mp4, or .gif)
                   seed:int|None=None,  # reset seed of the episode; None: the first evaluation episode's
@@ -167,13 +175,13 @@ async def arecord(self,
     env = self._video_env()
     try:
         obs, _ = env.reset(seed=self.config.seed + 10_000 if seed is None else seed)
-        frames, G, params = [env.render()], 0.0, self._on_actor_device(self.params)
-        core = self.initial_core(1)
+        frames, G, params = [env.render()], 0.0, self.actors.place(self.current_params())
+        core = self.spec.initial_core(1)
         for _ in range(max_steps):
             batch = jax.tree.map(lambda x: np.asarray(x)[None], obs)
-            if core is None: a = np.asarray(await ready(self._eval_act(params, batch)))[0]
-            else: a, core = jax.tree.map(np.asarray, await ready(self._eval_act_core(params, batch, core))); a = a[0]
-            obs, r, term, trunc, _ = env.step(self.env_action(a))
+            if core is None: a = np.asarray(await ready(self.eval_act_fn(params, batch)))[0]
+            else: a, core = jax.tree.map(np.asarray, await ready(self.eval_act_core_fn(params, batch, core))); a = a[0]
+            obs, r, term, trunc, _ = env.step(self.spec.env_action(a))
             frames.append(env.render()); G += float(r)
             if term or trunc: break
             await asyncio.sleep(0)
@@ -194,10 +202,10 @@ def _act(spec, fn, params, obs):
     a = spec.env_action(np.asarray(fn(params, batch)))
     return a[0] if single else a
 
-@patch_to(Evaluation)
+@patch_to(HostEvaluator)
 def eval_actions(self, obs):
     "Evaluation actions for one observation or a batch, with the current params (numpy; blocks until computed: not for a coroutine's hot path). A policy with memory acts from its initial state (each call a first step); `TrainedPolicy.act` carries the state."
-    return _act(self, self._eval_act, self.params, obs)
+    return _act(self.spec, self.eval_act_fn, self.current_params(), obs)
 
 # %% ../nbs/18_evaluation.ipynb #45eb7aab
 class TrainedPolicy:
@@ -212,8 +220,7 @@ class TrainedPolicy:
         if cls is None: raise ConfigError(f"TrainedPolicy needs a runtime state dict, got {type(state).__name__}.")
         for k, space in (('observation', observation_space), ('action', action_space)):
             if state['spaces'][k] != str(space): raise ConfigError(f"TrainedPolicy: the run's {k} space is {state['spaces'][k]}, the env's {space}.")
-        spec = cls.__new__(cls)  # the algorithm's spec methods only: no actors, no pacing
-        spec.config, spec.observation_space, spec.action_space = config_from_state(cls.Config, state['config']), observation_space, action_space
+        spec = cls(config_from_state(cls.Config, state['config']), observation_space, action_space)  # the algorithm alone: no actors, no pacing
         spec.check_spaces(observation_space, action_space)
         template = spec.setup(func)
         try: learner = serialization.from_state_dict(jax.tree.map(np.asarray, template), spec.upgrade_learner(state['learner']))

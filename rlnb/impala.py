@@ -22,12 +22,12 @@ from .pixels import image_encoder, is_image_space
 from .parallel import pmean
 from .policy_gradient import DiagGaussian, distribution_for, vtrace
 from .runtime import OnPolicyQueue, Runtime, RuntimeConfig, adam_clipped, need, numpy_init
-from .spec import FUNC_CHECK_BATCH, check_func, func_inputs, module_init
+from .spec import FUNC_CHECK_BATCH, Spec, check_func, func_inputs, module_init
 from .tracing import BatchedUnroll
 
 # %% auto #0
 __all__ = ['check_recurrent', 'IMPALAConfig', 'ActorCritic', 'RecurrentActorCritic', 'episode_starts', 'unroll_core',
-           'replay_unroll', 'ActorCriticSpec', 'IMPALAState', 'standardize', 'IMPALA']
+           'replay_unroll', 'ActorCriticSpec', 'IMPALAState', 'standardize', 'IMPALASpec', 'IMPALA']
 
 # %% ../nbs/24_impala.ipynb #c8a12c66
 def check_recurrent(cfg):
@@ -140,9 +140,9 @@ def replay_unroll(apply,  # `(obs, core) -> ((policy parameters, V), core)` with
     return pi, v, v_next.reshape(T, B)
 
 # %% ../nbs/24_impala.ipynb #a02d89e3
-class ActorCriticSpec(Runtime):
+class ActorCriticSpec(Spec):
     "What IMPALA and PPO share: an actor-critic network over Box observations, a categorical or diagonal-Gaussian policy sampled with host noise, `[T, B]` unrolls and the learner's input from them."
-    rollout_field = 'unroll_length'
+    rollout_field, trajectories = 'unroll_length', True
 
     def check_spaces(self, observation_space, action_space):
         if not isinstance(observation_space, gym.spaces.Box): raise ConfigError(f"{self.algo_name}'s default network needs a Box observation space, got {observation_space}.")
@@ -177,6 +177,14 @@ class ActorCriticSpec(Runtime):
                          f"((policy parameters, values), core (batch, recurrent)), with {contract}")
 
     def make_tracer(self, num_envs): return BatchedUnroll(self.config.unroll_length, num_envs, keep_final=True)
+
+    def device_updates(self, env_id:str, num_devices:int) -> int:
+        "Updates per rollout of `num_envs` trajectories when the envs step on the device: each update takes `batch_size` of them."
+        N, B = self.config.num_envs, self.config.batch_size
+        if N % B or (B // num_devices) * num_devices != B:
+            raise ConfigError(f"{self.algo_name} on {env_id}: each rollout of num_envs={N} trajectories is cut into updates of batch_size={B}: "
+                              f"use a batch_size that divides {N} and is a multiple of the {num_devices} devices.")
+        return N // B
 
     def noise(self, rng, n):  # standard Gumbel (discrete) or normal (Gaussian) noise, one row per env
         space = self.action_space
@@ -270,7 +278,7 @@ def _loss(net, dist, cfg, params, b):
     loss = pg_loss + cfg.value_coef * v_loss - cfg.entropy_coef * entropy
     return loss, dict(loss=loss, pg_loss=pg_loss, v_loss=v_loss, entropy=entropy, rho=mean(rho), value=mean(v[:T]))
 
-class IMPALA(ActorCriticSpec):
+class IMPALASpec(ActorCriticSpec):
     "IMPALA: actors unroll a stochastic policy, a bounded queue feeds a data-parallel V-trace actor-critic learner."
     Config, algo_name, train_steps = IMPALAConfig, 'impala', 200_000
     shape_fields = ('hidden', 'unroll_length', 'recurrent')
@@ -288,3 +296,8 @@ class IMPALA(ActorCriticSpec):
         grads, metrics = jax.grad(lambda p: _loss(self.net, self.dist, self.config, p, batch), has_aux=True)(state.params)
         updates, opt_state = self.optimizer.update(pmean(grads), state.opt_state, state.params)
         return IMPALAState(optax.apply_updates(state.params, updates), opt_state), metrics
+
+
+class IMPALA(Runtime):
+    "IMPALA on the actor-learner runtime: `IMPALA('CartPole-v1').train(200_000)`."
+    algorithm = IMPALASpec

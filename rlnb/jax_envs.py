@@ -8,6 +8,7 @@ Docs: https://rlnb.github.io/rlnb/jax_envs.html.md"""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import difflib
 import functools
 import time
@@ -23,13 +24,12 @@ from .core import ConfigError, in_thread, patch_to, run_sync
 from .envs import WorkerPool
 from .parallel import axis_index, data_parallel, local_devices, ready
 from .spec import ENV_KINDS, _derived_seed, check_renamed
-from .impala import ActorCriticSpec
-from .ppo import PPO
-from .sac import ContinuousOffPolicy
+from .acting import HostActors
+from .evaluation import HostEvaluator
 
 # %% auto #0
 __all__ = ['GYMNAX', 'JaxEnvKind', 'GymnaxKind', 'DevicePool', 'DeviceEnvs', 'reset_envs', 'step_envs', 'rollout',
-           'DeviceEvaluation', 'DeviceRollouts', 'DeviceSteps']
+           'DeviceRollouts', 'DeviceEvaluator', 'DeviceSteps']
 
 # %% ../nbs/30_jax_envs.ipynb #92eddc82
 def _gym_space(space, params=None):
@@ -43,16 +43,20 @@ def _gym_space(space, params=None):
     raise ConfigError(f"rlnb has no gymnasium equivalent of the gymnax space {type(space).__name__}; it trains on Discrete and Box spaces.")
 
 class JaxEnvKind:
-    "What every kind of JAX env shares: the pool the runtime holds and the algorithm variant that steps it. A kind adds `make(env_id) -> (env, env_params)` (gymnax's functional API: `reset(key, params)`, `step(key, state, action, params)` with autoreset), `spaces(env_id)` and `reward_threshold(env_id)`."
+    "What every kind of JAX env shares: the pool the runtime holds, and the parts that step and evaluate it on the device. A kind adds `make(env_id) -> (env, env_params)` (gymnax's functional API: `reset(key, params)`, `step(key, state, action, params)` with autoreset), `spaces(env_id)` and `reward_threshold(env_id)`."
     prefix, extra = None, 'jaxenvs'
 
     def make_pool(self, env_id:str, cfg) -> WorkerPool:
         "The runtime's stand-in for host actors: the envs live on the device."
         return DevicePool(env_id, *self.spaces(env_id), cfg.num_envs)
 
-    def runtime(self, cls:type) -> type:
-        "`cls` with its envs stepped on the device: whole rollouts for an actor-critic algorithm (`DeviceRollouts`), one step per actor tick into the replay of the others (`DeviceSteps`)."
-        return _device_variant(cls, DeviceRollouts if issubclass(cls, ActorCriticSpec) else DeviceSteps)
+    def actors(self, **parts):
+        "The runtime's actors for these envs: whole rollouts on the device for an algorithm that learns from trajectories (`DeviceRollouts`), else one device step per tick into its replay (`DeviceSteps`); `parts` are `HostActors`' arguments."
+        return (DeviceRollouts if parts['spec'].trajectories else DeviceSteps)(kind=self, **parts)
+
+    def evaluator(self, env_id:str, spec, config, actors, params, name:str='runtime'):
+        "The runtime's evaluator for these envs: greedy episodes on the device (`DeviceEvaluator`)."
+        return DeviceEvaluator(env_id, spec, config, actors, params, name, kind=self)
 
     def unknown_id(self, env_id:str, name:str, known:list) -> ConfigError:
         "The error for a name the library does not have: the backend, the extra, and the closest names (or all of them)."
@@ -83,10 +87,6 @@ class GymnaxKind(JaxEnvKind):
         self.make(env_id)  # an unknown id fails here, with the ids it may have meant
         try: return gym.spec(env_id.split(':', 1)[1]).reward_threshold
         except gym.error.Error: return None
-
-@functools.cache
-def _device_variant(cls:type, mixin:type) -> type:
-    return type(f'Device{cls.__name__}', (mixin, cls), dict(__doc__=f"{cls.__name__} with its rollouts stepped on the learner's devices.", __module__=__name__))
 
 GYMNAX = GymnaxKind()
 
@@ -157,119 +157,88 @@ def rollout(spec, env, env_params, T:int, act_params, envs:DeviceEnvs):
     return envs, traj, (G.sum(), ended.sum())
 
 # %% ../nbs/30_jax_envs.ipynb #7dfd08db
-def _extras(spec, key, T:int, N:int, cols:int, first):
-    "Pure: what the spec's learner reads besides the trajectory, for this device's `cols` env columns (from column `first`)."
-    if not isinstance(spec, PPO): return {}
-    E = spec.config.num_epochs
-    steps = jnp.broadcast_to(jnp.arange(T * N, dtype=jnp.int32), (E, T * N))
-    perms = jax.lax.sort_key_val(jax.random.bits(key, (E, T * N)), steps, dimension=1)[1].reshape(E * T, N)  # every epoch's shuffle from one sort of random keys
-    return dict(perm=jax.lax.dynamic_slice_in_dim(perms, first, cols, axis=1))
+class DeviceRollouts(HostActors):
+    "The actors of an algorithm that learns from trajectories, for JAX envs (an `rlnb.spec.ENV_KINDS` id): whole rollouts and the updates on them run in jitted programs on the learner's devices; the actors' counters are the host actors'."
+    runs_learner = True  # its loop (`run`) rolls out and updates: the runtime's schedule is not used
 
-# %% ../nbs/30_jax_envs.ipynb #3f4a4c2f
-class DeviceEvaluation:
-    "What both device mixins share: greedy evaluation on the device, and no videos (defined under 'Evaluation on the device')."
-    envs_on_device = True  # `learner_device='auto'` keeps the learner, and so the envs, on the given devices
-
-class DeviceRollouts(DeviceEvaluation):
-    "Mixin in front of an actor-critic algorithm: rollouts of a JAX env (an `rlnb.spec.ENV_KINDS` id) stepped inside jitted programs on the learner's devices."
-    def __init__(self, env, config=None, devices=None, func=None, eval_env=None, name=None, **overrides):
-        super().__init__(env, config, devices, func, eval_env, name, **overrides)
-        if eval_env is not None and eval_env != env:
-            raise ConfigError(f"eval_env={eval_env!r}: an env stepped on the device is evaluated on itself ({env}); leave eval_env unset.")
-        from rlnb.spec import env_kind
-        cfg, self.env_id = self.config, env
-        self.jax_env, self.jax_env_params = env_kind(env).make(env)
-        D, N, T = self.mesh.size, cfg.num_envs, cfg.unroll_length
-        if len(local_devices(self.mesh)) < D:
+    def __init__(self, kind, **parts):  # `kind`: the env kind (`JaxEnvKind`); `parts`: `HostActors`' arguments
+        super().__init__(**parts)
+        cfg, mesh, env = self.config, self.learner.mesh, self.env
+        self.jax_env, self.jax_env_params = kind.make(env)
+        D, N = mesh.size, cfg.num_envs
+        if len(local_devices(mesh)) < D:
             raise ConfigError(f"{env}: envs stepped on the device train on one process's devices; this learner spans {jax.process_count()} processes.")
         if N % D: raise ConfigError(f"{env}: the {N} envs (num_actors * envs_per_actor) split over the {D} learner devices: use a multiple of {D}.")
-        if isinstance(self, PPO): self.updates_per_rollout = 1
-        else:
-            if N % cfg.batch_size or (cfg.batch_size // D) * D != cfg.batch_size:
-                raise ConfigError(f"{self.algo_name} on {env}: each rollout of num_envs={N} trajectories is cut into updates of batch_size={cfg.batch_size}: "
-                                  f"use a batch_size that divides {N} and is a multiple of the {D} devices.")
-            self.updates_per_rollout = N // cfg.batch_size
-        K = self.updates_per_rollout
-        self._device_update = self._update if K == 1 else data_parallel(self.learner_step, self.mesh, num_fused=K, batch_axis=1)
+        self.updates_per_rollout = K = self.spec.device_updates(env, D)
+        self._device_update = self.learner.update if K == 1 else data_parallel(self.spec.learner_step, mesh, num_fused=K, batch_axis=1)
         self._carry, self._episodes_pending = None, None
         self._build_programs()
 
-    def _fresh_actors(self):
-        old = super()._fresh_actors()
+    def fresh(self):
+        old = super().fresh()
         self._carry = None  # fresh episodes, seeded from (seed, env_steps)
         return old
 
-# %% ../nbs/30_jax_envs.ipynb #6c4d2541
+# %% ../nbs/30_jax_envs.ipynb #3f4a4c2f
 @patch_to(DeviceRollouts)
 def _build_programs(self):
-    "Jit the reset, rollout and evaluation programs for this runtime's mesh, env and spec."
-    cfg, mesh, env, ep = self.config, self.mesh, self.jax_env, self.jax_env_params
-    ax, D, N, T, K = mesh.axis_names[0], self.mesh.size, cfg.num_envs, cfg.unroll_length, self.updates_per_rollout
+    "Jit the reset and rollout programs for the learner's mesh, this env and the spec."
+    cfg, mesh, env, ep, spec = self.config, self.learner.mesh, self.jax_env, self.jax_env_params, self.spec
+    ax, D, N, T, K = mesh.axis_names[0], mesh.size, cfg.num_envs, cfg.unroll_length, self.updates_per_rollout
     cols, perm_key = N // D, jax.random.PRNGKey(_derived_seed(cfg.seed, 2))
     split = NamedSharding(mesh, P(ax))
     self._reset = jax.jit(lambda seed: reset_envs(env, ep, seed, N), out_shardings=split)
     out_spec = P(None, ax) if K == 1 else P(None, None, ax)
     def local(params, envs, it):
-        envs, traj, (g, n) = rollout(self, env, ep, T, params, envs)
-        traj.update(_extras(self, jax.random.fold_in(perm_key, it), T, N, cols, axis_index(ax) * cols))
+        envs, traj, (g, n) = rollout(spec, env, ep, T, params, envs)
+        traj.update(spec.device_inputs(jax.random.fold_in(perm_key, it), T, N, cols, axis_index(ax) * cols))
         if K > 1: traj = jax.tree.map(lambda x: jnp.moveaxis(x.reshape(T, K, cols // K, *x.shape[2:]), 1, 0), traj)
         return envs, traj, (jax.lax.psum(g, ax), jax.lax.psum(n, ax))
     self._rollout = jax.jit(jax.shard_map(local, mesh=mesh, in_specs=(P(), P(ax), P()), out_specs=(P(ax), out_spec, P()), check_vma=False))
     self._batch_sharding = NamedSharding(mesh, out_spec)
-    self._eval_programs = {}
 
 @patch_to(DeviceRollouts)
 def _new_envs(self) -> DeviceEnvs:
     "Fresh envs seeded from (seed, env_steps), split over the mesh."
     return self._reset(np.int32(_derived_seed(self.config.seed, self.env_steps)))
 
-# %% ../nbs/30_jax_envs.ipynb #61b7e29a
+# %% ../nbs/30_jax_envs.ipynb #29160868
 @patch_to(DeviceRollouts)
-def start_compile(self):
-    "Start compiling the reset, rollout and update programs, side by side in worker threads, for the real shapes and placements; returns at once. Idempotent."
-    import concurrent.futures
-    if self._compiles is not None: return
-    state, params = self._learner_state, self.actor_params(self._learner_state)
-    envs = jax.tree.map(lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=NamedSharding(self.mesh, P(self.mesh.axis_names[0]))),
+def compile_jobs(self) -> dict:
+    "The jobs that compile the reset, rollout and update programs, for the real shapes and placements."
+    L, mesh = self.learner, self.learner.mesh
+    state, params = L.state, self.spec.actor_params(L.state)
+    envs = jax.tree.map(lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=NamedSharding(mesh, P(mesh.axis_names[0]))),
                         jax.eval_shape(self._reset, np.int32(0)))
     def update_job():
         shapes = jax.eval_shape(self._rollout, params, envs, np.int32(0))[1]
         return self._device_update(state, jax.tree.map(lambda s: jax.device_put(np.zeros(s.shape, s.dtype), self._batch_sharding), shapes))
     def rollout_job():  # compiled from shapes alone, beside the reset's compile; the loop calls this executable
         self._rollout_exec = self._rollout.lower(params, envs, np.int32(0)).compile()
-    jobs = dict(reset=lambda: self._reset(np.int32(0)), rollout=rollout_job, update=update_job)
-    pool = concurrent.futures.ThreadPoolExecutor(len(jobs), thread_name_prefix=f'{self.name}-compile')
-    self._compiles = {k: pool.submit(lambda job=job: jax.block_until_ready(job())) for k, job in jobs.items()}
-    pool.shutdown(wait=False)
+    return dict(reset=lambda: self._reset(np.int32(0)), rollout=rollout_job, update=update_job)
 
-# %% ../nbs/30_jax_envs.ipynb #0579e986
+# %% ../nbs/30_jax_envs.ipynb #3390856f
 @patch_to(DeviceRollouts)
-def _run(self, until:int):
-    self._launch({'device': lambda stop: self._device_loop(stop, until)})
-
-@patch_to(DeviceRollouts)
-async def _device_loop(self, stop:asyncio.Event, until:int):
+async def run(self, stop:asyncio.Event, until:int):
     "Roll out and update until `until` env steps or `stop`."
-    cfg, K = self.config, self.updates_per_rollout
+    cfg, K, L = self.config, self.updates_per_rollout, self.learner
     n = cfg.unroll_length * cfg.num_envs
-    for name in ('reset', 'rollout', 'update'): await self.compiled(name)
+    for name in ('reset', 'rollout', 'update'): await self.compiles.ready(name)
     if self._carry is None: self._carry = await in_thread(self._new_envs)
     while self.env_steps < until and not stop.is_set():
-        self._carry, batch, episodes = self._rollout_exec(self.actor_params(self._learner_state), self._carry, np.int32(self.updates // K))
-        self._learner_state, metrics = self._device_update(self._learner_state, batch)
-        before, self.updates = self.updates, self.updates + K
-        self._learner_state = self.after_updates(self._learner_state, before, self.updates)
+        self._carry, batch, episodes = self._rollout_exec(self.spec.actor_params(L.state), self._carry, np.int32(L.updates // K))
+        metrics = L.apply(self._device_update, batch, K)
         self.env_steps += n
         self.stats.count(env_steps=n, updates=K)
         self.stats.record(lag_mean=0.0, lag_max=0.0)  # the rollout acts on the params the update starts from
-        await self._finish_dispatch()  # the previous iteration's
-        self._pending, self._episodes_pending = (None, metrics, self._learner_state, self.updates), episodes
+        await self.settle()  # the previous iteration's
+        L.pending, self._episodes_pending = (None, metrics, L.state, L.updates), episodes
         await asyncio.sleep(0)
 
 @patch_to(DeviceRollouts)
-async def _finish_dispatch(self):
-    "Book the iteration in flight: the learner's metrics (the runtime's checks), then its ended episodes."
-    await super(DeviceRollouts, self)._finish_dispatch()
+async def settle(self):
+    "Book the iteration in flight: the learner's metrics (the learner's checks), then its ended episodes."
+    await self.learner.finish()
     if self._episodes_pending is not None:
         g, n = (float(x) for x in await ready(self._episodes_pending))
         self._episodes_pending = None
@@ -277,8 +246,16 @@ async def _finish_dispatch(self):
             self.episodes += int(n)
             self.stats.record(G=g / n)
 
-# %% ../nbs/30_jax_envs.ipynb #9de268a5
-@patch_to(DeviceEvaluation)
+# %% ../nbs/30_jax_envs.ipynb #0579e986
+class DeviceEvaluator(HostEvaluator):
+    "The evaluator of JAX envs: greedy episodes stepped together in one program on the first learner device; videos in the gymnasium env of the same name."
+    def __init__(self, env_id:str, spec, config, actors, params, name:str='runtime', kind=None):  # `kind`: the env kind (`JaxEnvKind`)
+        super().__init__(env_id, spec, config, actors, params, name)
+        self.env_id = env_id
+        self.jax_env, self.jax_env_params = kind.make(env_id)
+        self._eval_programs = {}
+
+@patch_to(DeviceEvaluator)
 def _eval_program(self, n:int):
     if n not in self._eval_programs:
         env, ep = self.jax_env, self.jax_env_params
@@ -289,94 +266,84 @@ def _eval_program(self, n:int):
             def body(c):
                 t, envs, G, done = c
                 ks = jax.vmap(jax.random.split)(envs.key)
-                a = self.eval_act(params, envs.obs)
-                envs, _, r, term, trunc, _ = step_envs(env, ep, envs._replace(key=ks[:, 0]), ks[:, 1], _env_action(self, a))
+                a = self.spec.eval_act(params, envs.obs)
+                envs, _, r, term, trunc, _ = step_envs(env, ep, envs._replace(key=ks[:, 0]), ks[:, 1], _env_action(self.spec, a))
                 return t + 1, envs, G + jnp.where(done, 0.0, r), done | term | trunc
             return jax.lax.while_loop(cond, body, (0, envs, jnp.zeros(n, jnp.float32), jnp.zeros(n, bool)))[2]
         self._eval_programs[n] = jax.jit(run)
     return self._eval_programs[n]
 
-@patch_to(DeviceEvaluation)
+@patch_to(DeviceEvaluator)
 async def aevaluate(self, num_eval_episodes:int=10, seed:int|None=None, stop=None, **kwargs) -> dict:
     "Returns of `num_eval_episodes` greedy episodes, stepped together on the first learner device (one program: `stop` is not polled inside it)."
     check_renamed(kwargs, 'aevaluate')
     if kwargs: raise TypeError(f"aevaluate got unexpected keyword argument(s) {', '.join(kwargs)}.")
     n = num_eval_episodes
     if not isinstance(n, int) or n < 1: raise ConfigError(f"num_eval_episodes must be an int >= 1, got {n!r}.")
-    t0, params = time.perf_counter(), self.params
+    t0, params = time.perf_counter(), self.current_params()
     seed = np.int32(_derived_seed(self.config.seed + 10_000 if seed is None else seed))
     try: G = np.asarray(await in_thread(lambda: jax.block_until_ready(self._eval_program(n)(params, seed))), np.float64)
     finally: self.eval_seconds += time.perf_counter() - t0
     return dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()), returns=G.tolist())
 
-@patch_to(DeviceEvaluation)
+@patch_to(DeviceEvaluator)
 def _video_env(self):
     "gymnax envs do not render: a video plays the policy in the gymnasium env of the same name, where one exists with the same spaces."
     name = self.env_id.split(':', 1)[1]
     try: env = gym.make(name, render_mode='rgb_array')
     except gym.error.Error: raise ConfigError(f"{self.env_id} is stepped on the device and does not render, and gymnasium has no env {name!r} to record it in.") from None
     same = lambda a, b: type(a) is type(b) and a.shape == b.shape and getattr(a, 'n', None) == getattr(b, 'n', None)
-    if not (same(env.observation_space, self.observation_space) and same(env.action_space, self.action_space)):
+    if not (same(env.observation_space, self.spec.observation_space) and same(env.action_space, self.spec.action_space)):
         env.close()
         raise ConfigError(f"{self.env_id} is stepped on the device and does not render, and gymnasium's {name} has other spaces "
-                          f"({env.observation_space}, {env.action_space}) than it ({self.observation_space}, {self.action_space}): no video.")
+                          f"({env.observation_space}, {env.action_space}) than it ({self.spec.observation_space}, {self.spec.action_space}): no video.")
     return env
 
-# %% ../nbs/30_jax_envs.ipynb #6bde4d12
-def _device_env_action(spec, a):
-    "Pure: what the env receives for the policy's actions `a` (the spec's host-side `env_action`, on the device)."
-    space = spec.action_space
-    if isinstance(spec, ContinuousOffPolicy):  # policy space [-1, 1] -> the action space's bounds
-        low, high = jnp.asarray(space.low, jnp.float32), jnp.asarray(space.high, jnp.float32)
-        return low + (jnp.clip(a, -1.0, 1.0) + 1.0) * 0.5 * (high - low)
-    return _env_action(spec, a)
-
-class DeviceSteps(DeviceEvaluation):
-    "Mixin in front of a replay algorithm: each actor tick steps every env of a JAX env (an `rlnb.spec.ENV_KINDS` id) once in a jitted program; the transitions go through the algorithm's tracer into its replay."
-    def __init__(self, env, config=None, devices=None, func=None, eval_env=None, name=None, **overrides):
-        super().__init__(env, config, devices, func, eval_env, name, **overrides)
-        if eval_env is not None and eval_env != env:
-            raise ConfigError(f"eval_env={eval_env!r}: an env stepped on the device is evaluated on itself ({env}); leave eval_env unset.")
-        from rlnb.spec import env_kind
-        self.env_id, (self.jax_env, self.jax_env_params) = env, env_kind(env).make(env)
+# %% ../nbs/30_jax_envs.ipynb #2f5afa9d
+class DeviceSteps(HostActors):
+    "The actors of a replay algorithm for JAX envs (an `rlnb.spec.ENV_KINDS` id): each tick steps every env once in a jitted program; the transitions go through the algorithm's tracer into its replay."
+    def __init__(self, kind, **parts):  # `kind`: the env kind (`JaxEnvKind`); `parts`: `HostActors`' arguments
+        super().__init__(**parts)
+        spec = self.spec
+        self.jax_env, self.jax_env_params = kind.make(self.env)
         env_, ep, N = self.jax_env, self.jax_env_params, self.config.num_envs
         on = jax.sharding.SingleDeviceSharding(self.actor_device)
         self._dev_reset = jax.jit(lambda seed: reset_envs(env_, ep, seed, N), out_shardings=on)
         def step(params, envs, noise, given, use_given):
-            a, logp = self.act(params, envs.obs, noise)
+            a, logp = spec.act(params, envs.obs, noise)
             a = jnp.where(use_given, jnp.asarray(given, a.dtype), a)
             logp = jnp.where(use_given, 0.0, logp)
             ks = jax.vmap(lambda k: jax.random.split(k, 2))(envs.key)
-            nxt, final, r, term, trunc, (ret, length, done) = step_envs(env_, ep, envs._replace(key=ks[:, 0]), ks[:, 1], _device_env_action(self, a))
+            nxt, final, r, term, trunc, (ret, length, done) = step_envs(env_, ep, envs._replace(key=ks[:, 0]), ks[:, 1], spec.device_env_action(a))
             nxt = nxt._replace(ret=jnp.where(done, 0.0, ret), length=jnp.where(done, 0, length))
             return nxt, (envs.obs, a, logp, r, term, trunc, final, nxt.obs)
         self._dev_step, self._dev_step_ready = jax.jit(step), False
-        self._carry, self._eval_programs = None, {}
+        self._carry = None
 
-    def _fresh_actors(self):
-        old = super()._fresh_actors()
+    def fresh(self):
+        old = super().fresh()
         self._carry = None  # fresh episodes, seeded from (seed, env_steps)
         return old
 
-    async def _first_states(self): return [None] * self.config.num_actors  # the envs' states live on the device (`_carry`)
+    async def first_states(self): return [None] * self.config.num_actors  # the envs' states live on the device (`_carry`)
 
-# %% ../nbs/30_jax_envs.ipynb #33055d13
+# %% ../nbs/30_jax_envs.ipynb #6bde4d12
 @patch_to(DeviceSteps)
-async def _actor_tick(self, states:list, policy=None):
+async def tick(self, states:list, policy=None):
     "Every env steps once on the device; the step comes back to the host for the tracer."
     N = self.config.num_envs
-    self.pull_state()
+    self.pull()
     if self._carry is None: self._carry = await in_thread(lambda: self._dev_reset(np.int32(_derived_seed(self.config.seed, self.env_steps))))
-    if policy is None and self.initial_sampling_policy is not None and self.pacing.filling(): policy = self.initial_sampling_policy
-    noise = self.noise(self.rng, N)
-    if policy is None: given, use = self.random_actions(np.random.default_rng(0), N), False  # shapes only: unused
-    else: given, use = (self.random_actions(self.rng, N) if isinstance(policy, str) else np.asarray(policy(np.asarray(self._carry.obs)))), True
-    run = lambda: self._dev_step(self.acting_params, self._carry, noise, given, np.bool_(use))
+    if policy is None and self.spec.initial_sampling_policy is not None and self.pacing.filling(): policy = self.spec.initial_sampling_policy
+    noise = self.spec.noise(self.spec.rng, N)
+    if policy is None: given, use = self.spec.random_actions(np.random.default_rng(0), N), False  # shapes only: unused
+    else: given, use = (self.spec.random_actions(self.spec.rng, N) if isinstance(policy, str) else np.asarray(policy(np.asarray(self._carry.obs)))), True
+    run = lambda: self._dev_step(self.params, self._carry, noise, given, np.bool_(use))
     if self._dev_step_ready: self._carry, out = run()
     else: (self._carry, out), self._dev_step_ready = await in_thread(lambda: jax.block_until_ready(run())), True  # the first call compiles, off the loop
     obs, a, logp, r, term, trunc, final, nxt = (np.asarray(x) for x in await ready(out))
     valid = np.ones(N, bool)
     kw = dict(s_next_final=final) if self.tracer.keep_final else {}
-    self.tracer.add(obs, a, r, term, trunc, logp=logp, version=self.actor_version, valid=valid, **kw)
+    self.tracer.add(obs, a, r, term, trunc, logp=logp, version=self.version, valid=valid, **kw)
     if self.tracer.needs_last_obs: self.tracer.add_final_obs(nxt)
-    self._count_episodes(r, term | trunc, valid)
+    self.count_episodes(r, term | trunc, valid)

@@ -19,10 +19,10 @@ from .core import ConfigError, patch_to
 from .impala import ActorCriticSpec, check_recurrent, episode_starts, replay_unroll, unroll_core
 from .parallel import axis_index, axis_size, gather, pmean
 from .policy_gradient import gae
-from .runtime import OnPolicyQueue, RuntimeConfig, need, zero_init
+from .runtime import OnPolicyQueue, Runtime, RuntimeConfig, need, zero_init
 
 # %% auto #0
-__all__ = ['PPOConfig', 'PPOState', 'normalize_obs', 'update_moments', 'ppo_optimizer', 'linear_decay', 'PPO']
+__all__ = ['PPOConfig', 'PPOState', 'normalize_obs', 'update_moments', 'ppo_optimizer', 'linear_decay', 'PPOSpec', 'PPO']
 
 # %% ../nbs/25_ppo.ipynb #f694762f
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ def _ppo_loss(dist, cfg, pi, v, mine, stats, clip_eps):
                       clip_frac=mean((jnp.abs(ratio - 1) > clip_eps).astype(jnp.float32)))
 
 # %% ../nbs/25_ppo.ipynb #449401bc
-class PPO(ActorCriticSpec):
+class PPOSpec(ActorCriticSpec):
     "PPO: N envs roll out T steps; every epoch of shuffled minibatches runs in one data-parallel device call."
     Config, algo_name, train_steps = PPOConfig, 'ppo', 100_000
     shape_fields = ('hidden', 'recurrent')
@@ -157,6 +157,15 @@ class PPO(ActorCriticSpec):
 
     def make_pacing(self): return OnPolicyQueue(self.config.unroll_length, columns=self.config.num_envs)
 
+    def device_updates(self, env_id:str, num_devices:int) -> int: return 1  # one update per rollout, its epochs fused
+
+    def device_inputs(self, key, T:int, N:int, cols:int, first:int) -> dict:
+        "Every epoch's shuffle of the rollout's T * N steps, from one sort of random keys; this device's `cols` columns from `first`."
+        E = self.config.num_epochs
+        steps = jnp.broadcast_to(jnp.arange(T * N, dtype=jnp.int32), (E, T * N))
+        perms = jax.lax.sort_key_val(jax.random.bits(key, (E, T * N)), steps, dimension=1)[1].reshape(E * T, N)
+        return dict(perm=jax.lax.dynamic_slice_in_dim(perms, first, cols, axis=1))
+
     def prepare(self, data):
         b = super().prepare(data)
         T, B = b['R'].shape
@@ -178,8 +187,13 @@ class PPO(ActorCriticSpec):
         params, stats = params
         return self.net.apply(params, self._norm(stats)(obs), core)
 
+
+class PPO(Runtime):
+    "PPO on the actor-learner runtime: `PPO('CartPole-v1').train(100_000)`."
+    algorithm = PPOSpec
+
 # %% ../nbs/25_ppo.ipynb #dbbf4de1
-@patch_to(PPO)
+@patch_to(PPOSpec)
 def learner_step(self, state, batch):
     cfg, net, dist = self.config, self.net, self.dist
     if cfg.recurrent is not None: return self._recurrent_step(state, batch)
@@ -231,7 +245,7 @@ def _finish_update(cfg, state, params, opt_state, ms, S, w, ret, vals, clip_eps)
     return PPOState(params, opt_state, mean, var, count, state.rollouts + 1), metrics
 
 # %% ../nbs/25_ppo.ipynb #7642072d
-@patch_to(PPO)
+@patch_to(PPOSpec)
 def _recurrent_step(self, state, batch):
     "`learner_step` with a recurrent core: minibatches of whole env columns, each replayed from its stored start state."
     cfg, dist, stats = self.config, self.dist, (state.obs_mean, state.obs_var)

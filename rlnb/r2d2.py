@@ -20,20 +20,20 @@ import gymnasium as gym
 from flax import struct
 
 from .core import ConfigError, SpaceMismatchError, RLNBError, patch_to, preallocate
-from .apex_dqn import ApeXConfig, ApeXDQN, DQNState, OnlineAndTarget, epsilon_ladder
+from .apex_dqn import ApeXConfig, ApeXDQNSpec, DQNState, OnlineAndTarget, epsilon_ladder
 from .impala import unroll_core
 from .pacing import ReplayRatio
 from .parallel import pmean
 from .pixels import image_encoder, is_image_space
 from .replay import WaitReady, _rng_state, _set_rng_state
 from .sumtree import SumTree
-from .runtime import adam_clipped, need, numpy_init
+from .runtime import Runtime, adam_clipped, need, numpy_init
 from .spec import FUNC_CHECK_BATCH, check_func, func_inputs, module_init
 from .tracing import InsufficientCacheError, Tracer
 
 # %% auto #0
 __all__ = ['R2D2Config', 'value_rescale', 'value_unrescale', 'nstep_targets', 'Sequences', 'zero_sequences', 'SequenceTracer',
-           'SequenceReplay', 'SequencePacing', 'RecurrentQ', 'sequence_q', 'r2d2_loss', 'R2D2']
+           'SequenceReplay', 'SequencePacing', 'RecurrentQ', 'sequence_q', 'r2d2_loss', 'R2D2Spec', 'R2D2']
 
 # %% ../nbs/32_r2d2.ipynb #172537fe
 @dataclass(frozen=True)
@@ -419,7 +419,7 @@ def sequence_q(apply,  # recurrent forward `(obs, core) -> (q, core)` on a batch
 # %% ../nbs/32_r2d2.ipynb #f56e02bf
 def r2d2_loss(apply,  # `(params, obs, core) -> (q, core)`
               online, target,  # the online params (differentiated) and the target params
-              b:dict,  # the learner's input (`R2D2.prepare`): S [B, T+1, ...], A, R, terminated, valid [B, T], core [B, ...], W [B]
+              b:dict,  # the learner's input (`R2D2Spec.prepare`): S [B, T+1, ...], A, R, terminated, valid [B, T], core [B, ...], W [B]
               burn_in:int, n_step:int, gamma:float,  # the config's
               eta:float=0.9,  # priority mix of the largest and the mean |TD| of a window
               value_eps:float=1e-3,  # eps of the value rescaling h
@@ -442,7 +442,7 @@ def r2d2_loss(apply,  # `(params, obs, core) -> (q, core)`
     return loss, dict(loss=loss, q=(q_a * m).sum() / jnp.maximum(m.sum(), 1.0), td_error=priority)
 
 # %% ../nbs/32_r2d2.ipynb #2b02aee4
-class R2D2(ApeXDQN):
+class R2D2Spec(ApeXDQNSpec):
     "R2D2: epsilon-ladder actors with a recurrent Q-network, prioritized replay of overlapping sequences with their start state, burn-in, rescaled n-step double-Q targets."
     Config, algo_name, rollout_field, train_steps = R2D2Config, 'r2d2', 'sequence_length', 200_000
     shape_fields = ('hidden', 'dueling', 'buffer_capacity', 'recurrent', 'burn_in', 'sequence_length')
@@ -477,49 +477,54 @@ class R2D2(ApeXDQN):
     @property
     def frame_axis(self): return None  # whole sequences of observations: no frame-once storage
 
+
+class R2D2(Runtime):
+    "R2D2 on the actor-learner runtime: `R2D2('rlnb/CartPoleNoVel-v1').train(200_000)`."
+    algorithm = R2D2Spec
+
 # %% ../nbs/32_r2d2.ipynb #c0b26be5
-@patch_to(R2D2)
+@patch_to(R2D2Spec)
 def initial_core(self, n):
     "The GRU core's state at an episode's start: zeros `[n, recurrent]`."
     return np.zeros((n, self.config.recurrent), np.float32)
 
-@patch_to(R2D2)
+@patch_to(R2D2Spec)
 def core_q(self, params, obs, core):
     "Pure: `(q, core)` at `obs` from `core`, for the params the actors act with."
     return self.net.apply(params, obs, core)
 
-@patch_to(R2D2)
+@patch_to(R2D2Spec)
 def act_core(self, params, obs, noise, core):
     explore, random_a = noise
     q, core = self.core_q(params, obs, core)
     a = jnp.where(explore, random_a, jnp.argmax(q, -1))
     return a, jnp.zeros(a.shape, jnp.float32), core
 
-@patch_to(R2D2)
+@patch_to(R2D2Spec)
 def eval_act_core(self, params, obs, core):
     q, core = self.core_q(params, obs, core)
     return jnp.argmax(q, -1), core
 
-@patch_to(R2D2)
+@patch_to(R2D2Spec)
 def act(self, params, obs, noise): return self.act_core(params, obs, noise, jnp.zeros((len(obs), self.config.recurrent), jnp.float32))[:2]
 
-@patch_to(R2D2)
+@patch_to(R2D2Spec)
 def eval_act(self, params, obs): return self.eval_act_core(params, obs, jnp.zeros((len(obs), self.config.recurrent), jnp.float32))[0]
 
 # %% ../nbs/32_r2d2.ipynb #b30a4ff5
-@patch_to(R2D2)
+@patch_to(R2D2Spec)
 def prepare(self, data:Sequences) -> dict:
     f32 = lambda x: np.asarray(x, np.float32)
     return dict(S=data.S, A=np.asarray(data.A, np.int32), R=f32(data.R), terminated=np.asarray(data.terminated, bool), valid=np.asarray(data.valid, bool),
                 core=f32(data.core), W=f32(data.W))
 
-@patch_to(R2D2)
+@patch_to(R2D2Spec)
 def loss(self, online, target, batch) -> tuple:
     "Pure: `r2d2_loss` with this config's hyperparameters."
     cfg = self.config
     return r2d2_loss(self.net.apply, online, target, batch, cfg.burn_in, cfg.n_step, cfg.gamma, cfg.priority_eta, cfg.value_eps)
 
-@patch_to(R2D2)
+@patch_to(R2D2Spec)
 def learner_step(self, state, batch):
     q = state.params
     grads, metrics = jax.grad(lambda p: self.loss(p, q.target, batch), has_aux=True)(q.online)

@@ -13,28 +13,24 @@ from .core import ConfigError
 from .spec import Spec, env_kind
 
 # %% auto #0
-__all__ = ['ALGOS', 'register', 'get_algo', 'algo_for_env']
+__all__ = ['ALGOS', 'register', 'get_algo']
 
 # %% ../nbs/13_registry.ipynb #64e1fd13
-ALGOS: dict[str, str] = {'apex-dqn': 'rlnb.apex_dqn:ApeXDQN', 'impala': 'rlnb.impala:IMPALA', 'ppo': 'rlnb.ppo:PPO', 'r2d2': 'rlnb.r2d2:R2D2', 'sac': 'rlnb.sac:SAC', 'td3': 'rlnb.td3:TD3'}
+ALGOS: dict[str, str|type] = {'apex-dqn': 'rlnb.apex_dqn:ApeXDQNSpec', 'impala': 'rlnb.impala:IMPALASpec', 'ppo': 'rlnb.ppo:PPOSpec', 'r2d2': 'rlnb.r2d2:R2D2Spec',
+                              'sac': 'rlnb.sac:SACSpec', 'td3': 'rlnb.td3:TD3Spec'}  # name -> the algorithm's spec (a `Spec` subclass) or its 'module:Class' path
 
 def register(name:str, target:str|type):
-    "Make an algorithm available by `name` to `DistributedAgent` and the CLI: a `Runtime` subclass or its 'module:Class' path."
+    "Make an algorithm available by `name` to `DistributedAgent` and the CLI: its spec (a `Spec` subclass), an algorithm's runtime (whose `algorithm` is its spec) or a 'module:Class' path."
+    target = getattr(target, 'algorithm', None) or target  # `register('ppo2', PPO)` registers PPO's spec
     if not isinstance(target, str) and not (isinstance(target, type) and issubclass(target, Spec)):
-        raise ConfigError(f"register({name!r}, ...): pass an algorithm class (a `rlnb.runtime.Runtime` subclass) or a 'module:Class' string, got {target!r}.")
+        raise ConfigError(f"register({name!r}, ...): pass an algorithm (a `rlnb.spec.Spec` subclass) or a 'module:Class' string, got {target!r}.")
     ALGOS[name] = target
 
 def get_algo(name:str) -> type:
-    "The `Runtime` subclass registered as `name`."
+    "The algorithm (its `Spec` subclass) registered as `name`."
     if name not in ALGOS: raise ConfigError(f"algo={name!r} is not available; choose one of {', '.join(ALGOS)}.")
     target = ALGOS[name]
     if isinstance(target, str):
         mod, cls = target.split(':')
         target = getattr(importlib.import_module(mod), cls)
-    return target
-
-# %% ../nbs/13_registry.ipynb #9bedec27
-def algo_for_env(cls:type, env) -> type:
-    "The algorithm class that trains on `env`: `cls` itself, or the variant an env kind (`rlnb.spec.ENV_KINDS`) builds for its envs."
-    kind = env_kind(env)
-    return cls if kind is None else kind.runtime(cls)
+    return getattr(target, 'algorithm', None) or target

@@ -14,22 +14,13 @@ import jax
 from flax import serialization
 
 from .core import ConfigError, NonFiniteError, in_thread, patch_to
-from .parallel import replicate
 from .replay import _rng_state, _set_rng_state
 from .spec import RENAMED
 
 # %% auto #0
-__all__ = ['RunState', 'config_from_state']
+__all__ = ['config_from_state', 'run_state', 'checked_learner', 'history_from_state', 'restore_rng']
 
-# %% ../nbs/17_runstate.ipynb #6f60fe60
-class RunState:
-    """The whole-run state of a runtime: `state_dict` and its inverse.
-    Reads and restores: `config`, `name`, `get_state`, `observation_space`, `action_space`, `algo_name`, `shape_fields`, `_learner_state`, `mesh`,
-    `pacing`, `store`, `rng`, `running`, and the counters `updates`, `env_steps`, `episodes`, `eval_seconds`, `actor_restarts`,
-    `dropped_episodes`, `eval_history`, `version`, `_published_at`; drops `_next` (an input taken ahead); finishes `_pending` (`Schedules._record`), restarts the actors
-    (`Acting._fresh_actors`) and takes the restored params (`Acting.pull_state`)."""
-
-# %% ../nbs/17_runstate.ipynb #2e9e43f3
+# %% ../nbs/17_runstate.ipynb #2afd6bba
 _STATE_FORMAT = 3  # version of the layout of `Runtime.state_dict()`
 _SHAPE_FIELDS = ('num_actors', 'envs_per_actor')  # config fields every checkpoint must share with the runtime loading it
 
@@ -62,48 +53,50 @@ def config_from_state(config_cls:type, saved:dict):
     return config_cls(**kw)
 
 # %% ../nbs/17_runstate.ipynb #5b8e0282
-@patch_to(RunState)
-def state_dict(self) -> dict:
+def run_state(spec,  # the algorithm: name, config, spaces, host RNG
+              learner,  # state, updates, store (version), published_at
+              actors,  # env_steps, episodes, actor_restarts, dropped_episodes
+              pacing,  # state_dict(): the replay buffer or queue
+              eval_seconds:float,  # wall-clock spent in evaluations
+              eval_history:list,  # (env_steps, mean return) of every evaluation point
+              name:str='runtime',  # the run's name, in errors
+             ) -> dict:
     "The whole run as pure data (numpy arrays, ints, floats, bools, strs in str-keyed dicts): learner state, pacing (replay), counters, RNGs, config."
-    if self.running: raise ConfigError(f"[{self.name}] state_dict needs a stopped agent; await stop() first.")
-    if self._pending is not None:  # a dispatch cancelled in flight: finish it (the agent is stopped: no loop is waiting)
-        jax.block_until_ready(self._pending[1])
-        self._record(*self._pending)
-    hist = np.asarray(self.eval_history, np.float64).reshape(-1, 2)
-    learner = _as_numpy(serialization.to_state_dict(self._learner_state))
-    for path, x in jax.tree_util.tree_flatten_with_path(learner)[0]:
+    hist = np.asarray(eval_history, np.float64).reshape(-1, 2)
+    state = _as_numpy(serialization.to_state_dict(learner.state))
+    for path, x in jax.tree_util.tree_flatten_with_path(state)[0]:
         if x.dtype.kind == 'f' and not np.isfinite(x).all():
-            raise NonFiniteError(f"[{self.name}] the learner state holds non-finite numbers ({jax.tree_util.keystr(path)}) after {self.updates:,} "
+            raise NonFiniteError(f"[{name}] the learner state holds non-finite numbers ({jax.tree_util.keystr(path)}) after {learner.updates:,} "
                                  "updates: it is not saved, so the last checkpoint stays the last good one. Resume from it with a lower learning rate.")
     return dict(
-        format=_STATE_FORMAT, algo=self.algo_name, config=_config_state(self.config),
-        spaces=dict(observation=str(self.observation_space), action=str(self.action_space)),
-        learner=learner,
-        pacing=self.pacing.state_dict(),
-        counters=dict(updates=self.updates, env_steps=self.env_steps, episodes=self.episodes, store_version=self.store.version,
-                      published_at=self._published_at, eval_seconds=self.eval_seconds, actor_restarts=self.actor_restarts,
-                      dropped_episodes=self.dropped_episodes),
+        format=_STATE_FORMAT, algo=spec.algo_name, config=_config_state(spec.config),
+        spaces=dict(observation=str(spec.observation_space), action=str(spec.action_space)),
+        learner=state,
+        pacing=pacing.state_dict(),
+        counters=dict(updates=learner.updates, env_steps=actors.env_steps, episodes=actors.episodes, store_version=learner.store.version,
+                      published_at=learner.published_at, eval_seconds=eval_seconds, actor_restarts=actors.actor_restarts,
+                      dropped_episodes=actors.dropped_episodes),
         eval_history=dict(env_steps=hist[:, 0].astype(np.int64), mean=hist[:, 1]),
-        rng=dict(host=_rng_state(self.rng)))
+        rng=dict(host=_rng_state(spec.rng)))
 
-@patch_to(RunState)
-def _checked_learner(self, state:dict):
-    "Check that `state` fits this runtime (algorithm, format, shape fields, spaces, network); returns its learner state as numpy arrays."
-    if self.running: raise ConfigError(f"[{self.name}] load_state_dict needs a stopped agent; await stop() first.")
-    if not isinstance(state, dict) or state.get('algo') != self.algo_name:
-        raise ConfigError(f"load_state_dict: not a {self.algo_name} state (algo={state.get('algo') if isinstance(state, dict) else type(state).__name__!r}).")
+def checked_learner(spec,  # the algorithm of the runtime loading `state`
+                    live,  # its live learner state (the template of shapes and dtypes)
+                    state:dict,  # a `run_state` (a checkpoint's `state`)
+                   ):
+    "Check that `state` fits the runtime (algorithm, format, shape fields, spaces, network); returns its learner state as numpy arrays."
+    if not isinstance(state, dict) or state.get('algo') != spec.algo_name:
+        raise ConfigError(f"load_state_dict: not a {spec.algo_name} state (algo={state.get('algo') if isinstance(state, dict) else type(state).__name__!r}).")
     if state.get('format') != _STATE_FORMAT:
         raise ConfigError(f"load_state_dict: state format {state.get('format')}, this rlnb reads format {_STATE_FORMAT}.")
-    saved, mine = _renamed_config(state['config']), _config_state(self.config)
-    for k in _SHAPE_FIELDS + tuple(self.shape_fields):
+    saved, mine = _renamed_config(state['config']), _config_state(spec.config)
+    for k in _SHAPE_FIELDS + tuple(spec.shape_fields):
         if not _same(saved.get(k), mine.get(k)):
             raise ConfigError(f"load_state_dict: config field {k} differs: the checkpoint has {np.asarray(saved.get(k)).tolist()!r}, "
                               f"this agent {np.asarray(mine.get(k)).tolist()!r}; build the agent with the checkpoint's {k}.")
-    for k, space in (('observation', self.observation_space), ('action', self.action_space)):
+    for k, space in (('observation', spec.observation_space), ('action', spec.action_space)):
         if state['spaces'][k] != str(space):
             raise ConfigError(f"load_state_dict: {k} space differs: the checkpoint has {state['spaces'][k]}, this agent's env {space}.")
-    live = self._learner_state
-    try: restored = serialization.from_state_dict(jax.tree.map(np.asarray, live), self.upgrade_learner(state['learner']))
+    try: restored = serialization.from_state_dict(jax.tree.map(np.asarray, live), spec.upgrade_learner(state['learner']))
     except (ValueError, KeyError, TypeError) as e:
         raise ConfigError(f"load_state_dict: the checkpoint's network or optimizer state does not fit this agent's ({e}).") from None
     for (path, a), b in zip(jax.tree_util.tree_flatten_with_path(restored)[0], jax.tree.leaves(live), strict=True):
@@ -111,33 +104,11 @@ def _checked_learner(self, state:dict):
             raise ConfigError(f"load_state_dict: {jax.tree_util.keystr(path)} has shape {np.shape(a)} in the checkpoint, {np.shape(b)} here.")
     return jax.tree.map(lambda a, b: np.asarray(a, b.dtype), restored, live)
 
-@patch_to(RunState)
-def load_state_dict(self, state:dict):
-    "Restore a `state_dict()` into this (stopped) runtime; the actors' envs restart with fresh episodes seeded from (seed, env_steps)."
-    learner = self._checked_learner(state)
-    self.pacing.load_state_dict(state['pacing'])
-    self._restore(state, learner)
-
-@patch_to(RunState)
-async def aload_state_dict(self, state:dict):
-    "`load_state_dict` for a coroutine: the replay, which may be gigabytes read from memory maps, is copied in by a worker thread."
-    learner = self._checked_learner(state)
-    await in_thread(self.pacing.load_state_dict, state['pacing'])  # the runtime is stopped: nothing else touches the replay meanwhile
-    self._restore(state, learner)
-
-@patch_to(RunState)
-def _restore(self, state:dict, learner):
-    "The rest of a load, once the state is checked and the replay restored: learner state, counters, RNG, published params, fresh actors."
-    self._learner_state = replicate(learner, self.mesh)
-    self._next = None  # an input taken ahead from the replaced replay or queue is dropped
-    c = state['counters']
-    self.updates, self.env_steps, self.episodes = int(c['updates']), int(c['env_steps']), int(c['episodes'])
-    self.eval_seconds = float(c['eval_seconds'])
-    self.actor_restarts, self.dropped_episodes = int(c.get('actor_restarts', 0)), int(c.get('dropped_episodes', 0))
+def history_from_state(state:dict) -> list:
+    "The evaluation history a `run_state` holds, as `(env_steps, mean)` pairs."
     h = state['eval_history']
-    self.eval_history = [(int(s), float(m)) for s, m in zip(np.asarray(h['env_steps']), np.asarray(h['mean']))]
-    _set_rng_state(self.rng, state['rng']['host'])
-    self.store.publish(self.get_state(), version=max(int(c['store_version']), self.store.version + 1))
-    self.version, self._published_at = self.store.version, int(c['published_at'])
-    self.pull_state()
-    self._fresh_actors().cleanup()
+    return [(int(s), float(m)) for s, m in zip(np.asarray(h['env_steps']), np.asarray(h['mean']))]
+
+def restore_rng(rng:np.random.Generator, state:dict):
+    "Set the host RNG to the state a `run_state` holds."
+    _set_rng_state(rng, state['rng']['host'])

@@ -12,242 +12,257 @@ import concurrent.futures
 import dataclasses
 import logging
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 import jax
 import gymnasium as gym
 
 from .core import ConfigError, in_thread, patch_to, preallocate, run_sync
-from .parallel import data_parallel, local_devices, make_mesh, replicate, to_host_async
+from .parallel import local_devices, make_mesh
 from .pixels import pixel_env
 from .env_core import check_env_id
-from .workers import WorkerBase
-from .spec import RuntimeConfig, Spec, actor_envs, adam_clipped, check_options, check_renamed, env_spaces, make_actors, make_vector_env, need, numpy_init, zero_init
+from .workers import EpochStats, Roles
+from .spec import RuntimeConfig, Spec, actor_envs, adam_clipped, check_options, check_renamed, env_kind, env_spaces, make_actors, make_vector_env, need, numpy_init, zero_init
 from .registry import ALGOS, get_algo, register
 from .pacing import OnPolicyQueue, Pacing, PacingHost, ReplayRatio
 from .tracing import Tracer
-from .acting import Acting, _first_device, choose_actor_device, choose_learner_devices
-from .schedules import Schedules
-from .runstate import RunState, config_from_state
-from .evaluation import Evaluation, EvaluationStopped, TrainedPolicy, _renamed_policy, write_video
+from .acting import HostActors, choose_actor_device, choose_learner_devices
+from .schedules import Learner, Schedule
+from .runstate import checked_learner, config_from_state, history_from_state, restore_rng, run_state
+from .evaluation import EvaluationStopped, HostEvaluator, TrainedPolicy, _renamed_policy, write_video
 
 # %% auto #0
-__all__ = ['Runtime']
+__all__ = ['Compiles', 'PacingView', 'Runtime']
 
 # %% ../nbs/19_runtime.ipynb #6ba23e96
-class Runtime(Acting, Schedules, RunState, Evaluation, Spec, WorkerBase):
-    "The actor-learner runtime: an algorithm subclasses it and fills the spec (`rlnb.spec.Spec`); the parts do the rest."
-    envs_on_device = False  # True where the envs step inside jitted programs on the learner's devices (`rlnb.jax_envs`)
+class Compiles:
+    "Compile-ahead jobs by name, each run once in a worker thread; awaited without blocking the loop."
+    def __init__(self, name:str='runtime'):  # the run's name: the threads are `<name>-compile_<i>`
+        self.name, self.jobs = name, None  # name -> future, once started
+
+    @property
+    def started(self) -> bool: return self.jobs is not None
+
+    def start(self, jobs:dict):
+        "Run every `{name: zero-argument function}` in its own worker thread (its result blocked on there); returns at once. Idempotent."
+        if self.jobs is not None: return
+        pool = concurrent.futures.ThreadPoolExecutor(len(jobs), thread_name_prefix=f'{self.name}-compile')
+        self.jobs = {k: pool.submit(lambda job=job: jax.block_until_ready(job())) for k, job in jobs.items()}
+        pool.shutdown(wait=False)  # each thread ends with its job
+
+    async def ready(self, name:str):
+        "Await the job `name` if one was started (re-raising its error); instant once done."
+        fut = None if self.jobs is None else self.jobs.get(name)
+        if fut is not None:
+            if not fut.done(): await asyncio.wrap_future(fut)
+            fut.result()
+
+    def result(self, name:str):
+        "Block until the job `name` is done, if one was started (off the loop, or where it is known to be done)."
+        if self.jobs is not None and name in self.jobs: self.jobs[name].result()
+
+    def wait(self):
+        "Block until every started job has ended (no compile thread is left behind)."
+        if self.jobs is not None: concurrent.futures.wait(self.jobs.values())
+
+    async def await_all(self):
+        "Await every started job, each as it ends, without blocking the loop."
+        if self.jobs is not None: await asyncio.wait([asyncio.wrap_future(f) for f in self.jobs.values()])
+
+class PacingView:
+    "What a pacing reads (`rlnb.pacing.PacingHost`), each member from the part that owns it."
+    def __init__(self, spec, tracer, stats, compiles):
+        self.spec, self.tracer, self.stats, self._compiles = spec, tracer, stats, compiles
+        self.config, self.observation_space, self.action_space, self.rng = spec.config, spec.observation_space, spec.action_space, spec.rng
+        self.learner = self.actors = None  # set once they are built (they take the pacing)
+    @property
+    def updates(self) -> int: return self.learner.updates
+    @property
+    def acting_params(self): return self.actors.params
+    def prepare(self, data):
+        "The algorithm's host-side learner input (`Spec.prepare`)."
+        return self.spec.prepare(data)
+    async def compiled(self, name:str):
+        "Await the compile-ahead job `name`."
+        await self._compiles.ready(name)
+
+_HOOKS = frozenset(n for n, v in vars(Spec).items() if callable(v) and not n.startswith('_')) | {'setup', 'learner_step'}
+
+# %% ../nbs/19_runtime.ipynb #0fbfc37b
+class Runtime:
+    "The actor-learner runtime: an algorithm (a `rlnb.spec.Spec`) and an env make its parts — actors, pacing, learner, schedule, evaluator."
+    algorithm: ClassVar[type|None] = None  # the spec an algorithm's runtime binds (`class PPO(Runtime): algorithm = PPOSpec`)
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        hooks = sorted(set(vars(cls)) & _HOOKS)
+        if hooks: raise TypeError(f"{cls.__name__} defines the algorithm hooks {', '.join(hooks)} on a Runtime subclass; an algorithm is a value now: "
+                                  "define them on a `rlnb.spec.Spec` subclass and hand it over, `Runtime(env, algorithm=MySpec)` or `register('name', MySpec)`.")
+        if cls.algorithm is not None: cls.Config, cls.algo_name = cls.algorithm.Config, cls.algorithm.algo_name
+
     def __init__(self,
                  env,  # env id or zero-argument env factory (each actor builds its own copies)
                  config=None,  # the algorithm's config; keyword overrides below win
                  devices:Sequence[jax.Device]|None=None,  # learner devices; None: every local device
                  func=None,  # the user's forward pass (flax module or function); None: the algorithm's default network
                  eval_env=None,  # env id or factory for evaluation; None: `env`
-                 name:str|None=None,  # worker name
+                 name:str|None=None,  # the run's name, in logs and errors
+                 algorithm:type|None=None,  # the algorithm, a `Spec` subclass; None: the one this class binds
                  **overrides,  # fields of the config
                 ):
-        cls = self.Config
-        check_options(overrides, cls, self.algo_name)  # an unknown field, or an old name (rlnb.spec.RENAMED) with its new one
+        algo = algorithm if algorithm is not None else type(self).algorithm
+        if not (isinstance(algo, type) and issubclass(algo, Spec)):
+            raise ConfigError(f"Runtime needs an algorithm, a `rlnb.spec.Spec` subclass (Runtime(env, algorithm=MySpec)), or an algorithm's runtime such as PPO; got {algo!r}.")
+        cls = algo.Config
+        check_options(overrides, cls, algo.algo_name)  # an unknown field, or an old name (rlnb.spec.RENAMED) with its new one
         if config is not None and not isinstance(config, cls): raise ConfigError(f"config must be a {cls.__name__}, got {type(config).__name__}.")
         cfg = dataclasses.replace(config or cls(), **overrides)
+        kind = env_kind(env)  # envs stepped on the device (`rlnb.spec.ENV_KINDS`) get the kind's actors and evaluator
+        if kind is not None and eval_env is not None and eval_env != env:
+            raise ConfigError(f"eval_env={eval_env!r}: an env stepped on the device is evaluated on itself ({env}); leave eval_env unset.")
         env, eval_env = actor_envs(env, eval_env, cfg.actor_mode)  # Atari ids get their preprocessing; EnvPool's envs where the actors step EnvPool
-        self.config, self._env_arg = cfg, env
-        self.eval_env = eval_env
+        self.config, self.name = cfg, name or algo.algo_name
         if isinstance(eval_env, str): check_env_id(eval_env)  # an unknown id or a missing package fails now, not at the first evaluation
         pool = make_actors(env, cfg)
-        try:
-            w0 = pool.workers[0]  # a sync worker knows its spaces now; thread and process workers only once their env is up
-            obs_space, act_space = (w0.observation_space, w0.single_action_space) if w0.single_action_space is not None else env_spaces(env)
-            self.check_spaces(obs_space, act_space)
-            self.observation_space, self.action_space = obs_space, act_space
-            self.mesh = make_mesh(devices)
-            n_local = len(local_devices(self.mesh))  # over several processes, batch_size is this process's share of the batch
-            if n_local < self.mesh.size and not cfg.deterministic:
-                raise ConfigError(f"the learner spans {jax.process_count()} processes: run with deterministic=True, whose fixed schedule "
-                                  "keeps the processes' learner steps in lockstep (concurrent roles would let one process dispatch an update the others never join).")
-            if cfg.batch_size % n_local:
-                raise ConfigError(f"batch_size={cfg.batch_size} must be a multiple of the {n_local} learner devices.")
-            super().__init__(pool, name=name or self.algo_name, seed=cfg.seed)
-            self.rng = np.random.default_rng([cfg.seed, 1] + ([jax.process_index()] if jax.process_count() > 1 else []))  # every host-side draw: exploration noise, batch shuffles (per process)
-            state = self.setup(func)
-            given = list(self.mesh.devices.flat)
-            learner, self.learner_device_reason = choose_learner_devices(cfg.learner_device, given, self.actor_params(state), obs_space, self.envs_on_device)
-            if learner != given: self.mesh = make_mesh(learner)  # a tiny learner on the host CPU (`learner_device='auto'`)
-            self.tracer = self.make_tracer(cfg.num_envs)
-            if not isinstance(self.tracer, Tracer):
-                raise ConfigError(f"{self.algo_name}: make_tracer must return an rlnb.tracing.Tracer, got {type(self.tracer).__name__}.")
-            self.pacing = self.make_pacing()
-            if not isinstance(self.pacing, Pacing):
-                raise ConfigError(f"{self.algo_name}: make_pacing must return an rlnb.pacing.Pacing, got {type(self.pacing).__name__}.")
-            self.pacing.bind(self)
-            self.buffer = self.pacing.buffer  # the replay buffer, where the pacing has one (Maze's buffer side)
-            self.actor_device, self.actor_device_reason = choose_actor_device(cfg.actor_device, local_devices(self.mesh)[0], self.actor_params(state), obs_space)
+        try: self._build(algo, env, eval_env, kind, pool, devices, func)
         except BaseException:
             pool.cleanup(); raise
-        self._placement_logged = False
-        self.publish_copies = 0  # params copied to the actors' device (one per publish they take; none where they act on the learner's device)
-        self._update = data_parallel(self.learner_step, self.mesh, num_fused=cfg.updates_per_dispatch, batch_axis=self._batch_axis())
-        self._act = jax.jit(self.act_core)  # `act` itself, for a policy without memory (the spec's default `act_core`)
-        self._eval_act = jax.jit(self.eval_act)
-        self._eval_act_core = jax.jit(self.eval_act_core)  # the evaluation policy with memory (used where `initial_core` is not None)
-        self._learner_state = replicate(state, self.mesh)
-        self.updates, self.env_steps, self.episodes = 0, 0, 0
-        self.actor_restarts, self.dropped_episodes = 0, 0  # envs replaced after a failure; episodes dropped for non-finite numbers
-        self.restart_log: list[dict] = []  # one entry per replaced env: worker, env_steps, error, recovery_s (and evaluation=True for an evaluation env)
-        self._tainted = np.zeros(cfg.num_envs, bool)  # envs whose episode is being dropped (nonfinite='drop')
-        self._pending = None  # (data, metrics, learner state, updates) of the learner dispatch in flight
-        self._next = None  # (data, placed input) of the next dispatch, taken while the one in flight computes (concurrent roles)
-        self._feed_ahead = not cfg.deterministic and self.pacing.buffer is not None  # take the next dispatch's input ahead from replay (see `Schedules._learner_dispatch`)
-        self._place_ahead = None  # whether the learner's input is copied to the devices ahead: decided on the first input (`_worth_placing`)
-        self._learner_on_cpu = local_devices(self.mesh)[0].platform == 'cpu'  # the host reads the learner's results where they are
         self.eval_history: list[tuple[int, float]] = []
-        self.eval_seconds = 0.0  # wall-clock spent in evaluations (benchmarks subtract it)
-        self._returns = np.zeros(cfg.num_envs)
-        self._env_states = None  # the actors' latest env states, kept across stop/start
-        self._in_flight = self._nothing_in_flight()  # per actor, what its steps in flight were sent with (ready ticks, `rlnb.acting`)
-        self._core = None  # a recurrent policy's per-env state, kept with the env states (set where they start)
-        self._learned, self._rolled = asyncio.Event(), asyncio.Event()
-        self._published_at, self.actor_version = 0, 0
-        self._compiles = None  # name -> future of the compile-ahead jobs (`start_compile`)
-        self._metric_names = None  # the learner step's scalar metrics, found by `metric_names` on first use
-        self.initial_sampling_policy = getattr(self, 'initial_sampling_policy', None)  # how the actors act while replay fills ('random', a function, or None: the policy); `setup` may set it
-        self.push_state()
-        self.pull_state()
+        self._placement_logged = False
+        self.learner.publish()
+        self.actors.pull()
 
-    def _batch_axis(self) -> int:
-        "The axis of the learner's input that is split over the devices: 0 for transitions, 1 for [T, B] trajectories."
-        return self.pacing.batch_axis
+# %% ../nbs/19_runtime.ipynb #6607b017
+@patch_to(Runtime)
+def _build(self, algo, env, eval_env, kind, pool, devices, func):
+    "Build the parts: the spec on the env's spaces, the learner's mesh, tracer and pacing, learner, actors, evaluator, schedule."
+    cfg = self.config
+    w0 = pool.workers[0]  # a sync worker knows its spaces now; thread and process workers only once their env is up
+    obs_space, act_space = (w0.observation_space, w0.single_action_space) if w0.single_action_space is not None else env_spaces(env)
+    mesh = make_mesh(devices)
+    n_local = len(local_devices(mesh))  # over several processes, batch_size is this process's share of the batch
+    rng = np.random.default_rng([cfg.seed, 1] + ([jax.process_index()] if jax.process_count() > 1 else []))  # every host-side draw (per process)
+    self.spec = spec = algo(cfg, obs_space, act_space, rng=rng, mesh=mesh, envs_on_device=kind is not None)
+    spec.check_spaces(obs_space, act_space)
+    self.observation_space, self.action_space = obs_space, act_space
+    if n_local < mesh.size and not cfg.deterministic:
+        raise ConfigError(f"the learner spans {jax.process_count()} processes: run with deterministic=True, whose fixed schedule "
+                          "keeps the processes' learner steps in lockstep (concurrent roles would let one process dispatch an update the others never join).")
+    if cfg.batch_size % n_local: raise ConfigError(f"batch_size={cfg.batch_size} must be a multiple of the {n_local} learner devices.")
+    state = spec.setup(func)
+    given = list(mesh.devices.flat)
+    learner_devs, learner_why = choose_learner_devices(cfg.learner_device, given, spec.actor_params(state), obs_space, kind is not None)
+    if learner_devs != given: spec.mesh = mesh = make_mesh(learner_devs)  # a tiny learner on the host CPU (`learner_device='auto'`)
+    self.tracer = tracer = spec.make_tracer(cfg.num_envs)
+    if not isinstance(tracer, Tracer): raise ConfigError(f"{algo.algo_name}: make_tracer must return an rlnb.tracing.Tracer, got {type(tracer).__name__}.")
+    self.pacing = pacing = spec.make_pacing()
+    if not isinstance(pacing, Pacing): raise ConfigError(f"{algo.algo_name}: make_pacing must return an rlnb.pacing.Pacing, got {type(pacing).__name__}.")
+    self.stats, self.compiles = EpochStats(), Compiles(self.name)
+    view = PacingView(spec, tracer, self.stats, self.compiles)
+    pacing.bind(view)
+    actor_device, actor_why = choose_actor_device(cfg.actor_device, local_devices(mesh)[0], spec.actor_params(state), obs_space)
+    self.learner = Learner(spec, state, mesh, pacing, self.compiles, self.stats, cfg, env_steps=lambda: self.actors.env_steps, name=self.name)
+    self.learner.device_reason = learner_why
+    parts = dict(pool=pool, env=env, config=cfg, spec=spec, tracer=tracer, pacing=pacing, learner=self.learner, compiles=self.compiles,
+                 stats=self.stats, actor_device=actor_device, learner_device=local_devices(mesh)[0], name=self.name)
+    self.actors = HostActors(**parts) if kind is None else kind.actors(**parts)
+    self.actors.device_reason = actor_why
+    view.learner, view.actors = self.learner, self.actors
+    params = lambda: self.learner.params
+    self.evaluator = HostEvaluator(eval_env, spec, cfg, self.actors, params, self.name) if kind is None else kind.evaluator(env, spec, cfg, self.actors, params, self.name)
+    self._roles = Roles(self.name)
+    self._schedule = Schedule(self.actors, self.learner, pacing, tracer, self._roles)
+    self._roles.rebind = self._schedule.rebind
 
-    @property
-    def learner_state(self):
-        "The learner's state (replicated over the mesh): params, optimizer state and whatever the algorithm keeps."
-        return self._learner_state
+@patch_to(Runtime)
+@property
+def buffer(self):
+    "The replay buffer, where the pacing has one (Maze's buffer side); None for an on-policy queue."
+    return self.pacing.buffer
 
-    @property
-    def params(self):
-        "The online params, as the actors receive them (a view of the first learner device's buffers)."
-        return _first_device(self.actor_params(self._learner_state))
+@patch_to(Runtime)
+@property
+def env_steps(self) -> int:
+    "Env steps the actors took in all (a resumed run counts what it had)."
+    return self.actors.env_steps
 
-# %% ../nbs/19_runtime.ipynb #b5dbf07f
+@patch_to(Runtime)
+@property
+def updates(self) -> int:
+    "Learner updates in all."
+    return self.learner.updates
+
+@patch_to(Runtime)
+@property
+def episodes(self) -> int:
+    "Episodes the actors ended."
+    return self.actors.episodes
+
+@patch_to(Runtime)
+@property
+def params(self):
+    "The online params, as the actors receive them (a view of the first learner device's buffers)."
+    return self.learner.params
+
+@patch_to(Runtime)
+@property
+def running(self) -> bool:
+    "Whether training is running (its roles are tasks on the loop)."
+    return self._roles.running
+
+@patch_to(Runtime)
+@property
+def learner_state(self):
+    "The learner's state (replicated over the mesh): params, optimizer state and whatever the algorithm keeps (`Learner.state`)."
+    return self.learner.state
+
+@patch_to(Runtime)
+@property
+def eval_seconds(self) -> float:
+    "Wall-clock seconds spent in evaluations so far (benchmarks subtract them from a run's time)."
+    return self.evaluator.eval_seconds
+
+# %% ../nbs/19_runtime.ipynb #f0b92a33
 @patch_to(Runtime)
 def close(self):
     "Close the actors' envs (after any compile-ahead thread has ended: close leaves no thread behind)."
-    if self._compiles is not None: concurrent.futures.wait(self._compiles.values())
-    self.env.cleanup()
+    self.compiles.wait()
+    self.actors.close()
 
 @patch_to(Runtime)
 async def aclose(self):
-    "Stop the roles and close the actors' envs."
+    "Stop training and close the actors' envs."
     try: await self.stop()
     finally:
-        if self._compiles is not None: await asyncio.wait([asyncio.wrap_future(f) for f in self._compiles.values()])
-        await self.env.aclose()
-
-# %% ../nbs/19_runtime.ipynb #1d0f5aae
-@patch_to(Runtime)
-def get_state(self):
-    "The online params (replicated over the learner mesh)."
-    return self.actor_params(self._learner_state)
+        await self.compiles.await_all()
+        await self.actors.aclose()
 
 @patch_to(Runtime)
-def learn(self, data) -> dict:
-    "One dispatch of K = `updates_per_dispatch` data-parallel updates on K * `batch_size` items (in order); returns the metrics (device arrays)."
-    return self._learn_placed(self._place(data))
-
-_PLACE_AHEAD_BYTES = 1 << 20  # a learner input of at least this many bytes is copied to an accelerator as soon as it is prepared
-
-@patch_to(Runtime)
-def _place(self, data):
-    "`data` as the learner's input (`_dispatch_input`): host arrays, or, where `_worth_placing`, device arrays whose copy is started and not waited for."
-    b = self._dispatch_input(data)
-    if self._place_ahead is None: self._place_ahead = self._worth_placing(b)
-    return self._update.put(b) if self._place_ahead else b
-
-@patch_to(Runtime)
-def _worth_placing(self, b) -> bool:
-    "Whether the learner's input `b` is copied ahead: to an accelerator (not the CPU), and `_PLACE_AHEAD_BYTES` or more."
-    return not self._learner_on_cpu and sum(np.asarray(x).nbytes for x in jax.tree.leaves(b)) >= _PLACE_AHEAD_BYTES
-
-@patch_to(Runtime)
-def _learn_placed(self, b) -> dict:
-    "One dispatch on the input `b` from `_place`; returns the metrics (device arrays), whose copies to the host are started (on an accelerator)."
-    if self._compiles is not None: self._compiles['update'].result()  # instant unless a compile-ahead is still running (never on the loop's path)
-    self._learner_state, metrics = self._update(self._learner_state, b)
-    before, self.updates = self.updates, self.updates + self.config.updates_per_dispatch
-    self._learner_state = self.after_updates(self._learner_state, before, self.updates)
-    return metrics if self._learner_on_cpu else to_host_async(metrics)
-
-@patch_to(Runtime)
-def push_state(self) -> int:
-    "Publish the online params; remembers at which update, for the policy-lag bound."
-    self._published_at = self.updates
-    return WorkerBase.push_state(self)
-
-@patch_to(Runtime)
-def _rebind(self):
-    WorkerBase._rebind(self)
-    self._learned, self._rolled = asyncio.Event(), asyncio.Event()
+async def stop(self, timeout:float=5.0):
+    "Ask the training roles to finish, cancel what does not within `timeout`, and re-raise a role's error."
+    await self._roles.stop(timeout)
 
 # %% ../nbs/19_runtime.ipynb #71c8ed09
 @patch_to(Runtime)
-def _dispatch_input(self, data):
-    "The learner's input for one dispatch: `prepare`d, reshaped to (K, ...) when K updates are fused."
-    K, ax = self.config.updates_per_dispatch, self._batch_axis()
-    b = self.prepare(data)
-    if K > 1:
-        def split(x):
-            n = x.shape[ax]
-            return np.moveaxis(x.reshape(x.shape[:ax] + (K, n // K) + x.shape[ax + 1:]), ax, 0)
-        b = jax.tree.map(split, b)
-    return b
-
-@patch_to(Runtime)
-def _zero_input(self, n:int, fused:bool=True):
-    "The learner's input for `n` items of zeros (to compile or trace); the host RNG, which `prepare` may draw from, is left as it was."
-    rng_state = self.rng.bit_generator.state
-    try: return self._dispatch_input(self.pacing.zero_data(n)) if fused else self.prepare(self.pacing.zero_data(n))
-    finally: self.rng.bit_generator.state = rng_state
-
-@patch_to(Runtime)
 def start_compile(self):
     "Start compiling the fused learner update, the actors' policy and the pacing's programs, each in a worker thread, on zero inputs of the real shapes; returns at once. Idempotent."
-    if self._compiles is not None: return
-    cfg = self.config
-    b = self._zero_input(self.pacing.dispatch_size())  # placed, or not, as the learner's inputs will be: the same program
-    state, params, obs = self._learner_state, self.acting_params, preallocate(self.observation_space, cfg.num_envs)
-    noise = self.noise(np.random.default_rng(0), cfg.num_envs)
-    if self._place_ahead is None: self._place_ahead = self._worth_placing(b)
-    if self._place_ahead: b = self._update.put(b)
-    core = self.initial_core(cfg.num_envs)
-    jobs = dict(update=lambda: self._update(state, b), act=lambda: self._act(params, obs, noise, core), **self.pacing.programs())
-    if self._in_flight is not None:  # ready ticks act for one actor's envs at a time
-        one = lambda x: x[:cfg.envs_per_actor]
-        jobs['act_one'] = lambda: self._act(params, jax.tree.map(one, obs), jax.tree.map(one, noise), jax.tree.map(one, core))
-    pool = concurrent.futures.ThreadPoolExecutor(len(jobs), thread_name_prefix=f'{self.name}-compile')
-    self._compiles = {k: pool.submit(lambda job=job: jax.block_until_ready(job())) for k, job in jobs.items()}
-    pool.shutdown(wait=False)  # each thread ends with its job
+    if self.compiles.started: return
+    if self.actors.runs_learner: jobs = self.actors.compile_jobs()  # the actors' loop runs its own programs (envs on the device)
+    else: jobs = dict(update=self.learner.compile_job(), **self.actors.compile_jobs(), **self.pacing.programs())
+    self.compiles.start(jobs)
 
 @patch_to(Runtime)
 async def acompile(self):
     "Compile everything training runs (see `start_compile`) and await it without blocking the loop."
     self.start_compile()
-    for name in self._compiles: await self.compiled(name)
+    for name in self.compiles.jobs: await self.compiles.ready(name)
 
 @patch_to(Runtime)
 def compile(self):
     "Plain form of `acompile`: blocks until everything is compiled."
     self.start_compile()
-    for fut in self._compiles.values(): fut.result()
-
-@patch_to(Runtime)
-async def compiled(self, name:str):
-    "Await the compile-ahead job `name` if one was started (re-raising its error); instant once done."
-    fut = None if self._compiles is None else self._compiles.get(name)
-    if fut is not None:
-        if not fut.done(): await asyncio.wrap_future(fut)
-        fut.result()
+    for name in self.compiles.jobs: self.compiles.result(name)
 
 # %% ../nbs/19_runtime.ipynb #277d47c3
 @patch_to(Runtime)
@@ -257,7 +272,7 @@ async def ainit_replay_buffer(self,
                               **kwargs,  # none: Maze's `initial_buffer_size` is called `buffer_warmup` here
                              ) -> int:
     "Fill replay by stepping the actors with `initial_sampling_policy`, learning nothing (Maze's `init_replay_buffer`); returns the env steps taken."
-    if self.buffer is None: raise ConfigError(f"{self.algo_name} learns on-policy from a queue, not from replay: init_replay_buffer has nothing to fill.")
+    if self.buffer is None: raise ConfigError(f"{self.spec.algo_name} learns on-policy from a queue, not from replay: init_replay_buffer has nothing to fill.")
     check_renamed(kwargs, 'init_replay_buffer')
     if kwargs: raise TypeError(f"init_replay_buffer got unexpected keyword argument(s) {', '.join(kwargs)}.")
     if self.running: raise ConfigError(f"[{self.name}] init_replay_buffer needs a stopped agent; await stop() first.")
@@ -266,10 +281,10 @@ async def ainit_replay_buffer(self,
         raise ConfigError(f"init_replay_buffer: buffer_warmup must be an int in [0, capacity={self.buffer.capacity}], got {size!r}.")
     if not (initial_sampling_policy == 'random' or callable(initial_sampling_policy)):
         raise ConfigError(f"init_replay_buffer: initial_sampling_policy must be 'random' or a function obs -> actions, got {initial_sampling_policy!r}.")
-    states, start = await self._first_states(), self.env_steps
+    states, start = await self.actors.first_states(), self.env_steps
     await self.pacing.collect()
     while len(self.buffer) < size:
-        await self._actor_tick(states, policy=initial_sampling_policy)
+        await self.actors.tick(states, policy=initial_sampling_policy)
         if self.tracer: await self.pacing.insert(self.tracer.flush())
         await asyncio.sleep(0)
     return self.env_steps - start
@@ -294,43 +309,61 @@ def collect_rollouts(self) -> tuple[int, int, float]:
 @patch_to(Runtime)
 def broadcast_updated_policy(self, state=None) -> int:
     "Publish the learner's params, or `state` (params of the actors' network), as a new version the actors act on; returns the version."
-    if state is None: return self.push_state()
-    self.version = self.store.publish(state)
-    return self.version
+    return self.learner.publish(state)
+
+@patch_to(Runtime)
+def get_state(self):
+    "The online params, replicated over the learner's mesh (coax's `Worker.get_state`): what publishing sends."
+    return self.spec.actor_params(self.learner.state)
+
+@patch_to(Runtime)
+def learn(self, data) -> dict:
+    "One dispatch of the learner on `data` (coax's `Worker.learn`; `Learner.learn`); returns the metrics (device arrays)."
+    return self.learner.learn(data)
+
+@patch_to(Runtime)
+def get_epoch_stats(self) -> dict:
+    "The statistics of the run so far: counters, rates and recent means (Maze's `get_epoch_stats_aggregator`)."
+    return self.stats.summary()
 
 # %% ../nbs/19_runtime.ipynb #7fc0ec21
 @patch_to(Runtime)
 def _run(self, until:int):
-    "Start the training tasks: the deterministic schedule up to `until` env steps, or the concurrent roles."
-    if self.config.deterministic: self._launch({'schedule': lambda stop: self._schedule(stop, until)})
-    else: self.start('rollout', 'learner')
+    "Start the training tasks up to `until` env steps: the actors' own loop, the deterministic schedule, or the concurrent roles (`Schedule.roles_for`)."
+    self._roles.launch(self._schedule.roles_for(until, self.config.deterministic))
+
+@patch_to(Runtime)
+async def _settle(self):
+    "Finish the learner's dispatch in flight and book what it brought (`settle` of the actors)."
+    await self.actors.settle()
 
 @patch_to(Runtime)
 async def _stretch(self, until:int, callback=None, fresh:bool=True, whole:bool=True) -> str|None:
     "Run the roles up to `until` env steps and pause them (`whole`: with the dispatch finished and the queued steps in replay); returns 'stopped' (the callback asked), 'outside' (`stop()` from outside) or None."
     if fresh:  # where a chunk starts
         if not self._placement_logged and jax.default_backend() != 'cpu':  # once per runtime; silent where everything is on the CPU
-            logging.getLogger(f'rlnb.{self.name}').info(f"learner on {', '.join(map(str, local_devices(self.mesh)))} ({self.learner_device_reason})")
-        if not self._placement_logged and (self.actor_device.platform != 'cpu' or self.actor_device != local_devices(self.mesh)[0]):
-            logging.getLogger(f'rlnb.{self.name}').info(f"actors act on {self.actor_device} ({self.actor_device_reason})")  # once per runtime; silent where all is one CPU device
+            logging.getLogger(f'rlnb.{self.name}').info(f"learner on {', '.join(map(str, local_devices(self.learner.mesh)))} ({self.learner.device_reason})")
+        dev = self.actors.actor_device
+        if not self._placement_logged and (dev.platform != 'cpu' or dev != local_devices(self.learner.mesh)[0]):
+            logging.getLogger(f'rlnb.{self.name}').info(f"actors act on {dev} ({self.actors.device_reason})")  # once per runtime; silent where all is one CPU device
         self._placement_logged = True
         if self.config.deterministic:  # a chunk starts from (seed, env_steps) alone: fresh seeded episodes, current params
-            await self._fresh_actors().aclose()
-            self.push_state()
+            await self.actors.fresh().aclose()
+            self.learner.publish()
         self.start_compile()  # the compiles run beside each other and beside the actors' first steps
     self._run(until)
     ended = None
     while True:  # an error (a role's, the callback's, a cancel) goes to `atrain`, which stops the roles
         await asyncio.sleep(0.01)
-        for t in self._tasks:
+        for t in self._roles.tasks:
             if t.done() and t.exception() is not None: raise t.exception()
-        if not self._tasks or self._stop.is_set(): ended = 'outside'; break
+        if not self._roles.tasks or self._roles.stop_event.is_set(): ended = 'outside'; break
         if callback is not None and callback(self): ended = 'stopped'; break
-        if self.config.deterministic and not self._tasks[0].done(): continue  # the schedule pauses itself at `until`
+        if self.config.deterministic and not self._roles.tasks[0].done(): continue  # the schedule pauses itself at `until`
         if self.config.deterministic or self.env_steps >= until: break
     await self.stop()  # training pauses at evaluations, so the result describes these params
     if whole:
-        await self._finish_dispatch()
+        await self._settle()
         await self.pacing.collect()
     if not ended and callback is not None and callback(self): ended = 'stopped'  # asked for while the roles wound down
     return ended
@@ -386,7 +419,7 @@ async def atrain(self,
                 await on_save(self); saved = self.env_steps
     finally:
         await self.stop()
-        await self._finish_dispatch()  # every atrain call ends with its dispatch finished (the same point for a checkpoint and for a run that goes on)
+        await self._settle()  # every atrain call ends with its dispatch finished (the same point for a checkpoint and for a run that goes on)
         await self.pacing.collect()  # and with the actors' queued steps in replay, where a checkpoint keeps them
     if ended != 'stopped' and final_eval and (last is None or self.eval_history[-1][0] != self.env_steps):
         res = await self.aeval_point(num_eval_episodes, on_eval, stop)
@@ -404,22 +437,78 @@ def train(self, num_train_steps:int, **kwargs) -> dict:
 @patch_to(Runtime)
 def metrics(self) -> dict:
     "The counters and the recent means of every metric the learner step reports (the columns a logger writes)."
-    out = dict(env_steps=self.env_steps, updates=self.updates, episodes=self.episodes, actor_restarts=self.actor_restarts,
-               dropped_episodes=self.dropped_episodes, **self.pacing.counters())
+    out = dict(env_steps=self.env_steps, updates=self.updates, episodes=self.episodes, actor_restarts=self.actors.actor_restarts,
+               dropped_episodes=self.actors.dropped_episodes, **self.pacing.counters())
     out.update({k: self.stats.mean(k) for k in self.stats.values})
     return out
 
 @patch_to(Runtime)
 def metric_names(self) -> tuple:
     "Names of the scalar metrics the learner step reports — a logger's columns — found by tracing it on shapes alone (nothing runs)."
-    if self._metric_names is None:
-        b = self._zero_input(self.pacing.dispatch_size() // self.config.updates_per_dispatch, fused=False)
-        shapes = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), self._learner_state)
-        _, m = jax.eval_shape(self.learner_step, shapes, b)
-        self._metric_names = tuple(k for k, v in m.items() if v.ndim == 0)
-    return self._metric_names
+    return self.learner.metric_names()
 
-# %% ../nbs/19_runtime.ipynb #449f6dab
+# %% ../nbs/19_runtime.ipynb #7a631c50
+@patch_to(Runtime)
+def state_dict(self) -> dict:
+    "The whole run as pure data (numpy arrays, ints, floats, bools, strs in str-keyed dicts): learner state, pacing (replay), counters, RNGs, config."
+    if self.running: raise ConfigError(f"[{self.name}] state_dict needs a stopped agent; await stop() first.")
+    self.learner.finish_now()  # a dispatch cancelled in flight: finish it (the agent is stopped: no loop is waiting)
+    return run_state(self.spec, self.learner, self.actors, self.pacing, self.evaluator.eval_seconds, self.eval_history, self.name)
+
+@patch_to(Runtime)
+def _checked(self, state:dict):
+    if self.running: raise ConfigError(f"[{self.name}] load_state_dict needs a stopped agent; await stop() first.")
+    return checked_learner(self.spec, self.learner.state, state)
+
+@patch_to(Runtime)
+def load_state_dict(self, state:dict):
+    "Restore a `state_dict()` into this (stopped) runtime; the actors' envs restart with fresh episodes seeded from (seed, env_steps)."
+    learner = self._checked(state)
+    self.pacing.load_state_dict(state['pacing'])
+    self._restore(state, learner)
+
+@patch_to(Runtime)
+async def aload_state_dict(self, state:dict):
+    "`load_state_dict` for a coroutine: the replay, which may be gigabytes read from memory maps, is copied in by a worker thread."
+    learner = self._checked(state)
+    await in_thread(self.pacing.load_state_dict, state['pacing'])  # the runtime is stopped: nothing else touches the replay meanwhile
+    self._restore(state, learner)
+
+@patch_to(Runtime)
+def _restore(self, state:dict, learner):
+    "The rest of a load, once the state is checked and the replay restored: each part's share, the RNG, fresh actors."
+    c = state['counters']
+    self.learner.restore(learner, c)
+    self.actors.restore(c)
+    self.evaluator.eval_seconds = float(c['eval_seconds'])
+    self.eval_history = history_from_state(state)
+    restore_rng(self.spec.rng, state)
+    self.actors.pull()
+    self.actors.fresh().cleanup()
+
+# %% ../nbs/19_runtime.ipynb #2a8fb212
+@patch_to(Runtime)
+async def aevaluate(self, num_eval_episodes:int=10, seed:int|None=None, stop=None, **kwargs) -> dict:
+    "Returns of `num_eval_episodes` episodes of the evaluation policy (`HostEvaluator.aevaluate`, or the device envs' evaluator)."
+    return await self.evaluator.aevaluate(num_eval_episodes, seed, stop, **kwargs)
+
+@patch_to(Runtime)
+def evaluate(self, num_eval_episodes:int=10, seed:int|None=None, stop=None, **kwargs) -> dict:
+    "Plain form of `aevaluate`."
+    check_renamed(kwargs, 'evaluate')
+    return run_sync(self.aevaluate(num_eval_episodes, seed, stop, **kwargs))
+
+@patch_to(Runtime)
+async def arecord(self, path, seed:int|None=None, max_steps:int=10_000) -> dict:
+    "Play one episode of the evaluation policy in an env that renders and write its frames to `path` (`HostEvaluator.arecord`)."
+    return await self.evaluator.arecord(path, seed, max_steps)
+
+@patch_to(Runtime)
+def eval_actions(self, obs):
+    "Evaluation actions for one observation or a batch, with the current params (numpy; blocks until computed)."
+    return self.evaluator.eval_actions(obs)
+
+# %% ../nbs/19_runtime.ipynb #2bd44fce
 def __getattr__(name):
     if name == 'Policy': raise _renamed_policy(__name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,12 +23,12 @@ from .core import ConfigError, TransitionBatch
 from .parallel import pmean
 from .replay import PrioritizedReplayBuffer, ReplayBuffer
 from .runtime import ReplayRatio, Runtime, need, numpy_init, zero_init
-from .spec import FUNC_CHECK_BATCH, check_func, func_inputs, module_init
+from .spec import FUNC_CHECK_BATCH, Spec, check_func, func_inputs, module_init
 from .tracing import BatchedNStep
 
 # %% auto #0
 __all__ = ['OffPolicyConfig', 'SACConfig', 'squashed_gaussian', 'GaussianActor', 'MLPCritic', 'ContinuousOffPolicy', 'SACParams',
-           'SACOptStates', 'SACState', 'sac_target', 'SAC']
+           'SACOptStates', 'SACState', 'sac_target', 'SACSpec', 'SAC']
 
 # %% ../nbs/26_sac.ipynb #bf9df8f2
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class OffPolicyConfig(ReplayConfig):
 
 @dataclass(frozen=True)
 class SACConfig(OffPolicyConfig):
-    "Hyperparameters of SAC."
+    "Hyperparameters of SACSpec."
     init_alpha: float = 1.0  # initial temperature
     autotune: bool = True  # learn the temperature (False: alpha stays init_alpha)
     target_entropy: float|None = None  # entropy the temperature steers to; None: -|A|
@@ -102,7 +102,7 @@ class MLPCritic(nn.Module):
         return nn.Dense(1)(x)[:, 0]
 
 # %% ../nbs/26_sac.ipynb #8aad542f
-class ContinuousOffPolicy(Runtime):
+class ContinuousOffPolicy(Spec):
     "What SAC and TD3 share: a bounded Box action space, twin critics over replay, random warm-up, actions in [-1, 1] rescaled to the env's bounds."
     rollout_field, train_steps = 'n_step', 20_000
     shape_fields = ('hidden', 'buffer_capacity')
@@ -145,6 +145,11 @@ class ContinuousOffPolicy(Runtime):
         return zero_init(optax.flatten(optax.adam(self.config.learning_rate)))
 
     def make_tracer(self, num_envs): return BatchedNStep(self.config.n_step, self.config.gamma, num_envs)
+
+    def device_env_action(self, actions):
+        "Pure: the policy's actions in [-1, 1] rescaled onto the action space's bounds (`env_action` on the device)."
+        low, high = jnp.asarray(self.action_space.low, jnp.float32), jnp.asarray(self.action_space.high, jnp.float32)
+        return low + (jnp.clip(actions, -1.0, 1.0) + 1.0) * 0.5 * (high - low)
 
     def make_pacing(self):
         cfg = self.config
@@ -203,7 +208,7 @@ def sac_target(q1_next, q2_next, logp_next, alpha, Rn, In):
     "SAC's soft target `Rn + In * (min(q1', q2') - alpha * log pi(a'|s'))` (n-step; `In` is 0 at a terminal)."
     return Rn + In * (jnp.minimum(q1_next, q2_next) - alpha * logp_next)
 
-class SAC(ContinuousOffPolicy):
+class SACSpec(ContinuousOffPolicy):
     "SAC: squashed-Gaussian actors over a bounded Box, twin soft-Q critics with Polyak targets, a learned temperature; replay at a fixed replay ratio."
     Config, algo_name = SACConfig, 'sac'
 
@@ -261,3 +266,8 @@ class SAC(ContinuousOffPolicy):
         critic = OnlineAndTarget(online, optax.incremental_update(online, critic.target, cfg.tau))
         metrics.update(actor_loss=a_loss, alpha=alpha, entropy=-jnp.mean(logp))
         return SACState(SACParams(actor, critic, log_alpha), SACOptStates(actor_opt, critic_opt, alpha_opt)), metrics
+
+
+class SAC(Runtime):
+    "SAC on the actor-learner runtime: `SAC('Pendulum-v1').train(20_000)`."
+    algorithm = SACSpec

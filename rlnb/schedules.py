@@ -1,4 +1,4 @@
-"""How the actors and the learner take turns: two coroutines that interleave as the pacing allows (the default), or one fixed, seeded schedule that makes a run a pure function of its seed (`deterministic=True`). Both are made of the same two steps: an actor tick and a learner dispatch.
+"""The data-parallel learner as a part of the runtime — its state on the mesh, the fused update, the dispatch in flight, the params it publishes — and the two ways its dispatches and the actors' ticks take turns: two coroutines that interleave as the pacing allows (the default), or one fixed, seeded schedule that makes a run a pure function of its seed (`deterministic=True`).
 
 Docs: https://rlnb.github.io/rlnb/schedules.html.md"""
 
@@ -8,131 +8,275 @@ Docs: https://rlnb.github.io/rlnb/schedules.html.md"""
 from __future__ import annotations
 
 import asyncio
+from typing import Callable
 
 import numpy as np
 import jax
 
 from .core import NonFiniteError, in_thread, patch_to
-from .parallel import ready, spans_processes
+from .parallel import ParamStore, data_parallel, local_devices, ready, replicate, spans_processes, to_host_async
+from .acting import _first_device
 
 # %% auto #0
-__all__ = ['Schedules']
+__all__ = ['Learner', 'Schedule']
 
 # %% ../nbs/16_schedules.ipynb #2afdb7a0
-class Schedules:
-    """The learner's dispatches and the two schedules that order them with the actors' ticks.
-    Reads: `config`, `pacing`, `tracer`, `store`, `stats`, `mesh`, `name`, `updates`, `_learner_state`, `learn`, `push_state`,
-    `actor_params`, `compiled`, `_tasks` (the running roles), and from `Acting`: `_first_states`,
-    `_actor_tick`, `env_steps`.
-    Reads `_feed_ahead` (whether the learner takes the next dispatch's input ahead), `_learner_on_cpu`, `_place` and `_learn_placed` (the halves of `learn`).
-    Owns: `_pending` (the dispatch in flight), `_next` (the next dispatch's data and placed input, taken ahead), `_published_at`, `version` (publishes with `publish_ready`), `_learned` and
-    `_rolled` (the events the roles wake each other with)."""
+class Learner:
+    "The data-parallel learner: its state on the mesh, the fused update, the dispatch in flight and the params it publishes."
+    def __init__(self,
+                 spec,  # the algorithm (`rlnb.spec.Spec`): learner_step, prepare, after_updates, actor_params
+                 state,  # the initial learner state (host arrays, from `spec.setup`)
+                 mesh:jax.sharding.Mesh,  # the learner's devices
+                 pacing,  # take, learner_may_run, after_dispatch, zero_data, dispatch_size, batch_axis (`rlnb.pacing.Pacing`)
+                 compiles,  # the compile-ahead jobs ('update' is the learner's; `rlnb.runtime.Compiles`)
+                 stats,  # the run's `EpochStats`: updates, policy lag, the learner's metrics
+                 config,  # updates_per_dispatch, publish_interval, publish_ready, deterministic
+                 env_steps:Callable[[], int]=lambda: 0,  # the run's env steps so far (named where a metric is non-finite)
+                 name:str='runtime',  # the run's name, in errors
+                ):
+        self.spec, self.mesh, self.pacing, self.compiles, self.stats, self.config = spec, mesh, pacing, compiles, stats, config
+        self._env_steps, self.name = env_steps, name
+        self.update = data_parallel(spec.learner_step, mesh, num_fused=config.updates_per_dispatch, batch_axis=pacing.batch_axis)
+        self.state = replicate(state, mesh)
+        self.updates = 0
+        self.store, self.version, self.published_at = ParamStore(), 0, 0  # the params published, their version, and the update they are from
+        self.pending = None  # (data, metrics, learner state, updates) of the dispatch in flight
+        self.next = None  # (data, placed input) of the next dispatch, taken while the one in flight computes (concurrent roles)
+        self.feed_ahead = not config.deterministic and pacing.buffer is not None  # take the next dispatch's input ahead from replay
+        self.place_ahead = None  # whether inputs are copied to the devices ahead: decided on the first input (`worth_placing`)
+        self.on_cpu = local_devices(mesh)[0].platform == 'cpu'  # the host reads the learner's results where they are
+        self._metric_names = None
+
+    @property
+    def params(self):
+        "The online params, as the actors receive them (a view of the first learner device's buffers)."
+        return _first_device(self.spec.actor_params(self.state))
 
 # %% ../nbs/16_schedules.ipynb #88a7f7ea
-@patch_to(Schedules)
-async def _learner_dispatch(self):
+@patch_to(Learner)
+def publish(self, params=None) -> int:
+    "Publish the learner's params (or `params`, params of the actors' network) as a new version; returns the version."
+    if params is not None:
+        self.version = self.store.publish(params)
+        return self.version
+    self.published_at = self.updates
+    self.version = self.store.publish(self.spec.actor_params(self.state))
+    return self.version
+
+# %% ../nbs/16_schedules.ipynb #40d96d83
+_PLACE_AHEAD_BYTES = 1 << 20  # a learner input of at least this many bytes is copied to an accelerator as soon as it is prepared
+
+@patch_to(Learner)
+def dispatch_input(self, data):
+    "The learner's input for one dispatch: `prepare`d, reshaped to (K, ...) when K updates are fused."
+    K, ax = self.config.updates_per_dispatch, self.pacing.batch_axis
+    b = self.spec.prepare(data)
+    if K > 1:
+        def split(x):
+            n = x.shape[ax]
+            return np.moveaxis(x.reshape(x.shape[:ax] + (K, n // K) + x.shape[ax + 1:]), ax, 0)
+        b = jax.tree.map(split, b)
+    return b
+
+@patch_to(Learner)
+def zero_input(self, n:int, fused:bool=True):
+    "The learner's input for `n` items of zeros (to compile or trace); the host RNG, which `prepare` may draw from, is left as it was."
+    rng = self.spec.rng
+    rng_state = rng.bit_generator.state
+    try: return self.dispatch_input(self.pacing.zero_data(n)) if fused else self.spec.prepare(self.pacing.zero_data(n))
+    finally: rng.bit_generator.state = rng_state
+
+@patch_to(Learner)
+def worth_placing(self, b) -> bool:
+    "Whether the learner's input `b` is copied ahead: to an accelerator (not the CPU), and `_PLACE_AHEAD_BYTES` or more."
+    return not self.on_cpu and sum(np.asarray(x).nbytes for x in jax.tree.leaves(b)) >= _PLACE_AHEAD_BYTES
+
+@patch_to(Learner)
+def place(self, data):
+    "`data` as the learner's input: host arrays, or, where `worth_placing`, device arrays whose copy is started and not waited for."
+    b = self.dispatch_input(data)
+    if self.place_ahead is None: self.place_ahead = self.worth_placing(b)
+    return self.update.put(b) if self.place_ahead else b
+
+@patch_to(Learner)
+def apply(self, update, b, n:int):
+    "Run `update` (K fused data-parallel updates) on the input `b`, counting `n` updates, then `after_updates`; returns its metrics."
+    self.state, metrics = update(self.state, b)
+    before, self.updates = self.updates, self.updates + n
+    self.state = self.spec.after_updates(self.state, before, self.updates)
+    return metrics
+
+@patch_to(Learner)
+def learn_placed(self, b) -> dict:
+    "One dispatch on the input `b` from `place`; returns the metrics (device arrays), whose copies to the host are started (on an accelerator)."
+    self.compiles.result('update')  # instant unless a compile-ahead is still running (never on the loop's path)
+    metrics = self.apply(self.update, b, self.config.updates_per_dispatch)
+    return metrics if self.on_cpu else to_host_async(metrics)
+
+@patch_to(Learner)
+def learn(self, data) -> dict:
+    "One dispatch of K = `updates_per_dispatch` data-parallel updates on K * `batch_size` items (in order); returns the metrics (device arrays)."
+    return self.learn_placed(self.place(data))
+
+@patch_to(Learner)
+def compile_job(self):
+    "The job that compiles the fused update on zero inputs of the real shapes, placed as training's inputs will be."
+    b = self.zero_input(self.pacing.dispatch_size())
+    if self.place_ahead is None: self.place_ahead = self.worth_placing(b)
+    if self.place_ahead: b = self.update.put(b)
+    state = self.state
+    return lambda: self.update(state, b)
+
+@patch_to(Learner)
+def metric_names(self) -> tuple:
+    "Names of the scalar metrics the learner step reports — a logger's columns — found by tracing it on shapes alone (nothing runs)."
+    if self._metric_names is None:
+        b = self.zero_input(self.pacing.dispatch_size() // self.config.updates_per_dispatch, fused=False)
+        shapes = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), self.state)
+        _, m = jax.eval_shape(self.spec.learner_step, shapes, b)
+        self._metric_names = tuple(k for k, v in m.items() if v.ndim == 0)
+    return self._metric_names
+
+# %% ../nbs/16_schedules.ipynb #bcc43de6
+@patch_to(Learner)
+def take(self):
+    "One dispatch's data from the pacing, and its learner input (`place`)."
+    data = self.pacing.take()
+    return data, self.place(data)
+
+@patch_to(Learner)
+async def dispatch(self):
     "Run one dispatch's fused data-parallel updates (on the input taken ahead, if any); finish the previous dispatch while this one computes; publish; take the next input ahead."
     cfg = self.config
-    await self.compiled('update')
-    data, b = self._next if self._next is not None else self._take()
-    self._next = None
-    pending = self._pending is not None and self.config.publish_ready and self._pending[3] - self._published_at >= self.config.publish_interval
+    await self.compiles.ready('update')
+    data, b = self.next if self.next is not None else self.take()
+    self.next = None
+    pending = self.pending is not None and cfg.publish_ready and self.pending[3] - self.published_at >= cfg.publish_interval
     lag = self.store.version + int(pending) - np.asarray(data.version)  # publishes behind the learner's params (with publish_ready, counting the one in flight)
-    metrics = self._learn_placed(b)
+    metrics = self.learn_placed(b)
     self.stats.count(updates=cfg.updates_per_dispatch)
     self.stats.record(lag_mean=lag.mean(), lag_max=lag.max())
-    await self._finish_dispatch()
-    self._pending = (data, metrics, self._learner_state, self.updates)
-    if not cfg.publish_ready and self.updates - self._published_at >= cfg.publish_interval: self.push_state()
-    if self._feed_ahead and self.pacing.learner_may_run(): self._next = self._take()  # the next dispatch's input, prepared while this one computes
+    await self.finish()
+    self.pending = (data, metrics, self.state, self.updates)
+    if not cfg.publish_ready and self.updates - self.published_at >= cfg.publish_interval: self.publish()
+    if self.feed_ahead and self.pacing.learner_may_run(): self.next = self.take()  # the next dispatch's input, prepared while this one computes
 
-@patch_to(Schedules)
-def _take(self):
-    "One dispatch's data from the pacing, and its learner input (`Runtime._place`)."
-    data = self.pacing.take()
-    return data, self._place(data)
-
-@patch_to(Schedules)
-async def _finish_dispatch(self):
+@patch_to(Learner)
+async def finish(self):
     "Await the dispatch in flight (without blocking the loop); hand its metrics to the pacing (e.g. priorities) and the statistics; with `publish_ready`, publish its params."
-    if self._pending is None: return
-    await ready(self._pending[1], spin=5e-4 if self._learner_on_cpu else 2e-3)  # an accelerator's update often ends within a millisecond or two: yield until then rather than sleep a whole selector tick past it
-    self._record(*self._pending)
+    if self.pending is None: return
+    await ready(self.pending[1], spin=5e-4 if self.on_cpu else 2e-3)  # an accelerator's update often ends within a millisecond or two: yield until then rather than sleep a whole selector tick past it
+    self.record(*self.pending)
 
-@patch_to(Schedules)
-def _record(self, data, metrics, state, updates):
+@patch_to(Learner)
+def finish_now(self):
+    "`finish` off the loop, for a stopped runtime (a checkpoint): block until the dispatch in flight is done, then book it."
+    if self.pending is None: return
+    jax.block_until_ready(self.pending[1])
+    self.record(*self.pending)
+
+@patch_to(Learner)
+def record(self, data, metrics, state, updates):
     "Book a finished dispatch."
-    self._pending = None
+    self.pending = None
     host = {k: np.asarray(v) for k, v in metrics.items() if k != 'td_error'}
     for k, v in host.items():
         if v.dtype.kind == 'f' and not np.isfinite(v).all():
             raise NonFiniteError(f"[{self.name}] the learner's {k} is {v.ravel()[~np.isfinite(v.ravel())][0]} at update {updates:,} "
-                                 f"({self.env_steps:,} env steps): training stops, and these params are never saved (the last checkpoint "
+                                 f"({self._env_steps():,} env steps): training stops, and these params are never saved (the last checkpoint "
                                  "stays the last good one). Lower the learning rate, clip the gradients or the rewards, or check the env's reward scale.")
     self.pacing.after_dispatch(data, metrics)
     self.stats.record(**host)
-    if self.config.publish_ready and updates - self._published_at >= self.config.publish_interval:
-        self._published_at = updates
-        self.version = self.store.publish(self.actor_params(state))
+    if self.config.publish_ready and updates - self.published_at >= self.config.publish_interval:
+        self.published_at = updates
+        self.version = self.store.publish(self.spec.actor_params(state))
 
-# %% ../nbs/16_schedules.ipynb #40d96d83
-@patch_to(Schedules)
+@patch_to(Learner)
+def restore(self, learner, counters:dict):
+    "Take a checkpoint's learner state (host arrays) and counters; publish its params as a version newer than any the actors saw."
+    self.state = replicate(learner, self.mesh)
+    self.next = None  # an input taken ahead from the replaced replay or queue is dropped
+    self.updates = int(counters['updates'])
+    self.store.publish(self.spec.actor_params(self.state), version=max(int(counters['store_version']), self.store.version + 1))
+    self.version, self.published_at = self.store.version, int(counters['published_at'])
+
+# %% ../nbs/16_schedules.ipynb #03758056
+class Schedule:
+    "The two ways the actors' ticks and the learner's dispatches take turns: concurrent roles paced by the pacing, or one fixed, seeded order."
+    def __init__(self,
+                 actors,  # first_states(), tick(states), env_steps; `runs_learner`: actors that run their own loop (`run(stop, until)`)
+                 learner:Learner,  # dispatch(), next, mesh
+                 pacing,  # actors_may_run, learner_may_run, put, insert, collect
+                 tracer,  # flush(): what the tick traced
+                 roles,  # the runtime's `Roles` (`ended('learner')`)
+                ):
+        self.actors, self.learner, self.pacing, self.tracer, self.roles = actors, learner, pacing, tracer, roles
+        self.rebind()
+
+    def rebind(self):
+        "Make the events the roles wake each other with (anew on a new event loop)."
+        self.learned, self.rolled = asyncio.Event(), asyncio.Event()
+
+    def roles_for(self, until:int, deterministic:bool) -> dict:
+        "The roles that train up to `until` env steps: the actors' own loop, the deterministic schedule, or the two concurrent roles."
+        if self.actors.runs_learner: return {'device': lambda stop: self.actors.run(stop, until)}
+        if deterministic: return {'schedule': lambda stop: self.deterministic(stop, until)}
+        return {'rollout': self.rollout, 'learner': self.learn}
+
+# %% ../nbs/16_schedules.ipynb #486b7dd5
+@patch_to(Schedule)
 async def _wait(self, event:asyncio.Event, stop:asyncio.Event):
     "Wait for `event` (set by the other role), at most 0.1 s."
     event.clear()
     try: await asyncio.wait_for(event.wait(), 0.1)
     except asyncio.TimeoutError: pass
 
-@patch_to(Schedules)
-def _learner_failed(self) -> bool:
-    return any(t.done() and t.get_name().endswith('learner') for t in self._tasks)
-
-@patch_to(Schedules)
+@patch_to(Schedule)
 async def rollout(self, stop:asyncio.Event):
     "Actors: wait while the pacing says so, then tick every env and queue what the tracer produced."
-    states = await self._first_states()
+    states = await self.actors.first_states()
     while not stop.is_set():
-        while not self.pacing.actors_may_run() and not stop.is_set() and not self._learner_failed():
-            await self._wait(self._learned, stop)
+        while not self.pacing.actors_may_run() and not stop.is_set() and not self.roles.ended('learner'):
+            await self._wait(self.learned, stop)
         if stop.is_set(): break
-        await self._actor_tick(states)
+        await self.actors.tick(states)
         if self.tracer:
             self.pacing.put(self.tracer.flush())
-            self._rolled.set()
+            self.rolled.set()
         await asyncio.sleep(0)
 
-@patch_to(Schedules)
-async def learner(self, stop:asyncio.Event):
+@patch_to(Schedule)
+async def learn(self, stop:asyncio.Event):
     "Learner: collect queued data, run dispatches while the pacing allows, publish."
     while not stop.is_set():
         await self.pacing.collect()
-        if self._next is None and not self.pacing.learner_may_run():  # a dispatch taken ahead runs whatever the pacing says now
-            await self._wait(self._rolled, stop)
+        if self.learner.next is None and not self.pacing.learner_may_run():  # a dispatch taken ahead runs whatever the pacing says now
+            await self._wait(self.rolled, stop)
             continue
-        await self._learner_dispatch()
-        self._learned.set()
+        await self.learner.dispatch()
+        self.learned.set()
         await asyncio.sleep(0)
 
-# %% ../nbs/16_schedules.ipynb #bcc43de6
+# %% ../nbs/16_schedules.ipynb #d43f9500
 async def _all_processes(*flags) -> np.ndarray:
     "Every process's `flags`, as a (processes, len(flags)) bool array. A collective: every process calls it at the same point of its schedule."
     from jax.experimental import multihost_utils
     x = await in_thread(multihost_utils.process_allgather, np.array(flags, np.int32))
     return np.asarray(x).astype(bool).reshape(jax.process_count(), len(flags))
 
-@patch_to(Schedules)
-async def _schedule(self, stop:asyncio.Event, until:int):
+@patch_to(Schedule)
+async def deterministic(self, stop:asyncio.Event, until:int):
     "Deterministic mode: tick the actors, insert, run exactly the dispatches the pacing allows; until `until` env steps."
-    states = await self._first_states()
-    multi = spans_processes(self.mesh)
+    states = await self.actors.first_states()
+    multi = spans_processes(self.learner.mesh)
     while True:
-        go = self.env_steps < until and not stop.is_set()
+        go = self.actors.env_steps < until and not stop.is_set()
         if multi:  # the learner's collectives need every process at every dispatch: all tick until each reached `until`; a stop anywhere stops all
             flags = await _all_processes(go, stop.is_set())
             go = flags[:, 0].any() and not flags[:, 1].any()
         if not go: break
-        await self._actor_tick(states)
+        await self.actors.tick(states)
         if self.tracer: await self.pacing.insert(self.tracer.flush())
         while self.pacing.learner_may_run() if not multi else (await _all_processes(self.pacing.learner_may_run())).all():
-            await self._learner_dispatch()  # over several processes, a dispatch runs when every process's pacing allows it
+            await self.learner.dispatch()  # over several processes, a dispatch runs when every process's pacing allows it
         await asyncio.sleep(0)  # one tick at a time: the notebook stays responsive, stop() is seen between ticks

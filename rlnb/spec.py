@@ -223,14 +223,28 @@ def adam_clipped(learning_rate:float, max_grad_norm:float) -> optax.GradientTran
     "Global-norm clipping then Adam, on one flat vector (a few fused ops instead of one per layer), with a shape-only `init`."
     return zero_init(optax.flatten(optax.chain(optax.clip_by_global_norm(max_grad_norm), optax.adam(learning_rate))))
 
-# %% ../nbs/12_spec.ipynb #8e71521e
+# %% ../nbs/12_spec.ipynb #77df23ce
 class Spec(abc.ABC):
-    "What an algorithm supplies to the runtime: its config class, its name, and the hooks below (the abstract ones are required). `Runtime` subclasses it; an algorithm subclasses `Runtime`."
+    "An algorithm as a value the runtime is handed: its config class and name, the hooks below (the abstract ones are required), and what the runtime binds it to — config, spaces, the host RNG, the learner's mesh."
     Config: ClassVar[type] = RuntimeConfig  # the algorithm's frozen config dataclass (a RuntimeConfig)
     algo_name: ClassVar[str] = 'runtime'  # registry name, stored in checkpoints
     rollout_field: ClassVar[str|None] = None  # config field a rollout's length lives in (DistributedAgent's `num_steps`)
     shape_fields: ClassVar[tuple] = ()  # config fields (besides actors and envs) that fix the checkpoint's shapes
     train_steps: ClassVar[int] = 100_000  # env steps a run trains for when none are given (the CLI's default)
+    trajectories: ClassVar[bool] = False  # learns from whole unrolls of every env (actor-critic): envs on the device run whole rollouts in one program
+    initial_sampling_policy = None  # how the actors act while replay fills: 'random', a function obs -> actions, or None (the policy); `setup` may set it
+
+    def __init__(self,
+                 config,  # the algorithm's config (an instance of `Config`)
+                 observation_space:gym.Space,  # one env's observations
+                 action_space:gym.Space,  # one env's actions
+                 rng:np.random.Generator|None=None,  # every host-side draw (exploration noise, minibatch shuffles); None: seeded from config.seed
+                 mesh=None,  # the learner's device mesh; None for a spec without a learner (`TrainedPolicy`)
+                 envs_on_device:bool=False,  # the envs step inside jitted programs on the learner's devices (`rlnb.jax_envs`)
+                ):
+        self.config, self.observation_space, self.action_space = config, observation_space, action_space
+        self.rng = np.random.default_rng([config.seed, 1]) if rng is None else rng
+        self.mesh, self.envs_on_device = mesh, envs_on_device
 
     def check_spaces(self, observation_space, action_space):
         "Raise `ConfigError` if the algorithm cannot act in these spaces."
@@ -285,3 +299,10 @@ class Spec(abc.ABC):
     def after_updates(self, state, before:int, after:int):
         "Host side, after each dispatch: a new learner state from counters (e.g. a target-network sync); default unchanged."
         return state
+    def device_env_action(self, actions):
+        "Pure: what an env stepped on the device receives for the policy's `actions` (`env_action` inside a jitted program); default: clipped to a Box's bounds."
+        space = self.action_space
+        return jnp.clip(actions, space.low, space.high) if isinstance(space, gym.spaces.Box) else actions
+    def device_inputs(self, key, T:int, N:int, cols:int, first:int) -> dict:
+        "Pure: what the learner reads besides a device rollout of `T` steps of `N` envs, for one device's `cols` env columns from column `first` (e.g. PPO's minibatch shuffles drawn from `key`); default none."
+        return {}

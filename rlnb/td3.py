@@ -18,17 +18,17 @@ import optax
 
 from .apex_dqn import OnlineAndTarget
 from .parallel import pmean
-from .runtime import need, numpy_init
+from .runtime import Runtime, need, numpy_init
 from .spec import FUNC_CHECK_BATCH, module_init
 from .sac import ContinuousOffPolicy, OffPolicyConfig
 
 # %% auto #0
-__all__ = ['TD3Config', 'DeterministicActor', 'TD3Params', 'TD3OptStates', 'TD3State', 'td3_target', 'TD3']
+__all__ = ['TD3Config', 'DeterministicActor', 'TD3Params', 'TD3OptStates', 'TD3State', 'td3_target', 'TD3Spec', 'TD3']
 
 # %% ../nbs/27_td3.ipynb #718f2eb9
 @dataclass(frozen=True)
 class TD3Config(OffPolicyConfig):
-    "Hyperparameters of TD3."
+    "Hyperparameters of TD3Spec."
     gamma: float = 0.98  # discount factor
     hidden: tuple = (400, 300)  # widths of the default actor and critic MLPs
     exploration_noise: float = 0.1  # std of the actors' Gaussian noise, in [-1, 1] action units
@@ -74,7 +74,7 @@ def td3_target(q1_next, q2_next, Rn, In):
     "TD3's clipped double-Q target `Rn + In * min(q1', q2')` (n-step; `In` is 0 at a terminal)."
     return Rn + In * jnp.minimum(q1_next, q2_next)
 
-class TD3(ContinuousOffPolicy):
+class TD3Spec(ContinuousOffPolicy):
     "TD3: deterministic actors with Gaussian exploration over a bounded Box, twin critics with target smoothing, delayed actor and target updates; replay at a fixed replay ratio."
     Config, algo_name = TD3Config, 'td3'
 
@@ -126,3 +126,8 @@ class TD3(ContinuousOffPolicy):
         actor, actor_opt, critic_target, a_loss, at_bounds = jax.lax.cond((state.step + 1) % cfg.policy_delay == 0, actor_update, hold, None)
         metrics.update(actor_loss=a_loss, actions_at_bounds=at_bounds)
         return TD3State(TD3Params(actor, OnlineAndTarget(online, critic_target)), TD3OptStates(actor_opt, critic_opt), state.step + 1), metrics
+
+
+class TD3(Runtime):
+    "TD3 on the actor-learner runtime: `TD3('Pendulum-v1').train(20_000)`."
+    algorithm = TD3Spec

@@ -12,6 +12,7 @@ import asyncio
 import collections
 import itertools
 import time
+from typing import Any, Callable
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from .envs import EnvWorker, SyncEnvWorker, WorkerPool, get_worker_pool
 from .parallel import ParamStore, batch_sharding
 
 # %% auto #0
-__all__ = ['EpochStats', 'WorkerBase', 'Worker']
+__all__ = ['EpochStats', 'Roles', 'WorkerBase', 'Worker']
 
 # %% ../nbs/08_workers.ipynb #cf64937b
 class EpochStats:
@@ -63,7 +64,51 @@ class EpochStats:
         "Start a new epoch: clear counters and windows."
         self.__init__(self.window)
 
-# %% ../nbs/08_workers.ipynb #0431c382
+# %% ../nbs/08_workers.ipynb #67b21b14
+class Roles:
+    "Coroutines run as named tasks on the running loop, each told to end through one stop event."
+    def __init__(self,
+                 name:str,  # the owner's name: tasks are named `<name>:<role>`, errors start with `[name]`
+                 rebind:Callable[[], Any]|None=None,  # called when the roles start on a loop other than the last one
+                ):
+        self.name, self.rebind = name, rebind
+        self.tasks: list[asyncio.Task] = []
+        self.stop_event: asyncio.Event|None = None
+        self._loop = None  # the event loop the roles last ran on
+
+    @property
+    def running(self) -> bool:
+        "True while any of the roles started by `launch` is still running."
+        return any(not t.done() for t in self.tasks)
+
+    def launch(self, roles:dict) -> list[asyncio.Task]:
+        "Run `{name: coroutine function of the stop event}` as tasks named `<owner>:<name>` on the running loop."
+        if self.running: raise ConfigError(f"[{self.name}] is already running; await stop() first.")
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # asyncio primitives belong to one loop: a later `asyncio.run` (or run_sync) needs fresh ones
+            self._loop = loop
+            if self.rebind is not None: self.rebind()
+        self.stop_event = asyncio.Event()
+        self.tasks = [asyncio.ensure_future(fn(self.stop_event)) for fn in roles.values()]
+        for t, r in zip(self.tasks, roles): t.set_name(f"{self.name}:{r}")
+        return self.tasks
+
+    async def stop(self, timeout:float=5.0):
+        "Ask the roles to finish, cancel what does not within `timeout`, and re-raise a role's error."
+        if not self.tasks: return
+        self.stop_event.set()
+        done, pending = await asyncio.wait(self.tasks, timeout=timeout)
+        for t in pending: t.cancel()
+        if pending: await asyncio.wait(pending)
+        tasks, self.tasks = self.tasks, []
+        for t in tasks:
+            if not t.cancelled() and t.exception() is not None: raise t.exception()
+
+    def ended(self, role:str) -> bool:
+        "Whether the task of `role` has ended (its error, if any, is re-raised by `stop`)."
+        return any(t.done() and t.get_name().endswith(f":{role}") for t in self.tasks)
+
+# %% ../nbs/08_workers.ipynb #d19909f4
 def _as_pool(env, seed:int) -> WorkerPool|None:
     "A worker pool from an env, env id, factory, list of env workers, or pool (None stays None)."
     if env is None or isinstance(env, WorkerPool): return env
@@ -88,13 +133,12 @@ class WorkerBase(abc.ABC):
         self.store: ParamStore = ParamStore() if param_store is None else param_store.store
         self.version = 0  # version of the state this worker holds
         self.stats = EpochStats()
-        self._tasks: list[asyncio.Task] = []
-        self._loop = None  # the event loop the roles last ran on
+        self.roles = Roles(self.name, rebind=self._rebind)  # the rollout and learner roles, as tasks
 
     @property
     def running(self) -> bool:
         "True while any of the roles started by `start` is still running."
-        return any(not t.done() for t in self._tasks)
+        return self.roles.running
 
     @property
     def role(self) -> str:
@@ -135,7 +179,7 @@ class WorkerBase(abc.ABC):
         "The statistics of the current epoch (Maze's `get_epoch_stats_aggregator`)."
         return self.stats.summary()
 
-# %% ../nbs/08_workers.ipynb #0c2fc8aa
+# %% ../nbs/08_workers.ipynb #d3f26497
 @patch_to(WorkerBase)
 async def rollout(self, stop:asyncio.Event):
     "The rollout role's coroutine; subclasses define it."
@@ -149,23 +193,15 @@ async def learner(self, stop:asyncio.Event):
 @patch_to(WorkerBase)
 def start(self, *roles:str) -> list[asyncio.Task]:
     "Run the given roles ('rollout', 'learner') as tasks on the running loop; returns at once."
-    if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] is already running; await stop() first.")
+    if self.roles.running: raise ConfigError(f"[{self.name}] is already running; await stop() first.")
     bad = [r for r in roles if r not in ('rollout', 'learner')]
     if bad or not roles: raise ConfigError(f"start takes roles 'rollout' and/or 'learner', got {roles}.")
     return self._launch({r: getattr(self, r) for r in roles})
 
 @patch_to(WorkerBase)
 def _launch(self, roles:dict) -> list[asyncio.Task]:
-    "Run `{name: coroutine function of the stop event}` as tasks named `<worker>:<name>` on the running loop."
-    if any(not t.done() for t in self._tasks): raise ConfigError(f"[{self.name}] is already running; await stop() first.")
-    loop = asyncio.get_running_loop()
-    if loop is not self._loop:  # asyncio primitives belong to one loop: a later `asyncio.run` (or run_sync) needs fresh ones
-        self._loop = loop
-        self._rebind()
-    self._stop = asyncio.Event()
-    self._tasks = [asyncio.ensure_future(fn(self._stop)) for fn in roles.values()]
-    for t, r in zip(self._tasks, roles): t.set_name(f"{self.name}:{r}")
-    return self._tasks
+    "Run `{name: coroutine function of the stop event}` as tasks named `<worker>:<name>` on the running loop (`Roles.launch`)."
+    return self.roles.launch(roles)
 
 @patch_to(WorkerBase)
 def _rebind(self):
@@ -174,14 +210,7 @@ def _rebind(self):
 @patch_to(WorkerBase)
 async def stop(self, timeout:float=5.0):
     "Ask the roles to finish, cancel what does not within `timeout`, and re-raise a role's error."
-    if not self._tasks: return
-    self._stop.set()
-    done, pending = await asyncio.wait(self._tasks, timeout=timeout)
-    for t in pending: t.cancel()
-    if pending: await asyncio.wait(pending)
-    tasks, self._tasks = self._tasks, []
-    for t in tasks:
-        if not t.cancelled() and t.exception() is not None: raise t.exception()
+    await self.roles.stop(timeout)
 
 @patch_to(WorkerBase)
 async def aclose(self):
@@ -196,7 +225,7 @@ async def __aenter__(self): return self
 @patch_to(WorkerBase)
 async def __aexit__(self, *exc): await self.aclose()
 
-# %% ../nbs/08_workers.ipynb #d3f26497
+# %% ../nbs/08_workers.ipynb #e68152a9
 class Worker(WorkerBase):
     "coax's `Worker`: a `WorkerBase` that traces experience into a buffer, with Maze's buffer side (a bounded rollout queue, `collect_rollouts`, `sample_batch`)."
     def __init__(self,
@@ -244,7 +273,7 @@ class Worker(WorkerBase):
             new = self._ensure_queue()
             while not old.empty(): new.put_nowait(old.get_nowait())
 
-# %% ../nbs/08_workers.ipynb #fb8edcea
+# %% ../nbs/08_workers.ipynb #0351e1ed
 @patch_to(Worker)
 def _ensure_queue(self):
     if self.queue is None: self.queue = asyncio.Queue(self._queue_size)

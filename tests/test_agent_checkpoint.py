@@ -19,7 +19,7 @@ CHILD = textwrap.dedent("""
         print('writing', flush=True)
         time.sleep(600)
     os.fsync = stuck_fsync
-    agent.algo.env_steps += 1  # a new file name, as the next save would have
+    agent.algo.actors.env_steps += 1  # a new file name, as the next save would have
     agent.save()
     print('saved?!', flush=True)
 """)

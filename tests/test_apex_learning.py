@@ -20,7 +20,7 @@ seed, ndev = int(sys.argv[1]), int(sys.argv[2])
 agent = ApeXDQN('CartPole-v1', seed=seed, devices=jax.local_devices()[:ndev])
 res = agent.train(100_000, eval_interval=5_000, num_eval_episodes=10, target_return=475)
 agent.close()
-print(json.dumps(dict(eval=res['eval']['mean'], env_steps=res['env_steps'], devices=agent.mesh.size, history=agent.eval_history)))
+print(json.dumps(dict(eval=res['eval']['mean'], env_steps=res['env_steps'], devices=agent.learner.mesh.size, history=agent.eval_history)))
 """
 
 

@@ -31,7 +31,7 @@ WORKER = textwrap.dedent(r'''
     from rlnb.apex_dqn import ApeXDQN
     B = 64
     agent = ApeXDQN('CartPole-v1', num_actors=1, envs_per_actor=1, batch_size=B // nproc, hidden=(32,), seed=0, updates_per_dispatch=1, deterministic=True)
-    assert agent.mesh.size == 8 and len(jax.devices()) == 8, (agent.mesh.size, jax.devices())
+    assert agent.learner.mesh.size == 8 and len(jax.devices()) == 8, (agent.learner.mesh.size, jax.devices())
     rows = slice(pid * B // nproc, (pid + 1) * B // nproc)
     td = []
     for k in range(3):
@@ -57,7 +57,7 @@ LEARN = textwrap.dedent(r'''
     jax.distributed.initialize(f'localhost:{port}', num_processes=nproc, process_id=pid, initialization_timeout=60)
     from rlnb.apex_dqn import ApeXDQN
     agent = ApeXDQN('CartPole-v1', seed=0, deterministic=True, batch_size=32)
-    assert agent.mesh.size == 2 and agent.mesh.devices.flat[1].process_index == 1
+    assert agent.learner.mesh.size == 2 and agent.learner.mesh.devices.flat[1].process_index == 1
     r = agent.train(6_000, eval_interval=None, num_eval_episodes=10)
     first = [float(x) for x in agent.buffer.storage['S'][:5, 0]]  # this process's own replay
     json.dump(dict(eval=r['eval']['mean'], updates=agent.updates, first=first), open(f'{out}.{pid}.json', 'w'))

@@ -37,8 +37,8 @@ algo, steps = sys.argv[1], int(sys.argv[2])
 cls = ApeXDQN if algo == 'apex-dqn' else PPO
 agent = cls('CartPole-v1', actor_mode='envpool', seed=0, deterministic=True, devices=jax.local_devices()[:1])
 res = agent.train(steps, eval_interval=None, num_eval_episodes=10)
-print(json.dumps(dict(eval=res['eval']['mean'], env_steps=res['env_steps'], modes=sorted({w.mode for w in agent.env.workers}),
-                      workers=[w.name for w in agent.env.workers])))
+print(json.dumps(dict(eval=res['eval']['mean'], env_steps=res['env_steps'], modes=sorted({w.mode for w in agent.actors.pool.workers}),
+                      workers=[w.name for w in agent.actors.pool.workers])))
 agent.close()
 """
 
@@ -111,7 +111,7 @@ def test_apex_atari_through_envpool():
     try:
         assert agent.observation_space.shape == (4, 84, 84) and agent.observation_space.stack_axis == 0
         assert type(agent.buffer).__name__ == 'PrioritizedFrameReplayBuffer' and agent.tracer.stack_axis == 0
-        assert agent.eval_env.options['episodic_life'] is False and agent.eval_env.options['reward_clip'] is False
+        assert agent.evaluator.eval_env.options['episodic_life'] is False and agent.evaluator.eval_env.options['reward_clip'] is False
         res = agent.train(300, eval_interval=None, final_eval=False)  # (a full evaluation game of an untrained Breakout policy that never fires lasts 27,000 steps)
         assert res['env_steps'] >= 300 and agent.updates > 0
     finally:
@@ -141,7 +141,7 @@ from rlnb.ppo import PPO
 try: PPO('CartPole-v1', actor_mode='envpool')
 except ConfigError as e: print('ERR', e)
 agent = PPO('CartPole-v1', actor_mode='auto')  # falls back to the sync gymnasium workers
-print('AUTO', agent.env.workers[0].mode)
+print('AUTO', agent.actors.pool.workers[0].mode)
 agent.close()
 """
 
@@ -188,7 +188,7 @@ def test_cli_actor_mode_envpool(tmp_path):
     from rlnb.agent import DistributedAgent
     agent = DistributedAgent.from_checkpoint(str(tmp_path / "run"))  # resuming builds the EnvPool actors again
     try:
-        assert agent.algo.config.actor_mode == 'envpool' and all(w.name.startswith('envpool-') for w in agent.algo.env.workers)
+        assert agent.algo.config.actor_mode == 'envpool' and all(w.name.startswith('envpool-') for w in agent.algo.actors.pool.workers)
         if importlib.util.find_spec('imageio_ffmpeg') is not None:  # a video of the run: gymnasium's CartPole stands in for EnvPool's
             r = agent.eval(num_eval_episodes=1, video=str(tmp_path / "cartpole.mp4"))
             assert (tmp_path / "cartpole.mp4").stat().st_size > 0 and r['video']['frames'] > 1, r
@@ -255,7 +255,7 @@ def test_ready_ticks_trace_each_env_stream():
     agent = ApeXDQN('CartPole-v1', actor_mode='envpool', num_actors=3, envs_per_actor=4, n_step=1, batch_size=32, buffer_warmup=64,
                     hidden=(32,), devices=jax.local_devices()[:1])
     try:
-        assert agent.ready_ticks()
+        assert agent.actors.ready_ticks()
         agent.train(3_000, eval_interval=None, final_eval=False)
         b = agent.buffer.sample(512)
     finally:
@@ -272,11 +272,11 @@ def test_ready_ticks_trace_each_env_stream():
     assert followed > 300 and (b.In == 0).any()
     for kw in (dict(deterministic=True), dict(num_actors=1), dict(actor_mode='thread')):  # whole ticks: fixed order, one actor, Python workers
         a = ApeXDQN('CartPole-v1', **{**dict(actor_mode='envpool', num_actors=2, envs_per_actor=2, hidden=(32,), devices=jax.local_devices()[:1]), **kw})
-        assert not a.ready_ticks(), kw
+        assert not a.actors.ready_ticks(), kw
         a.close()
     from rlnb.ppo import PPO
     p = PPO('CartPole-v1', actor_mode='envpool', num_actors=2, envs_per_actor=4, batch_size=64)
-    assert not p.ready_ticks()  # unrolls: unroll ticks only where the actors act on an accelerator; on the host CPU, whole ticks
+    assert not p.actors.ready_ticks()  # unrolls: unroll ticks only where the actors act on an accelerator; on the host CPU, whole ticks
     p.close()
 
 
@@ -284,7 +284,7 @@ def unroll_ticked_ppo(**kw):
     "PPO through 3 EnvPool actors with unroll ticks forced on (the runtime turns them on where the actors act on an accelerator)."
     from rlnb.ppo import PPO
     agent = PPO('CartPole-v1', actor_mode='envpool', devices=jax.local_devices()[:1], **kw)
-    agent._in_flight = agent._nothing_in_flight(ready=True)
+    agent.actors.in_flight = agent.actors._nothing_in_flight(ready=True)
     return agent
 
 
@@ -295,19 +295,19 @@ def test_unroll_ticks_keep_each_env_column():
     # another tick's breaks both at once. The actors must also have acted one at a time (the overlap), not only all together.
     from rlnb.core import run_sync
     agent = unroll_ticked_ppo(num_actors=3, envs_per_actor=4, unroll_length=16, batch_size=64)
-    calls, act_for, trajs = [], agent._act_for, []
+    calls, act_for, trajs = [], agent.actors._act_for, []
     async def counted(states, ws, policy=None):
         calls.append(len(ws))
         return await act_for(states, ws, policy)
-    agent._act_for = counted
+    agent.actors._act_for = counted
     async def roll(ticks):
-        states = await agent._first_states()
+        states = await agent.actors.first_states()
         for _ in range(ticks):
-            await agent._actor_tick(states)
+            await agent.actors.tick(states)
             if agent.tracer: trajs.append(agent.tracer.flush())
     try:
         run_sync(roll(16 * 12))
-        params = agent.acting_params
+        params = agent.actors.params
         env = gym.make('CartPole-v1').unwrapped
         env.reset(seed=0)
         followed = 0
@@ -317,10 +317,10 @@ def test_unroll_ticks_keep_each_env_column():
                 env.state = S[t, e].astype(np.float64)
                 np.testing.assert_allclose(env.step(int(A[t, e]))[0], tr.S_final[t, e], atol=1e-4)
                 followed += 1
-            logits = agent.dist_params(params, S[:-1].reshape(-1, 4))
+            logits = agent.spec.dist_params(params, S[:-1].reshape(-1, 4))
             logp = np.asarray(jax.nn.log_softmax(logits))[np.arange(A.size), A.reshape(-1)].reshape(A.shape)
             np.testing.assert_allclose(logp[V], np.asarray(tr.logP)[V], atol=1e-5)
-            assert (np.asarray(tr.version) == agent.actor_version).all()
+            assert (np.asarray(tr.version) == agent.actors.version).all()
     finally:
         agent.close()
     assert len(trajs) == 12 and all(tr.S.shape[:2] == (17, 12) for tr in trajs) and followed > 2000
@@ -340,7 +340,7 @@ READY_LEARN = """
 import json, jax
 from rlnb.apex_dqn import ApeXDQN
 agent = ApeXDQN('CartPole-v1', actor_mode='envpool', seed=0, devices=jax.local_devices()[:1])
-assert agent.ready_ticks()
+assert agent.actors.ready_ticks()
 res = agent.train(30_000, eval_interval=5_000, num_eval_episodes=10)
 print(json.dumps(dict(eval=res['eval']['mean'], env_steps=res['env_steps'], history=agent.eval_history)))
 agent.close()

@@ -314,7 +314,7 @@ def test_apex_learns_cartpole_with_ray_actors(ray, tmp_path):
     try:
         res = agent.train(10_000, eval_interval=None, save_interval=None, num_eval_episodes=10, progress=False,
                           verbose=False, tensorboard=False)
-        workers = agent.algo.env.workers
+        workers = agent.algo.actors.pool.workers
         assert all(w.mode == "ray" for w in workers) and len(workers) == agent.algo.config.num_actors
         ids = {w.ray_actor._actor_id.hex() for w in workers}
     finally:

@@ -75,14 +75,14 @@ def test_killed_env_process_is_replaced_then_max_restarts_stops_with_a_checkpoin
     async def main():
         agent.start(10**7, eval_interval=None, save_interval=None)
         await wait_for(lambda: agent.metrics['env_steps'] > 1_000)
-        workers = agent.algo.env.workers
+        workers = agent.algo.actors.pool.workers
         old = workers[0].pid
         os.kill(old, signal.SIGKILL)
         restart_s = await wait_for(lambda: agent.metrics['actor_restarts'] == 1)  # the kill is seen and a fresh env is up
         steps = agent.metrics['env_steps']
         resume_s = restart_s + await wait_for(lambda: agent.metrics['env_steps'] > steps + 200)  # and training goes on
         assert agent.running and workers[0].pid not in (None, old)
-        entry = agent.algo.restart_log[0]
+        entry = agent.algo.actors.restart_log[0]
         assert 'killed by signal SIGKILL' in entry['error'] and entry['worker'] == workers[0].name
         print(f"\nrecovery after SIGKILL: {entry['recovery_s']:.2f} s in the worker (failure seen -> fresh env), "
               f"{restart_s:.2f} s kill -> restart counted, {resume_s:.2f} s kill -> 200 more env steps")
@@ -114,7 +114,7 @@ def test_env_that_raises_or_hangs_is_replaced_and_its_episode_dropped(tmp_path, 
     finally: agent.close()
     assert os.path.exists(marker) and res['env_steps'] >= 2_000 and res['updates'] > 0
     assert agent.metrics['actor_restarts'] == 1
-    entry = agent.algo.restart_log[0]
+    entry = agent.algo.actors.restart_log[0]
     assert ('the env crashed' if how == 'raise' else 'the env hangs') in entry['error'], entry
     print(f"\nrecovery after '{how}': {entry['recovery_s']:.2f} s (failure seen -> fresh env)")
     assert joins_one_episode(agent, agent.config.n_step), 'a transition joins two episodes'
@@ -149,8 +149,8 @@ def test_env_that_fails_in_evaluation_too_ends_with_an_error_naming_the_evaluati
             agent.train(3_000, eval_interval=None, save_interval=None, num_eval_episodes=4, progress=False, verbose=False)
     finally: agent.close()
     err, a = info.value, agent.algo
-    assert a.env_steps >= 3_000 and a.actor_restarts >= 2  # training went past the failures
-    evals = [e for e in a.restart_log if e.get('evaluation')]
+    assert a.env_steps >= 3_000 and a.actors.actor_restarts >= 2  # training went past the failures
+    evals = [e for e in a.actors.restart_log if e.get('evaluation')]
     assert len(evals) == 4 and all('physics exploded' in e['error'] for e in evals)
     assert re.search(r"\[default-eval/process\] the evaluation env from the factory .*Exploding \(4 copies, seed 10000\) could not go on "
                      r"after \d+ evaluation steps: env failed during step: RuntimeError: physics exploded \(gave up after 4 restarts", str(err)), str(err)
@@ -170,7 +170,7 @@ def test_evaluation_env_that_raises_or_hangs_once_is_replaced_and_its_episodes_p
     finally: agent.close()
     assert os.path.exists(marker) and res['eval']['returns'] == [20.0] * 3 and res['eval']['restarts'] == 1  # whole episodes, from their seeds
     assert agent.metrics['actor_restarts'] == 0
-    entry = agent.algo.restart_log[0]
+    entry = agent.algo.actors.restart_log[0]
     assert entry['evaluation'] and entry['worker'] == 'default-eval/process'
     assert ('the env crashed' if how == 'raise' else 'the env hangs') in entry['error'], entry
     assert not leftovers(before)
