@@ -24,7 +24,7 @@ from .env_envpool import backend_of
 from .presets import Preset, preset_line, resolve_preset
 from .monitor import CSVSink, TensorBoardSink, WandbSink, _fmt, _logger, read_wandb_offline
 from .agent_checkpoints import AgentCheckpoints, _read_run
-from .checkpoint import CKPT_DIR, check_run_dir, find_checkpoint, list_checkpoints, process_dir
+from .checkpoint import CKPT_DIR, check_run_dir, find_checkpoint, list_checkpoints, process_dir, release_run_dir
 from .checkpoint import prune_checkpoints, read_checkpoint, write_checkpoint
 
 _all_ = ['CKPT_DIR', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'process_dir', 'find_checkpoint', 'prune_checkpoints',
@@ -86,10 +86,12 @@ class DistributedAgent(AgentCheckpoints):
                  work_dir=None,  # run directory; None: runs/<tag>
                  deterministic:bool=False,  # fixed seeded schedule: same seed, same params, bit for bit (slower)
                  keep_checkpoints:int=3,  # checkpoints kept in the run directory
+                 existing_run:str='new',  # when work_dir holds another run: 'new' (write to the next free work_dir-<n>) or 'error'; a run loaded from there continues in it
                  func=None,  # your network (a flax module), its output shapes checked when built (each algorithm's `func=` contract); None: the algorithm's default
                  preset=None,  # tuned hyperparameters: 'auto' (the shipped preset of `algo` on `env`, else its family preset for image observations, if any), a preset name, a .toml path or a `Preset`; None: the config's defaults
                  **kwargs,  # fields of the algorithm's config (e.g. ApeXConfig's batch_size, hidden, learning_rate); they win over the preset's
                 ):
+        if existing_run not in ('new', 'error'): raise ConfigError(f"existing_run={existing_run!r}: use 'new' (a fresh numbered run directory) or 'error'.")
         cls = get_algo(algo)  # the algorithm's spec; the runtime picks the actors for the env (host workers, or the device for `gymnax:` ids)
         self.preset: Preset|None = resolve_preset(preset, algo, env)
         if self.preset is not None: kwargs = {**self.preset.config, **kwargs}
@@ -104,6 +106,7 @@ class DistributedAgent(AgentCheckpoints):
         self.columns = _HEAD + self.algo.metric_names() + _TAIL  # history / metrics.csv / TensorBoard columns: the algorithm's metrics in the middle
         self.work_dir = process_dir(work_dir if work_dir is not None else Path('runs') / tag)  # each process of a multi-process run writes its own part
         self.keep_checkpoints = keep_checkpoints
+        self.existing_run, self.run_claimed = existing_run, False  # the run directory is claimed when the run first writes (`claim_work_dir`)
         self.history: list[dict] = []  # one row per log interval (and per evaluation)
         self.evals: list[dict] = []  # every evaluation: env_steps, updates, mean, std, returns
         self.last_checkpoint: Path|None = None
@@ -252,6 +255,7 @@ async def atrain(self,
     goal = self._check_train_args(num_train_steps, log_interval, eval_interval, save_interval, num_eval_episodes)
     if init_model_path is not None: await self.aload(init_model_path)
     a = self.algo
+    self.claim_work_dir()  # after loading: a run loaded from its own directory continues there
     check_run_dir(self.work_dir, self._checkpoint_bytes())  # before anything compiles: a bad run directory fails at once
     if wandb and self._wandb is None: self._wandb = await self._open_wandb(wandb)
     fix_mmap_threshold()  # checkpoint-sized copies go back to the OS when freed (a long run's memory stays flat)
@@ -429,6 +433,7 @@ async def aclose(self):
     try: await self.stop()
     finally:
         self._closed = True
+        if self.run_claimed: release_run_dir(self.work_dir)
         try: await self.algo.aclose()
         finally: await in_thread(self._close_wandb)
 
@@ -437,6 +442,7 @@ def close(self):
     "Close the actors' envs (after `stop`)."
     if self.running: raise ConfigError(f"[{self.tag}] is training in the background; use `await agent.aclose()`.")
     self._closed = True
+    if self.run_claimed: release_run_dir(self.work_dir)
     try: self.algo.close()
     finally: self._close_wandb()
 

@@ -16,7 +16,7 @@ import jax
 
 from .core import ConfigError, TrainingError, in_thread, run_sync, trim_heap
 from .runtime import ALGOS, config_from_state, get_algo, patch_to
-from .checkpoint import CKPT_DIR, _ckpt_name, find_checkpoint, process_dir, prune_checkpoints, read_checkpoint, write_checkpoint
+from .checkpoint import CKPT_DIR, _ckpt_name, claim_run_dir, find_checkpoint, process_dir, prune_checkpoints, read_checkpoint, write_checkpoint
 
 # %% auto #0
 __all__ = ['AgentCheckpoints']
@@ -25,8 +25,8 @@ __all__ = ['AgentCheckpoints']
 class AgentCheckpoints:
     """The checkpoint part of `DistributedAgent`: `state_dict` and its inverse, `save`/`load` of checkpoint files, `from_checkpoint`.
     Reads: `algo` (the runtime: `state_dict`, `load_state_dict`, `aload_state_dict`, `env_steps`, `learner_state`, `buffer`), `algo_name`,
-    `tag`, `seed`, `env_id`, `eval_env_id`, `work_dir`, `keep_checkpoints`, `running`.
-    Owns: `history`, `evals` and `wall_s` as a checkpoint restores them, and `last_checkpoint`."""
+    `tag`, `seed`, `env_id`, `eval_env_id`, `keep_checkpoints`, `existing_run`, `logger`, `running`.
+    Owns: `history`, `evals` and `wall_s` as a checkpoint restores them, `last_checkpoint`, and `work_dir` once claimed (`run_claimed`)."""
 
 # %% ../nbs/21_agent_checkpoints.ipynb #e906e8ff
 @patch_to(AgentCheckpoints)
@@ -64,6 +64,18 @@ async def aload_state_dict(self, tree:dict):
 
 # %% ../nbs/21_agent_checkpoints.ipynb #442701d9
 @patch_to(AgentCheckpoints)
+def claim_work_dir(self) -> Path:
+    "Claim the run directory for this run, once (a directory holding another run is left as it is: see above); returns it."
+    if self.run_claimed or jax.process_count() > 1: return self.work_dir  # a multi-process run's parts are one per process already
+    asked, ck = self.work_dir, self.last_checkpoint
+    continuing = ck is not None and Path(asked).resolve() in Path(ck).resolve().parents
+    self.work_dir, self.run_claimed = claim_run_dir(asked, self.existing_run, continuing), True
+    if self.work_dir != asked:
+        self.logger.warning(f"{asked} holds another run, left as it is: this run writes to {self.work_dir}. To continue that run instead, "
+                            f"load it first (init_model_path={str(asked)!r}, or rlnb train --resume {asked}); existing_run='error' refuses instead.")
+    return self.work_dir
+
+@patch_to(AgentCheckpoints)
 def _checkpoint_bytes(self) -> int:
     "About how much disk a save needs: the learner state and the replay storage, twice (the new file is written beside the old one), plus a margin."
     a = self.algo
@@ -73,6 +85,7 @@ def _checkpoint_bytes(self) -> int:
 @patch_to(AgentCheckpoints)
 async def asave(self, path=None) -> Path:
     "Write a checkpoint (default work_dir/checkpoints/ckpt-<env steps>.msgpack) atomically, off the loop; keeps the last `keep_checkpoints`."
+    if path is None: self.claim_work_dir()
     tree = self.state_dict()
     path = Path(path) if path is not None else self.work_dir / CKPT_DIR / _ckpt_name(self.algo.env_steps)
     try: await in_thread(write_checkpoint, path, tree)
@@ -106,7 +119,7 @@ def load(self, path) -> Path:
     "Plain form of `aload`."
     return run_sync(self.aload(path))
 
-# %% ../nbs/21_agent_checkpoints.ipynb #37f4d1f3
+# %% ../nbs/21_agent_checkpoints.ipynb #eabc49f2
 def _read_run(path, env, caller:str, replay:bool=True):
     "`(checkpoint file, its tree, env)` for a run directory or checkpoint file; `env` defaults to the env id the checkpoint stores."
     path = find_checkpoint(path)

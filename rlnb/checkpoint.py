@@ -14,6 +14,7 @@ import shutil
 import struct
 import tempfile
 import threading
+import time
 import zlib
 from pathlib import Path
 
@@ -24,8 +25,9 @@ from flax import serialization
 from .core import ConfigError, RLNBError
 
 # %% auto #0
-__all__ = ['CKPT_DIR', 'save_state', 'load_state', 'register_streamed', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints',
-           'process_dir', 'find_checkpoint', 'prune_checkpoints', 'check_run_dir']
+__all__ = ['CKPT_DIR', 'LOCK_FILE', 'save_state', 'load_state', 'register_streamed', 'write_checkpoint', 'read_checkpoint',
+           'list_checkpoints', 'process_dir', 'find_checkpoint', 'prune_checkpoints', 'check_run_dir', 'run_in_dir',
+           'claim_run_dir', 'release_run_dir']
 
 # %% ../nbs/09_checkpoint.ipynb #712525fc
 def _write_npy(path:Path, x:np.ndarray):
@@ -231,3 +233,80 @@ def check_run_dir(path,  # run directory (created when missing)
         raise ConfigError(f"the disk of {str(p)!r} has {free / 2**20:,.0f} MiB free; this run's checkpoints need about {need_bytes / 2**20:,.0f} MiB "
                           "(a checkpoint is written beside the previous one). Free some space or pass a directory on another disk.")
     return p
+
+# %% ../nbs/09_checkpoint.ipynb #a4bac375
+LOCK_FILE = '.rlnb-run.lock'  # in a run directory: the pid of the process whose run writes there
+_CLAIMED: set[Path] = set()  # run directories claimed by runs of this process (two agents of one notebook never share one)
+
+def _pid_alive(pid:int) -> bool:
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return False
+    except PermissionError: return True  # another user's live process
+    return True
+
+def _lock_holder(p:Path) -> int|None:
+    "The pid in `p`'s lock file if that process lives (a file being written this instant counts as held), else None."
+    f = p / LOCK_FILE
+    try: text = f.read_text()
+    except OSError: return None
+    if not text.strip():
+        try: return -1 if time.time() - f.stat().st_mtime < 5 else None  # created, its pid not written yet
+        except OSError: return None
+    try: pid = int(text)
+    except ValueError: return None
+    return pid if _pid_alive(pid) else None
+
+def run_in_dir(path) -> str|None:
+    "What `path` holds already: 'running' (another live process's run writes there), 'run' (an earlier run's files), or None (nothing of a run)."
+    p = Path(path)
+    pid = _lock_holder(p)
+    if pid is not None and pid != os.getpid(): return 'running'
+    if list_checkpoints(p) or any((p / f).exists() for f in ('metrics.csv', 'result.json')): return 'run'
+    return None
+
+# %% ../nbs/09_checkpoint.ipynb #e33d456b
+def _take_lock(p:Path) -> bool:
+    "Write this process's pid into `p`'s lock file unless a live run holds it; True once this process holds it."
+    p.mkdir(parents=True, exist_ok=True)
+    f = p / LOCK_FILE
+    for _ in range(2):
+        try: fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            pid = _lock_holder(p)
+            if pid == os.getpid(): return True
+            if pid is not None: return False
+            f.unlink(missing_ok=True)  # a stale lock: its process is gone
+            continue
+        with os.fdopen(fd, 'w') as fh: fh.write(str(os.getpid()))
+        return True
+    return False
+
+def claim_run_dir(path,  # the run directory asked for
+                  existing:str='new',  # when `path` holds another run: 'new' (the first free `path-<n>`) or 'error' (refuse)
+                  continuing:bool=False,  # the run continues the one in `path` (resumed from its checkpoint): take it as it is
+                 ) -> Path:
+    "Claim a directory for this process's run (released by `release_run_dir`); returns `path`, or the numbered one taken instead."
+    if existing not in ('new', 'error'): raise ConfigError(f"existing={existing!r}: use 'new' (a fresh numbered directory) or 'error'.")
+    base = check_run_dir(path)  # a file, or a place that takes no files, is refused first
+    for n in range(1, 10_000):
+        p = base if n == 1 else base.with_name(f'{base.name}-{n}')
+        held = run_in_dir(p)
+        if held is None and p.resolve() in _CLAIMED and not (n == 1 and continuing): held = 'run'  # another run of this process has it
+        if held == 'running' and n == 1 and (continuing or existing == 'error'):
+            raise ConfigError(f"another run is writing into {str(p)!r} now (process {_lock_holder(p)}); wait for it to end or pass another directory (work_dir=... / --out DIR).")
+        if held == 'run' and n == 1 and not continuing:
+            if existing == 'error':
+                raise ConfigError(f"{str(p)!r} holds an earlier run. Continue it (init_model_path={str(p)!r} / --resume {p}), pass another directory "
+                                  f"(work_dir=... / --out DIR), or let rlnb number a new one (existing_run='new' / --existing-run new).")
+            continue
+        if held is None or (n == 1 and continuing and held == 'run'):
+            if _take_lock(p):
+                _CLAIMED.add(p.resolve())
+                return p
+    raise ConfigError(f"no free run directory next to {str(base)!r} (up to {base.name}-9999); pass another one.")
+
+def release_run_dir(path):
+    "End this process's claim on a run directory: the next run may write there (as a continuation) or number past it."
+    p = Path(path)
+    _CLAIMED.discard(p.resolve())
+    if _lock_holder(p) == os.getpid(): (p / LOCK_FILE).unlink(missing_ok=True)

@@ -126,6 +126,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
           handle_signals:bool=False,  # Ctrl-C and SIGTERM stop the run with a checkpoint (the command line's behaviour; main thread only)
           preset='auto',  # tuned hyperparameters (`rlnb.presets`): 'auto' (the one for algo on env_id; a resumed run keeps its checkpoint's config instead), a name, a .toml path, a `Preset`, or None
           wandb=False,  # also log to Weights & Biases: True, or a dict of `wandb.init` arguments
+          existing_run:str='new',  # when the run directory holds another run: 'new' (write to the next free `<out>-<n>`) or 'error'
          ) -> dict:
     "Train `algo` on `env_id` with a `DistributedAgent`, write the run directory, and return the result with the paths written."
     import jax
@@ -147,15 +148,15 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
     def stopped_message():
         ck = agent.last_checkpoint
         return (f"rlnb: interrupted at {agent.algo.env_steps:,} env steps; actors and learner stopped, envs closed; "
-                f"checkpoint {ck if ck else '(none yet)'}" + (f"; continue with: rlnb train {algo} --env {env_id} --resume {run}" if ck else ''))
+                f"checkpoint {ck if ck else '(none yet)'}" + (f"; continue with: rlnb train {algo} --env {env_id} --resume {agent.work_dir}" if ck else ''))
     with sig or contextlib.nullcontext():
         if resume is not None:  # the checkpoint's config, with what this call sets on top
-            agent = DistributedAgent.from_checkpoint(resume, env_id, work_dir=run, tag=f"{algo}-{env_id}", devices=devices,
+            agent = DistributedAgent.from_checkpoint(resume, env_id, work_dir=run, tag=f"{algo}-{env_id}", devices=devices, existing_run=existing_run,
                                                      **{**(pre.config if pre is not None else {}), **kw})
             if agent.algo_name != algo:
                 agent.close(); raise RLNBError(f"--resume: {resume} is a {agent.algo_name} run; resume it with rlnb train {agent.algo_name}.")
         else:
-            agent = DistributedAgent(env_id, tag=f"{algo}-{env_id}", seed=seed, devices=devices, algo=algo, work_dir=run,
+            agent = DistributedAgent(env_id, tag=f"{algo}-{env_id}", seed=seed, devices=devices, algo=algo, work_dir=run, existing_run=existing_run,
                                      deterministic=deterministic, preset=pre, **kw)
         if sig is not None: sig.agent = agent
         try:
@@ -170,6 +171,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
         print(stopped_message(), file=sys.stderr)
         raise _Interrupted(sig.signum)
     ev = res['eval'] or dict(mean=float('nan'), std=float('nan'))
+    run = agent.work_dir  # the directory the run claimed: `run`, or the next free `run-<n>` when `run` held another run
     out_d = dict(algo=algo, env=env_id, seed=agent.seed, preset=pre.name if pre is not None else None, eval_return=ev['mean'], eval_std=ev['std'],
                  env_steps=res['env_steps'], updates=res['updates'], episodes=res['episodes'], devices=len(agent.devices),
                  wall_s=round(res['wall_s'], 1), deterministic=deterministic, run_dir=str(run), checkpoint=res['checkpoint'],
@@ -267,6 +269,8 @@ def _train_options(t:argparse.ArgumentParser, algo:str):
     t.add_argument('--target-return', type=_target, default=None, metavar='FLOAT|none',
                    help="stop at the first evaluation reaching it (default: the env's reward_threshold, e.g. 475 for CartPole-v1; 'none': train every step)")
     t.add_argument('--resume', default=None, metavar='RUN_DIR_or_CKPT', help='continue a run from its latest checkpoint (or this file)')
+    t.add_argument('--existing-run', choices=('new', 'error'), default='new',
+                   help="when the run directory holds another run: new (default: write to the next free OUT-2, OUT-3, ... and say so) or error")
     t.add_argument('--deterministic', action='store_true', help='fixed seeded schedule: bit-for-bit repeatable, slower')
     t.add_argument('--log-interval', type=float, default=10.0, help='seconds between log lines (default: 10)')
     t.add_argument('--no-progress', action='store_true', help='no progress bar and no log lines')
@@ -336,7 +340,7 @@ def main(argv:list[str]|None=None) -> int:
             r = train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out,
                       args.eval_interval or train_opts.get('eval_interval', 5_000), episodes, _target_of(args, pre),
                       not args.no_progress, args.save_interval, args.resume, args.deterministic, args.log_interval, config_overrides(args),
-                      handle_signals=True, preset=pre, wandb=dict(project=args.wandb_project) if args.wandb else False)
+                      handle_signals=True, preset=pre, wandb=dict(project=args.wandb_project) if args.wandb else False, existing_run=args.existing_run)
             print(f"final evaluation: {r['eval_return']:.1f} +- {r['eval_std']:.1f} over {episodes} episodes after {r['env_steps']:,} env steps")
             for k in ('checkpoint', 'metrics', 'tensorboard', 'curve', 'result'): print(f"  {k:<12}{r[k]}")
             print(json.dumps(r))
@@ -358,7 +362,7 @@ def main(argv:list[str]|None=None) -> int:
 
 def _with_notes(e:BaseException) -> str: return '\n'.join([str(e), *getattr(e, '__notes__', [])])
 
-# %% ../nbs/28_cli.ipynb #9552a957
+# %% ../nbs/28_cli.ipynb #9b803136
 def _short_reason(e:RLNBError) -> str:
     "A few words for a preset's row: the extra (or package) to install, or 'unknown env id'."
     extra, package = getattr(e, 'extra', None), getattr(e, 'package', None)
