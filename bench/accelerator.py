@@ -80,8 +80,8 @@ ATARI_QUICK = {'apex-dqn': dict(buffer_warmup=200, buffer_capacity=5_000, update
 def make_agent(algo, env, overrides, learner=None):
     "The algorithm as `rlnb train` builds it: the shipped preset's config (if any), then `overrides`; `learner='cpu'` puts the learner on the host CPU."
     import jax
-    from rlnb.presets import resolve_preset
-    from rlnb.runtime import Runtime, get_algo
+    from rlnb.agent.presets import resolve_preset
+    from rlnb.runtime.runtime import Runtime, get_algo
     pre = resolve_preset('auto', algo, env)
     devices = jax.devices('cpu')[:1] if learner == 'cpu' else None
     return Runtime(env, algorithm=get_algo(algo), devices=devices, **{**(pre.config if pre else {}), **overrides}), pre
@@ -310,7 +310,7 @@ PLACEMENTS = {  # condition: (config overrides, learner placement for make_agent
 
 def section_placement(b):
     import dataclasses
-    from rlnb.runtime import RuntimeConfig
+    from rlnb.runtime.runtime import RuntimeConfig
     if 'actor_device' not in {f.name for f in dataclasses.fields(RuntimeConfig)}:
         b.out['placement'] = dict(skipped='no actor_device'); b.save(); return
     res = b.out['placement'] = {}

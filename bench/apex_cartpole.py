@@ -48,8 +48,8 @@ ZOO_N_ENVS = {"dqn": 1, "ppo": 8}
 
 def run_rlnb(name, seed, max_steps, devices):
     import jax
-    from rlnb.apex_dqn import ApeXDQN  # imported before the clock starts, as the peers' libraries are
-    from rlnb.ppo import PPO
+    from rlnb.algos.apex_dqn import ApeXDQN  # imported before the clock starts, as the peers' libraries are
+    from rlnb.algos.ppo import PPO
     kw = dict(schedule_steps=max_steps) if name.startswith("rlnb_ppo") else {}
     t0 = time.perf_counter()
     agent = (PPO if name.startswith("rlnb_ppo") else ApeXDQN)("CartPole-v1", seed=seed, devices=jax.local_devices()[:devices], **kw)

@@ -20,7 +20,7 @@ from _harness import provenance
 
 def child(mode, steps, devices, seed):
     import jax
-    from rlnb.apex_dqn import ApeXDQN
+    from rlnb.algos.apex_dqn import ApeXDQN
     agent = ApeXDQN("CartPole-v1", seed=seed, deterministic=mode == "deterministic", devices=jax.local_devices()[:devices])
     agent.train(3_000, eval_interval=None, final_eval=False)
     s0, u0, t0 = agent.env_steps, agent.updates, time.perf_counter()

@@ -3,7 +3,7 @@
     python bench/atari.py [--seconds 15] [--reps 3] [--game ALE/Pong-v5] [--envpool] [--no-learner] [--no-onpolicy]
 
 Prints one JSON object:
-- `raw_steps_per_s`: one preprocessed env (`rlnb.pixels.make_atari`, training options) stepped with random actions in
+- `raw_steps_per_s`: one preprocessed env (`rlnb.envs.pixels.make_atari`, training options) stepped with random actions in
   this process: the ceiling of one core;
 - `apex_steps_per_s[replay][k]`: env steps/s of Ape-X with k process actors (4 envs each), learner nearly idle (one
   update per 1,000 transitions, so the actors' own rate shows), and its ratio to k x raw; `replay` is `frames` (the
@@ -14,7 +14,7 @@ Prints one JSON object:
   the first device (a GPU when one is visible, else the CPU);
 - `bytes_per_transition`: rlnb's PrioritizedReplayBuffer (S and S_next stacked) against FrameReplayBuffer.
 With `--envpool` (the `envpool` extra), `envpool` holds, measured in the same repetitions:
-- `raw_steps_per_s[n]`: EnvPool's own Atari batch of n envs (`rlnb.env_envpool.EnvPoolVectorEnv`, `make_atari`'s semantics,
+- `raw_steps_per_s[n]`: EnvPool's own Atari batch of n envs (`rlnb.envs.envpool.EnvPoolVectorEnv`, `make_atari`'s semantics,
   one C++ thread per core) stepped with random actions in this process: the ceiling of EnvPool on these cores;
 - `gym_raw_steps_per_s`: `raw_steps_per_s` above (one `make_atari` env, one core), repeated here beside it;
 - `apex_steps_per_s[k]`: Ape-X with `actor_mode='envpool'`, k actors of `--envpool-envs` envs, **learner running** at
@@ -41,13 +41,13 @@ from _harness import provenance
 import numpy as np
 import jax
 
-from rlnb.apex_dqn import ApeXDQN
-from rlnb.impala import IMPALA
-from rlnb.ppo import PPO
+from rlnb.algos.apex_dqn import ApeXDQN
+from rlnb.algos.impala import IMPALA
+from rlnb.algos.ppo import PPO
 from rlnb.core import TransitionBatch
-from rlnb.frames import FrameReplayBuffer
-from rlnb.pixels import make_atari
-from rlnb.replay import PrioritizedReplayBuffer
+from rlnb.replay.frames import FrameReplayBuffer
+from rlnb.envs.pixels import make_atari
+from rlnb.replay.buffers import PrioritizedReplayBuffer
 
 
 def raw_rate(game, seconds):
@@ -77,7 +77,7 @@ def apex_rate(game, actors, seconds, frame_replay, nbytes):
 
 
 def envpool_raw_rate(game, num_envs, seconds):
-    from rlnb.env_envpool import EnvPoolEnv
+    from rlnb.envs.envpool import EnvPoolEnv
     env = EnvPoolEnv.resolve(game).make_vec(num_envs)
     env.reset(seed=0)
     rng, n, t0 = np.random.default_rng(0), 0, time.perf_counter()
@@ -91,7 +91,7 @@ def envpool_raw_rate(game, num_envs, seconds):
 
 def envpool_policy_rate(game, num_envs, seconds):
     "EnvPool's batch of `num_envs` stepped with the actions of Ape-X's own policy program (NatureCNN, epsilon noise), nothing else: an actor's ceiling."
-    from rlnb.env_envpool import EnvPoolEnv
+    from rlnb.envs.envpool import EnvPoolEnv
     agent = ApeXDQN(game, num_actors=1, envs_per_actor=num_envs, actor_mode='envpool', buffer_capacity=2_000, devices=jax.local_devices()[:1])
     env = EnvPoolEnv.resolve(game).make_vec(num_envs)
     try:

@@ -53,7 +53,7 @@ import gymnasium as gym
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from _harness import provenance  # noqa: E402
-from rlnb.envs import AsyncEnvWorker, AsyncWorkerPool, EnvState, SyncEnvWorker, SyncWorkerPool  # noqa: E402
+from rlnb.envs.pool import AsyncEnvWorker, AsyncWorkerPool, EnvState, SyncEnvWorker, SyncWorkerPool  # noqa: E402
 
 
 def has_numpy_vector(env_id):
@@ -327,7 +327,7 @@ def main():
             results[env_id][str(n)] = bench_env(env_id, n, args.reps, args.seconds, loop)
             print(f"{env_id} N={n}: {json.dumps(results[env_id][str(n)])}", file=sys.stderr, flush=True)
     ratios = [r["ratio"] for per_env in results.values() for r in per_env.values()]
-    out = dict(provenance=provenance(), benchmark="rlnb.envs pools vs raw gymnasium", unit="env steps per second (median)", reps=args.reps,
+    out = dict(provenance=provenance(), benchmark="rlnb.envs.pool pools vs raw gymnasium", unit="env steps per second (median)", reps=args.reps,
                seconds_per_run=args.seconds, ratio="median over repetitions of best pool / best raw rate in the same repetition",
                python=platform.python_version(), gymnasium=gym.__version__, cpus=os.cpu_count(),
                results=results, min_ratio=min(ratios), done_when="min_ratio >= 0.9", done=min(ratios) >= 0.9)

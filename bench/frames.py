@@ -1,4 +1,4 @@
-"""Frame replay (rlnb.frames) against cpprb's ReplayBuffer with next_of/stack_compress, measured in the same run.
+"""Frame replay (rlnb.replay.frames) against cpprb's ReplayBuffer with next_of/stack_compress, measured in the same run.
 
     python bench/frames.py            # full run: 84x84 frames, stack 4, 50k transitions, 1 GB checkpoint round trip
     python bench/frames.py --quick    # smaller, for a smoke test
@@ -72,7 +72,7 @@ def fill_cpprb(rb, frames, lengths):
 
 def make_pair(case, capacity, frames, lengths):
     import cpprb
-    from rlnb.frames import FrameReplayBuffer, PrioritizedFrameReplayBuffer
+    from rlnb.replay.frames import FrameReplayBuffer, PrioritizedFrameReplayBuffer
     env = {"obs": {"shape": (*SHAPE, STACK), "dtype": np.uint8}, "act": {}, "rew": {}, "done": {}}
     if case == 'prioritized':
         ours = PrioritizedFrameReplayBuffer(capacity + 16, 1, SHAPE, STACK, n_step=1, alpha=0.6, beta=0.4)
@@ -121,7 +121,7 @@ def child_memory(lib, capacity):
     rng = np.random.default_rng(1)
     frames = rng.integers(0, 256, (capacity, *SHAPE), dtype=np.uint8)
     lengths = _episodes(capacity, rng)
-    if lib == 'rlnb': from rlnb.frames import FrameReplayBuffer
+    if lib == 'rlnb': from rlnb.replay.frames import FrameReplayBuffer
     else: import cpprb
     before = _rss()
     if lib == 'rlnb':
@@ -136,7 +136,7 @@ def child_memory(lib, capacity):
 def child_checkpoint(capacity, streams, directory, phase):
     "phase 'save': fill a buffer, write it; phase 'load': restore it into a fresh buffer. Peak memory against storage size."
     import tracemalloc
-    from rlnb.frames import FrameReplayBuffer, save_state, load_state
+    from rlnb.replay.frames import FrameReplayBuffer, save_state, load_state
     buf = FrameReplayBuffer(capacity, streams, SHAPE, STACK, n_step=3)
     path = os.path.join(directory, 'buf')
     if phase == 'save':
@@ -175,8 +175,8 @@ def main():
         r = child_memory(rest[0], int(rest[1])) if kind == 'memory' else child_checkpoint(int(rest[0]), int(rest[1]), rest[2], rest[3])
         print('RESULT ' + json.dumps(r)); return
     import cpprb
-    from rlnb.frames import FrameReplayBuffer, PrioritizedFrameReplayBuffer
-    from rlnb.replay import PrioritizedReplayBuffer
+    from rlnb.replay.frames import FrameReplayBuffer, PrioritizedFrameReplayBuffer
+    from rlnb.replay.buffers import PrioritizedReplayBuffer
     import gymnasium as gym
     capacity, reps, calls = (5_000, 3, 20) if a.quick else (50_000, 9, 60)
     naive = 2 * 84 * 84 * STACK

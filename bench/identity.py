@@ -37,9 +37,9 @@ CASES = {
     "td3": ("td3", "Pendulum-v1", 1_500, {}),
     "apex-pixels": ("apex-dqn", "MinAtar/Breakout-v1", 3_000, {}),  # frame replay (FrameTracer, streamed checkpoint)
     "r2d2": ("r2d2", "rlnb/CartPoleNoVel-v1", 4_000, {}),  # sequence replay, a recurrent core
-    "ppo-gymnax": ("ppo", "gymnax:CartPole-v1", 8_192, {}),  # envs stepped on the device (`rlnb.jax_envs`)
+    "ppo-gymnax": ("ppo", "gymnax:CartPole-v1", 8_192, {}),  # envs stepped on the device (`rlnb.jax_envs.core`)
 }
-RENAMED = {"gae_lambda": "lambda_"}  # config key at the reference -> its name now (issue 29 item 6: one lambda, as rlnb.spec.RENAMED)
+RENAMED = {"gae_lambda": "lambda_"}  # config key at the reference -> its name now (issue 29 item 6: one lambda, as rlnb.runtime.spec.RENAMED)
 LEAF_RENAMED = {  # algo -> {path under state/learner/ at the reference (a prefix where it ends in /): its path now}
     "apex-dqn": {"params/": "params/online/", "target/": "params/target/"},  # issue 29 item 7: named learner states
     "sac": {"params/": "params/actor_params/", "critic/": "params/critic_params/online/", "target/": "params/critic_params/target/",
@@ -56,7 +56,7 @@ def child(name, steps, devices, out):
     "Train one case in this process (rlnb imported from PYTHONPATH) and save its final checkpoint's leaves to `out` (.npz)."
     import jax
     import rlnb
-    from rlnb.agent import DistributedAgent, find_checkpoint, read_checkpoint
+    from rlnb.agent.agent import DistributedAgent, find_checkpoint, read_checkpoint
     algo, env, default_steps, over = CASES[name]
     with tempfile.TemporaryDirectory() as work:
         agent = DistributedAgent(env, algo=algo, seed=0, deterministic=True, devices=jax.local_devices()[:devices],

@@ -56,7 +56,7 @@ def parse_sets(items):
 
 def run_child(env_id, seed, steps, eval_every, target, stop, overrides, devices):
     import jax
-    from rlnb.impala import IMPALA
+    from rlnb.algos.impala import IMPALA
     t0 = time.perf_counter()
     ag = IMPALA(env_id, seed=seed, devices=jax.local_devices()[:devices], **overrides)
     marks = []  # (env_steps, mean, wall since t0, eval seconds so far) at each evaluation

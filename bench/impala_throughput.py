@@ -66,7 +66,7 @@ def main():
     args = ap.parse_args()
 
     import jax
-    from rlnb.impala import IMPALA
+    from rlnb.algos.impala import IMPALA
 
     overrides = {}
     for item in args.set:

@@ -36,7 +36,7 @@ def loads(code: str, cwd) -> list:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--before", default="4a1f09c^", help="git revision to compare with (default: the commit before rlax left the runtime)")
-    ap.add_argument("--modules", default="rlnb.agent,rlnb.apex_dqn,rlnb.impala", help="modules to import (present at both revisions)")
+    ap.add_argument("--modules", default="rlnb.agent.agent,rlnb.algos.apex_dqn,rlnb.algos.impala", help="modules to import (present at both revisions)")
     ap.add_argument("--reps", type=int, default=7)
     a = ap.parse_args()
     code = "import " + ", ".join(a.modules.split(","))

@@ -1,10 +1,10 @@
-"""How the default networks start on image observations: rlnb's initial params (`rlnb.spec.numpy_init`, what every run
+"""How the default networks start on image observations: rlnb's initial params (`rlnb.runtime.spec.numpy_init`, what every run
 starts from) against flax's own `init` of the same module, layer by layer and at the outputs.
 
     python bench/init_scale.py                                   # writes bench/results/init_scale.json
     PYTHONPATH=/tmp/rlnb-before python bench/init_scale.py --out -   # the same for another checkout (e.g. a git worktree)
 
-Networks: IMPALA's and PPO's `ActorCritic` with the default encoder (`rlnb.pixels.image_encoder`) for Pong's 84x84x4
+Networks: IMPALA's and PPO's `ActorCritic` with the default encoder (`rlnb.envs.pixels.image_encoder`) for Pong's 84x84x4
 uint8 stacks (the Nature CNN) and MinAtar Breakout's 10x10x4 grids (the small CNN), 6 and 3 actions. Inputs: uniform
 random pixels (Pong) and random 0/1 grids (MinAtar), 64 of each, the same for both inits. Per kernel: its standard
 deviation under both; per network: the RMS of the encoder's features, and the standard deviation of the logits and of V.
@@ -23,9 +23,9 @@ from _harness import RESULTS, provenance
 
 
 def case(name, space, n_actions, x):
-    from rlnb.impala import ActorCritic
-    from rlnb.pixels import image_encoder
-    from rlnb.spec import numpy_init
+    from rlnb.algos.impala import ActorCritic
+    from rlnb.envs.pixels import image_encoder
+    from rlnb.runtime.spec import numpy_init
     net = ActorCritic(n_actions, (), False, 0.0, image_encoder(space))
     inits = dict(rlnb=numpy_init(net, space, 0), flax=jax.device_get(net.init(jax.random.key(0), jnp.zeros((1, *space.shape), jnp.float32))))
     out = dict(network=name, kernels={}, outputs={})

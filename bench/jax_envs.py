@@ -55,8 +55,8 @@ def _platform():
 def run_rlnb(seed, max_steps, devices):
     import jax
     import gymnax  # noqa: F401  rlnb imports it on the first gymnax id; PureJaxRL's side imports it before its clock too
-    from rlnb.ppo import PPO  # imported before the clock starts, as PureJaxRL's libraries are
-    import rlnb.jax_envs  # noqa: F401
+    from rlnb.algos.ppo import PPO  # imported before the clock starts, as PureJaxRL's libraries are
+    import rlnb.jax_envs.core  # noqa: F401
     t0 = time.perf_counter()
     rt = PPO("gymnax:CartPole-v1", seed=seed, devices=jax.local_devices()[:devices], schedule_steps=max_steps)
     rt.compile()  # what train compiles first anyway: timed apart, for the compile vs steady-state split
@@ -125,7 +125,7 @@ def run_pjrl(name, seed, max_steps):
 
 def steady_rlnb(seed, updates, devices):
     import jax
-    from rlnb.ppo import PPO
+    from rlnb.algos.ppo import PPO
     c = dict(PJRL_OWN, **STEADY)
     n, T = c["NUM_ENVS"], c["NUM_STEPS"]
     rt = PPO(

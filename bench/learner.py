@@ -118,8 +118,8 @@ T_UNROLL = 8
 
 def fed_runtime(algo, batch, device, k=1, env=None):
     "A runtime of `algo` on one learner device whose pacing holds data for `batch`-item updates (`k` per dispatch for replay algorithms), compiled; returns (runtime, refill). `env`: FED_ENV's, unless given."
-    from rlnb.registry import get_algo
-    from rlnb.runtime import Runtime
+    from rlnb.runtime.registry import get_algo
+    from rlnb.runtime.runtime import Runtime
     spec, env = get_algo(algo), env or FED_ENV[algo]
     if algo in ("impala", "ppo"):
         cols = max(1, batch // T_UNROLL)

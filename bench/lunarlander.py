@@ -54,9 +54,9 @@ ZOO_N_ENVS = {"dqn": 1, "ppo": 16}
 
 def run_rlnb(name, seed, max_steps, devices, every):
     import jax
-    from rlnb.apex_dqn import ApeXDQN  # imported before the clock starts, as the peers' libraries are
-    from rlnb.ppo import PPO
-    from rlnb.presets import get_preset
+    from rlnb.algos.apex_dqn import ApeXDQN  # imported before the clock starts, as the peers' libraries are
+    from rlnb.algos.ppo import PPO
+    from rlnb.agent.presets import get_preset
     preset = get_preset(PRESET[name])
     t0 = time.perf_counter()
     agent = (ApeXDQN if name == "rlnb_apex" else PPO)(ENV, seed=seed, devices=jax.local_devices()[:devices], **preset.config)

@@ -35,10 +35,10 @@ import numpy as np
 import jax
 import gymnasium as gym
 
-from rlnb.agent import DistributedAgent
-from rlnb.pixels import pixel_env
-from rlnb.presets import resolve_preset
-from rlnb.spec import actor_envs, make_vector_env
+from rlnb.agent.agent import DistributedAgent
+from rlnb.envs.pixels import pixel_env
+from rlnb.agent.presets import resolve_preset
+from rlnb.runtime.spec import actor_envs, make_vector_env
 
 
 def no_learner_rate(agent, seconds: float) -> float:

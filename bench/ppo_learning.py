@@ -38,7 +38,7 @@ TASKS = {
 
 def run_rlnb(task, seed, overrides):
     import jax
-    from rlnb.ppo import PPO
+    from rlnb.algos.ppo import PPO
     t = TASKS[task]
     t0 = time.perf_counter()
     agent = PPO(t["env"], seed=seed, devices=jax.local_devices()[:1], **{**t["rlnb"], **overrides})

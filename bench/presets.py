@@ -24,7 +24,7 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from rlnb.presets import get_preset, presets  # noqa: E402
+from rlnb.agent.presets import get_preset, presets  # noqa: E402
 
 
 def one(preset, seed: int, extra: list) -> dict:

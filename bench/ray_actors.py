@@ -55,7 +55,7 @@ async def drive(pool, actions, seconds):
 
 
 async def measure(env, actors, num_envs, reps, seconds, seed=0):
-    from rlnb.envs import AsyncEnvWorker, AsyncWorkerPool
+    from rlnb.envs.pool import AsyncEnvWorker, AsyncWorkerPool
     ne = None if num_envs == 1 else num_envs
     pools = {}
     for mode in ("process", "ray"):

@@ -20,7 +20,7 @@ from _harness import provenance
 
 
 async def run(args) -> dict:
-    from rlnb.agent import DistributedAgent
+    from rlnb.agent.agent import DistributedAgent
     agent = DistributedAgent("CartPole-v1", tag="recovery", seed=0, work_dir=tempfile.mkdtemp(prefix="rlnb-recovery-"), actor_mode="process",
                              num_actors=args.actors, envs_per_actor=args.envs, num_learners=1, max_restarts=args.kills)
     kills = []

@@ -50,10 +50,10 @@ ZOO_N_ENVS = 8
 
 def run_rlnb(name, seed, max_steps, devices):
     import jax
-    from rlnb.impala import IMPALA
-    from rlnb.ppo import PPO  # imported before the clock starts, as the peer's library is
-    from rlnb.r2d2 import R2D2
-    from rlnb.presets import get_preset
+    from rlnb.algos.impala import IMPALA
+    from rlnb.algos.ppo import PPO  # imported before the clock starts, as the peer's library is
+    from rlnb.algos.r2d2 import R2D2
+    from rlnb.agent.presets import get_preset
     cfg = dict(get_preset("r2d2-rlnb-CartPoleNoVel-v1" if name == "rlnb_r2d2" else "ppo-rlnb-CartPoleNoVel-v1").config)
     if name == "rlnb_ppo": cfg["recurrent"] = None
     if name == "rlnb_rimpala": cfg = dict(recurrent=64, learning_rate=1e-3)
@@ -72,7 +72,7 @@ def run_peer(name, seed, max_steps):
     from sb3_contrib import RecurrentPPO
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import VecNormalize
-    import rlnb.env_core  # noqa: F401  registers rlnb/CartPoleNoVel-v1
+    import rlnb.envs.core  # noqa: F401  registers rlnb/CartPoleNoVel-v1
 
     kw = dict(ZOO)
     for k in ("learning_rate", "clip_range"):

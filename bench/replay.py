@@ -50,7 +50,7 @@ def _make(lib, kind, obs_shape, obs_dtype, capacity, d):
     if lib == 'rlnb':
         import gymnasium as gym
         from rlnb.core import TransitionBatch
-        from rlnb.replay import ReplayBuffer, PrioritizedReplayBuffer
+        from rlnb.replay.buffers import ReplayBuffer, PrioritizedReplayBuffer
         spaces = dict(observation_space=gym.spaces.Box(0, 255, obs_shape, obs_dtype), action_space=gym.spaces.Discrete(2))
         batch = TransitionBatch(**d)
         buf = ReplayBuffer(capacity, seed=0, **spaces) if kind == 'uniform' else \
@@ -103,7 +103,7 @@ def child_memory(lib, kind, obs, capacity):
     "Peak resident memory of one buffer filled to capacity (and sampled), in a process of its own."
     obs_shape, obs_dtype = _obs(obs)
     d = _data(obs_shape, obs_dtype, BATCH, np.random.default_rng(0))
-    if lib == 'rlnb': import rlnb.replay  # imports first, so the baseline includes them
+    if lib == 'rlnb': import rlnb.replay.buffers  # imports first, so the baseline includes them
     else: import cpprb
     base = _rss('VmRSS:')
     buf, add, step = _make(lib, kind, obs_shape, obs_dtype, capacity, d)

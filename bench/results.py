@@ -41,7 +41,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from presets import one, toml_value  # noqa: E402
-from rlnb.presets import FAMILIES, get_preset, presets, results_table  # noqa: E402
+from rlnb.agent.presets import FAMILIES, get_preset, presets, results_table  # noqa: E402
 
 SEEDS = [100, 101, 102, 103, 104]  # no test and no tuning run uses these (tests and bench/presets.py use 0-9)
 LOG = ROOT / "bench" / "results" / "presets_table.jsonl"

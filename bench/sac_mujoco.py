@@ -52,8 +52,8 @@ RLNB_SETTINGS = dict(sac=dict(learning_rate=3e-4, hidden=(256, 256)),
 
 
 def run_rlnb(algo, env_id, seed, steps, warmup, torch_init=False):
-    from rlnb.sac import SAC
-    from rlnb.td3 import TD3
+    from rlnb.algos.sac import SAC
+    from rlnb.algos.td3 import TD3
     import jax
     t0 = time.perf_counter()
     agent = (SAC if algo == "sac" else TD3)(env_id, network_init="torch" if torch_init else "lecun", seed=seed, devices=jax.local_devices()[:1], buffer_capacity=max(steps, 1_000),

@@ -32,7 +32,7 @@ RLNB = {"rlnb_sac": ("sac", {}), "rlnb_td3": ("td3", {}), "rlnb_sac64": ("sac", 
 
 
 def run_rlnb(name, seed, max_steps):
-    from rlnb.runtime import Runtime, get_algo
+    from rlnb.runtime.runtime import Runtime, get_algo
     algo, kw = RLNB[name]
     spec = get_algo(algo)  # imported before the clock starts, as the peers' libraries are
     t0 = time.perf_counter()

@@ -58,8 +58,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=10_000, help="uniform random env steps before the first update (default 10,000)")
     ap.add_argument("--config", default="{}", help="JSON of config fields to set beside the rl-zoo3 ones")
     args = ap.parse_args()
-    from rlnb.sac import SAC
-    from rlnb.td3 import TD3
+    from rlnb.algos.sac import SAC
+    from rlnb.algos.td3 import TD3
     kw = dict(seed=0, devices=jax.local_devices()[:1], buffer_capacity=100_000, buffer_warmup=args.warmup, **RLNB_COMMON, **RLNB_SETTINGS[args.algo])
     kw.update(json.loads(args.config))
     rt = (SAC if args.algo == "sac" else TD3)(args.env, **kw)

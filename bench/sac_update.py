@@ -11,7 +11,7 @@ import time, statistics, json, sys
 import jax
 
 def rlnb_case(n):
-    from rlnb.sac import SAC
+    from rlnb.algos.sac import SAC
     rt = SAC('HalfCheetah-v5', devices=jax.local_devices()[:1], updates_per_dispatch=1, batch_size=256, learning_rate=3e-4, hidden=(256, 256),
              buffer_warmup=2_000, buffer_capacity=10_000, envs_per_actor=8)
     rt.compile(); rt.init_replay_buffer('random'); rt.pacing.inserted_after_warmup = 10 ** 12

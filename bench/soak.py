@@ -34,7 +34,7 @@ def uss_mb(p) -> float:
 
 
 async def soak(args) -> dict:
-    from rlnb.agent import DistributedAgent, list_checkpoints
+    from rlnb.agent.agent import DistributedAgent, list_checkpoints
     work = tempfile.mkdtemp(prefix="rlnb-soak-")
     agent = DistributedAgent("CartPole-v1", tag="soak", seed=0, work_dir=work, actor_mode="process", num_actors=args.actors, num_learners=args.learners,
                              envs_per_actor=args.envs, buffer_capacity=args.capacity, keep_checkpoints=2)

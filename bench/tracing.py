@@ -10,7 +10,7 @@ import json, statistics, sys, time
 
 import numpy as np
 
-from rlnb.tracing import BatchedNStep, NStep
+from rlnb.replay.tracing import BatchedNStep, NStep
 
 from _harness import provenance
 

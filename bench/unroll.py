@@ -12,7 +12,7 @@ import argparse, json, statistics, time
 
 import numpy as np
 
-from rlnb.tracing import BatchedUnroll
+from rlnb.replay.tracing import BatchedUnroll
 
 from _harness import provenance
 

@@ -4,7 +4,7 @@
                                  [--warm 5000] [--steps 30000]
 
 Per seed, one runtime with unroll ticks forced on (each actor acts again as soon as its own envs are back,
-`rlnb.acting._unroll_tick`; the runtime turns them on only where the actors act on an accelerator) and one with whole ticks,
+`rlnb.runtime.acting._unroll_tick`; the runtime turns them on only where the actors act on an accelerator) and one with whole ticks,
 one after the other: `--warm` env steps of training (compiles included), then env steps/s over `--steps` more. Unroll
 length 16; PPO minibatches of a quarter of the rollout. Prints one JSON document: medians per mode and the median of the
 per-seed ratios (unroll / whole).
@@ -13,8 +13,8 @@ import argparse, json, statistics, time
 
 import jax
 
-from rlnb.registry import get_algo
-from rlnb.runtime import Runtime
+from rlnb.runtime.registry import get_algo
+from rlnb.runtime.runtime import Runtime
 
 from _harness import provenance
 

@@ -10,7 +10,7 @@ from conftest import ROOT
 
 CHILD = textwrap.dedent("""
     import os, sys, time
-    from rlnb.agent import DistributedAgent
+    from rlnb.agent.agent import DistributedAgent
     agent = DistributedAgent('CartPole-v1', seed=0, work_dir=sys.argv[1], num_learners=1, num_actors=2, envs_per_actor=4,
                              hidden=(32, 32), buffer_warmup=256, buffer_capacity=20_000)
     res = agent.train(800, eval_interval=None, save_interval=400, num_eval_episodes=1, progress=False, verbose=False, compile=False)
@@ -41,7 +41,7 @@ def test_kill_during_checkpoint_write_keeps_the_last_good_one(tmp_path):
         p.wait(timeout=10)
     finally:
         if p.poll() is None: p.kill()
-    from rlnb.agent import DistributedAgent, find_checkpoint, read_checkpoint
+    from rlnb.agent.agent import DistributedAgent, find_checkpoint, read_checkpoint
     assert str(find_checkpoint(run)) == good, (find_checkpoint(run), good)  # the half-written file is not a checkpoint
     tree = read_checkpoint(good)
     assert tree["env_steps"] >= 800

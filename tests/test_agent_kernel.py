@@ -13,7 +13,7 @@ CELLS = [
     """
 import asyncio, threading, time, psutil
 from pathlib import Path
-from rlnb.agent import DistributedAgent, list_checkpoints
+from rlnb.agent.agent import DistributedAgent, list_checkpoints
 threads_before = {t.ident for t in threading.enumerate()}
 agent = DistributedAgent('CartPole-v1', tag='kernel', seed=0, work_dir=WORK_DIR, num_learners=2, num_actors=2, envs_per_actor=4, actor_mode='process',
                          hidden=(32, 32), buffer_warmup=256, buffer_capacity=20_000)
@@ -116,7 +116,7 @@ def test_agent_in_a_jupyter_kernel(tmp_path):
 
 CYCLES = """
 import asyncio, gc, json, os, threading, time, psutil
-from rlnb.agent import DistributedAgent
+from rlnb.agent.agent import DistributedAgent
 agent = DistributedAgent('CartPole-v1', tag='cycles', seed=0, work_dir=WORK_DIR, num_learners=1, num_actors=2, envs_per_actor=4,
                          actor_mode='process', hidden=(32, 32), buffer_warmup=256, buffer_capacity=20_000)
 me = psutil.Process()

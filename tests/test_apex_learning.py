@@ -1,6 +1,6 @@
 """Ape-X DQN solves CartPole-v1 (evaluation mean return >= 475 over 10 episodes) on this 2-core machine.
 
-Seed 0 on the 8-device learner mesh runs in the notebook (nbs/23_apex_dqn.ipynb) and through the CLI
+Seed 0 on the 8-device learner mesh runs in the notebook (nbs/algos/50_apex_dqn.ipynb) and through the CLI
 (tests/test_cli.py); here seed 0 on a single device, in a fresh process so that its XLA device count is its own.
 More seeds, on either mesh, are `bench/apex_cartpole.py`'s (10 seeds, all solved).
 """
@@ -15,7 +15,7 @@ from conftest import ROOT, xla_flags
 
 SCRIPT = """
 import json, sys, jax
-from rlnb.apex_dqn import ApeXDQN
+from rlnb.algos.apex_dqn import ApeXDQN
 seed, ndev = int(sys.argv[1]), int(sys.argv[2])
 agent = ApeXDQN('CartPole-v1', seed=seed, devices=jax.local_devices()[:ndev])
 res = agent.train(100_000, eval_interval=5_000, num_eval_episodes=10, target_return=475)

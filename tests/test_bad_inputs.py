@@ -10,14 +10,14 @@ import numpy as np
 import psutil
 import pytest
 
-from rlnb.agent import DistributedAgent, load_policy, read_checkpoint, write_checkpoint
+from rlnb.agent.agent import DistributedAgent, load_policy, read_checkpoint, write_checkpoint
 from rlnb.cli import main
 from rlnb.core import ConfigError, EnvWorkerError, RLNBError, SpaceMismatchError, TransitionBatch
-from rlnb.env_core import MissingDependencyError
-from rlnb.envs import AsyncEnvWorker, AsyncWorkerPool, SyncEnvWorker, get_worker_pool
-from rlnb.replay import PrioritizedReplayBuffer, ReplayBuffer
-from rlnb.runtime import RuntimeConfig, get_algo
-from rlnb.tracing import BatchedNStep, BatchedUnroll
+from rlnb.envs.core import MissingDependencyError
+from rlnb.envs.pool import AsyncEnvWorker, AsyncWorkerPool, SyncEnvWorker, get_worker_pool
+from rlnb.replay.buffers import PrioritizedReplayBuffer, ReplayBuffer
+from rlnb.runtime.runtime import RuntimeConfig, get_algo
+from rlnb.replay.tracing import BatchedNStep, BatchedUnroll
 
 SMALL = dict(num_learners=1, num_actors=1, envs_per_actor=2, hidden=(16,), buffer_warmup=64, buffer_capacity=1_000)
 

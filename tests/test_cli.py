@@ -193,7 +193,7 @@ def test_sigterm_and_double_ctrl_c_end_with_a_checkpoint(tmp_path, sig, presses,
         m = re.search(r"interrupted at ([\d,]+) env steps.*checkpoint (\S+?);", err)
         assert m and "--resume" in err, err[-3000:]
         named = pathlib.Path(m.group(2))
-        from rlnb.agent import read_checkpoint
+        from rlnb.agent.agent import read_checkpoint
         assert named == ckpts()[-1] and read_checkpoint(named)["env_steps"] == int(m.group(1).replace(",", "")), (named, ckpts(), err[-3000:])
         assert f"rlnb: {sig.name}: stopping" in err and (presses == 1 or "still stopping" in err), err[-3000:]
         alive = lambda: [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
@@ -235,7 +235,7 @@ def test_wandb_offline_run_logs_the_training_rows(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    from rlnb.agent import read_wandb_offline
+    from rlnb.agent.agent import read_wandb_offline
     logged = read_wandb_offline(tmp_path)
     assert logged["summary"]["_step"] == result["env_steps"] and logged["summary"]["eval/eval_return"] == result["eval_return"]
     assert (logged["config"]["preset"], logged["config"]["seed"]) == ("apex-dqn-CartPole-v1", 0)  # the preset it picked
@@ -263,7 +263,7 @@ def test_minatar_env_takes_its_preset(tmp_path):
     assert "rlnb: preset apex-dqn-MinAtar-Breakout-v1 (" in proc.stderr, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["preset"] == "apex-dqn-MinAtar-Breakout-v1" and out["updates"] > 0, out
-    from rlnb.agent import read_checkpoint
+    from rlnb.agent.agent import read_checkpoint
     cfg = read_checkpoint(out["checkpoint"], replay=False)["state"]["config"]
     assert (cfg["replay_ratio"], cfg["buffer_warmup"]) == (0.25, 100), cfg  # the preset's pace, the flag's warm-up
 
@@ -282,7 +282,7 @@ def test_output_cut_short_by_its_reader_is_no_traceback():
 def test_train_resume_and_record_atari(tmp_path):
     "`rlnb train apex-dqn --env ALE/Pong-v5` trains on the DQN preprocessing with frame replay, written beside its checkpoint; --resume continues the replay; `rlnb eval --video` records the game in colour."
     pytest.importorskip("ale_py", reason="the atari extra is not installed")
-    from rlnb.agent import read_checkpoint
+    from rlnb.agent.agent import read_checkpoint
     common = ("--num-actors", "2", "--envs-per-actor", "2", "--actor-mode", "process", "--replay-ratio", "0.02", "--updates-per-dispatch", "1",
               "--buffer-warmup", "400", "--buffer-capacity", "8000", "--eval-episodes", "1", "--eval-interval", "100000", "--no-progress")
     proc = run("train", "apex-dqn", "--env", "ALE/Pong-v5", "--steps", "1200", "--out", str(tmp_path), *common, timeout=600)

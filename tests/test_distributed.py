@@ -28,7 +28,7 @@ WORKER = textwrap.dedent(r'''
     import numpy as np
     from rlnb.core import TransitionBatch
     from rlnb.parallel import host_local
-    from rlnb.apex_dqn import ApeXDQN
+    from rlnb.algos.apex_dqn import ApeXDQN
     B = 64
     agent = ApeXDQN('CartPole-v1', num_actors=1, envs_per_actor=1, batch_size=B // nproc, hidden=(32,), seed=0, updates_per_dispatch=1, deterministic=True)
     assert agent.learner.mesh.size == 8 and len(jax.devices()) == 8, (agent.learner.mesh.size, jax.devices())
@@ -55,7 +55,7 @@ LEARN = textwrap.dedent(r'''
     import jax
     jax.config.update('jax_cpu_collectives_implementation', 'gloo')
     jax.distributed.initialize(f'localhost:{port}', num_processes=nproc, process_id=pid, initialization_timeout=60)
-    from rlnb.apex_dqn import ApeXDQN
+    from rlnb.algos.apex_dqn import ApeXDQN
     agent = ApeXDQN('CartPole-v1', seed=0, deterministic=True, batch_size=32)
     assert agent.learner.mesh.size == 2 and agent.learner.mesh.devices.flat[1].process_index == 1
     r = agent.train(6_000, eval_interval=None, num_eval_episodes=10)
@@ -73,7 +73,7 @@ RESUME = textwrap.dedent(r'''
     import jax
     jax.config.update('jax_cpu_collectives_implementation', 'gloo')
     jax.distributed.initialize(f'localhost:{port}', num_processes=nproc, process_id=pid, initialization_timeout=60)
-    from rlnb.agent import DistributedAgent
+    from rlnb.agent.agent import DistributedAgent
     run = os.path.join(os.path.dirname(out), 'run')
     kw = dict(eval_interval=None, log_interval=0, progress=False, verbose=False, tensorboard=False, num_eval_episodes=2)
     a = DistributedAgent('CartPole-v1', algo='apex-dqn', deterministic=True, batch_size=32, buffer_warmup=200, work_dir=run)

@@ -1,7 +1,7 @@
-"""The EnvPool backend (rlnb.env_envpool, actor_mode='envpool'): algorithms learn through it, its Atari stacks go through frame
+"""The EnvPool backend (rlnb.envs.envpool, actor_mode='envpool'): algorithms learn through it, its Atari stacks go through frame
 replay as they should, errors name the env and the extra. Skipped where EnvPool is not installed (`pip install "rlnb[envpool]"`).
 
-Step-for-step agreement with gymnasium's CartPole (autoreset and truncation included) is tested in nbs/12_env_envpool.ipynb."""
+Step-for-step agreement with gymnasium's CartPole (autoreset and truncation included) is tested in nbs/envs/18_envpool.ipynb."""
 import asyncio
 import functools
 import importlib.util
@@ -22,17 +22,17 @@ import gymnasium as gym
 import jax
 
 from rlnb.core import ConfigError
-from rlnb.env_envpool import EnvPoolVectorEnv, atari_options
-from rlnb.envs import SyncEnvWorker
-from rlnb.frame_tracer import FrameTracer
-from rlnb.frames import FrameReplayBuffer
-from rlnb.tracing import BatchedNStep
+from rlnb.envs.envpool import EnvPoolVectorEnv, atari_options
+from rlnb.envs.pool import SyncEnvWorker
+from rlnb.replay.frame_tracer import FrameTracer
+from rlnb.replay.frames import FrameReplayBuffer
+from rlnb.replay.tracing import BatchedNStep
 
 
 LEARN = """
 import json, sys, jax
-from rlnb.apex_dqn import ApeXDQN
-from rlnb.ppo import PPO
+from rlnb.algos.apex_dqn import ApeXDQN
+from rlnb.algos.ppo import PPO
 algo, steps = sys.argv[1], int(sys.argv[2])
 cls = ApeXDQN if algo == 'apex-dqn' else PPO
 agent = cls('CartPole-v1', actor_mode='envpool', seed=0, deterministic=True, devices=jax.local_devices()[:1])
@@ -105,7 +105,7 @@ def test_atari_stacks_through_frame_replay(game):
 def test_apex_atari_through_envpool():
     # Ape-X on an ALE id with actor_mode='envpool': EnvPool's (4, 84, 84) stacks, frame replay stack-first, the CNN reading
     # channels first; the evaluation env plays whole games with raw scores through EnvPool too; nothing is left running
-    from rlnb.apex_dqn import ApeXDQN
+    from rlnb.algos.apex_dqn import ApeXDQN
     agent = ApeXDQN('ALE/Breakout-v5', actor_mode='envpool', num_actors=1, envs_per_actor=2, batch_size=8, buffer_warmup=64,
                     buffer_capacity=1_000, replay_ratio=0.1, updates_per_dispatch=1, actor_slack=8, devices=jax.local_devices()[:1])
     try:
@@ -120,7 +120,7 @@ def test_apex_atari_through_envpool():
 
 
 def test_errors_name_the_env():
-    from rlnb.apex_dqn import ApeXDQN
+    from rlnb.algos.apex_dqn import ApeXDQN
     with pytest.raises(ConfigError, match="EnvPool has no env 'MinAtar/Breakout-v1'"):
         ApeXDQN('MinAtar/Breakout-v1', actor_mode='envpool', num_actors=1, envs_per_actor=1)
     with pytest.raises(ConfigError, match="EnvPool has no env 'Pongg-v5'.*did you mean Pong-v5"):
@@ -137,7 +137,7 @@ sys.modules['envpool'] = None  # as if it were not installed
 import importlib.util
 importlib.util.find_spec = lambda name, *a, _f=importlib.util.find_spec: None if name == 'envpool' else _f(name, *a)
 from rlnb.core import ConfigError
-from rlnb.ppo import PPO
+from rlnb.algos.ppo import PPO
 try: PPO('CartPole-v1', actor_mode='envpool')
 except ConfigError as e: print('ERR', e)
 agent = PPO('CartPole-v1', actor_mode='auto')  # falls back to the sync gymnasium workers
@@ -156,7 +156,7 @@ def test_missing_envpool_names_the_extra():
 
 DETERMINISTIC = """
 import json, jax, numpy as np
-from rlnb.apex_dqn import ApeXDQN
+from rlnb.algos.apex_dqn import ApeXDQN
 out = []
 for _ in range(2):
     agent = ApeXDQN('CartPole-v1', actor_mode='envpool', seed=3, deterministic=True, num_actors=2, envs_per_actor=4, batch_size=32,
@@ -185,7 +185,7 @@ def test_cli_actor_mode_envpool(tmp_path):
                            "--eval-interval", "100000", "--eval-episodes", "2", "--out", str(tmp_path / "run"), "--no-progress"],
                           cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0, proc.stderr[-4000:]
-    from rlnb.agent import DistributedAgent
+    from rlnb.agent.agent import DistributedAgent
     agent = DistributedAgent.from_checkpoint(str(tmp_path / "run"))  # resuming builds the EnvPool actors again
     try:
         assert agent.algo.config.actor_mode == 'envpool' and all(w.name.startswith('envpool-') for w in agent.algo.actors.pool.workers)
@@ -196,10 +196,10 @@ def test_cli_actor_mode_envpool(tmp_path):
 
 PIXELS_STACK_FIRST = """
 import json, jax, numpy as np, gymnasium as gym
-from rlnb.apex_dqn import ApeXDQN
-from rlnb.frames import PrioritizedFrameReplayBuffer
-from rlnb.pixels import FrameStack, StackedFrames, pixel_env
-gray = np.array([255, 170, 0, 85], np.uint8)  # as nbs/11_pixels.ipynb's check: paddle, ball, trail (left out), bricks
+from rlnb.algos.apex_dqn import ApeXDQN
+from rlnb.replay.frames import PrioritizedFrameReplayBuffer
+from rlnb.envs.pixels import FrameStack, StackedFrames, pixel_env
+gray = np.array([255, 170, 0, 85], np.uint8)  # as nbs/envs/17_pixels.ipynb's check: paddle, ball, trail (left out), bricks
 
 class StackFirst(gym.ObservationWrapper):
     "FrameStack's (10, 10, 4) stacks as (4, 10, 10): EnvPool's layout."
@@ -234,7 +234,7 @@ print(json.dumps(dict(same=same, updates=[u_first, u_last])))
 def test_pixels_in_envpool_layout_learn_as_channels_last():
     # EnvPool has no MinAtar, and no Atari game is learned within minutes on 2 CPU cores, so this checks what the EnvPool
     # backend adds to the pixel learning path (the encoder reading channels first, frame replay on stack-first observations)
-    # against the channels-last path whose learning nbs/11_pixels.ipynb asserts: the same deterministic Ape-X run on MinAtar
+    # against the channels-last path whose learning nbs/envs/17_pixels.ipynb asserts: the same deterministic Ape-X run on MinAtar
     # Breakout as stacked grayscale frames, once in EnvPool's layout (stack first) and once channels last, must end with
     # bit-identical learner states after about a thousand updates. test_atari_stacks_through_frame_replay checks that
     # EnvPool's own Atari stacks reach frame replay exactly.
@@ -247,11 +247,11 @@ def test_pixels_in_envpool_layout_learn_as_channels_last():
 
 
 def test_ready_ticks_trace_each_env_stream():
-    # Ape-X through several EnvPool actors takes whichever actor is back first (ready ticks, rlnb.acting): each actor's step is
+    # Ape-X through several EnvPool actors takes whichever actor is back first (ready ticks, rlnb.runtime.acting): each actor's step is
     # traced when its states come back, with the observations and actions it was sent with. Every 1-step transition in replay
     # must then follow CartPole's physics from S under A to S_next (gymnasium's CartPole started from S); pairing a step with
     # another actor's observations (a wrong stream) breaks it at once.
-    from rlnb.apex_dqn import ApeXDQN
+    from rlnb.algos.apex_dqn import ApeXDQN
     agent = ApeXDQN('CartPole-v1', actor_mode='envpool', num_actors=3, envs_per_actor=4, n_step=1, batch_size=32, buffer_warmup=64,
                     hidden=(32,), devices=jax.local_devices()[:1])
     try:
@@ -274,7 +274,7 @@ def test_ready_ticks_trace_each_env_stream():
         a = ApeXDQN('CartPole-v1', **{**dict(actor_mode='envpool', num_actors=2, envs_per_actor=2, hidden=(32,), devices=jax.local_devices()[:1]), **kw})
         assert not a.actors.ready_ticks(), kw
         a.close()
-    from rlnb.ppo import PPO
+    from rlnb.algos.ppo import PPO
     p = PPO('CartPole-v1', actor_mode='envpool', num_actors=2, envs_per_actor=4, batch_size=64)
     assert not p.actors.ready_ticks()  # unrolls: unroll ticks only where the actors act on an accelerator; on the host CPU, whole ticks
     p.close()
@@ -282,14 +282,14 @@ def test_ready_ticks_trace_each_env_stream():
 
 def unroll_ticked_ppo(**kw):
     "PPO through 3 EnvPool actors with unroll ticks forced on (the runtime turns them on where the actors act on an accelerator)."
-    from rlnb.ppo import PPO
+    from rlnb.algos.ppo import PPO
     agent = PPO('CartPole-v1', actor_mode='envpool', devices=jax.local_devices()[:1], **kw)
     agent.actors.in_flight = agent.actors._nothing_in_flight(ready=True)
     return agent
 
 
 def test_unroll_ticks_keep_each_env_column():
-    # Unroll ticks (rlnb.acting): each actor acts again as soon as its own envs are back, and a step is traced once every actor's is in.
+    # Unroll ticks (rlnb.runtime.acting): each actor acts again as soon as its own envs are back, and a step is traced once every actor's is in.
     # Every valid step of every unroll must then follow CartPole's physics from S under A to the observation it reached, and carry the
     # log-prob of A under the params that acted (one version: nothing learns here); pairing a step with another actor's observations or
     # another tick's breaks both at once. The actors must also have acted one at a time (the overlap), not only all together.
@@ -338,7 +338,7 @@ def test_ppo_learns_cartpole_with_unroll_ticks():
 
 READY_LEARN = """
 import json, jax
-from rlnb.apex_dqn import ApeXDQN
+from rlnb.algos.apex_dqn import ApeXDQN
 agent = ApeXDQN('CartPole-v1', actor_mode='envpool', seed=0, devices=jax.local_devices()[:1])
 assert agent.actors.ready_ticks()
 res = agent.train(30_000, eval_interval=5_000, num_eval_episodes=10)
@@ -360,8 +360,8 @@ def test_apex_learns_cartpole_with_ready_ticks():
 
 POLICY_OF_ATARI_RUN = """
 import json, sys, tempfile, numpy as np, jax
-from rlnb.agent import DistributedAgent, load_policy
-from rlnb.env_envpool import EnvPoolEnv
+from rlnb.agent.agent import DistributedAgent, load_policy
+from rlnb.envs.envpool import EnvPoolEnv
 run = tempfile.mkdtemp()
 agent = DistributedAgent('ALE/Pong-v5', algo='apex-dqn', actor_mode='envpool', seed=0, num_actors=1, envs_per_actor=2,
                          buffer_warmup=10_000, work_dir=run, devices=jax.local_devices()[:1])

@@ -1,6 +1,6 @@
-"""Process-level tests of rlnb.envs: killed children, restarts, interrupts, orphans, and nothing left behind.
+"""Process-level tests of rlnb.envs.pool: killed children, restarts, interrupts, orphans, and nothing left behind.
 
-The notebook (nbs/01_envs.ipynb) tests the API mode by mode; these tests need real process boundaries:
+The notebook (nbs/envs/15_pool.ipynb) tests the API mode by mode; these tests need real process boundaries:
 signals sent from outside, a parent that dies, a script interrupted with SIGINT.
 """
 import asyncio
@@ -21,7 +21,7 @@ import gymnasium as gym
 
 from conftest import ROOT
 from rlnb.core import EnvWorkerError
-from rlnb.envs import AsyncEnvWorker, AsyncWorkerPool, SyncEnvWorker, get_worker_pool
+from rlnb.envs.pool import AsyncEnvWorker, AsyncWorkerPool, SyncEnvWorker, get_worker_pool
 
 
 def leftovers():
@@ -180,7 +180,7 @@ def test_keyboard_interrupt_and_cancellation_inside_the_pool_leave_nothing():
 
 SCRIPT = textwrap.dedent("""
     import asyncio, os, sys, time
-    from rlnb.envs import AsyncEnvWorker, get_worker_pool
+    from rlnb.envs.pool import AsyncEnvWorker, get_worker_pool
 
     async def main(mode):
         workers = AsyncEnvWorker.from_environment('CartPole-v1', 2, mode='process')

@@ -18,7 +18,7 @@ import pytest
 
 from conftest import ROOT
 from rlnb.core import ConfigError, EnvWorkerError
-from rlnb.envs import AsyncEnvWorker, AsyncWorkerPool
+from rlnb.envs.pool import AsyncEnvWorker, AsyncWorkerPool
 
 
 def _children():
@@ -87,7 +87,7 @@ def test_missing_ray_is_a_config_error_naming_the_extra(monkeypatch):
 LAZY = """
 import asyncio, threading, time
 import psutil
-from rlnb.envs import AsyncEnvWorker
+from rlnb.envs.pool import AsyncEnvWorker
 import ray
 
 async def main():
@@ -308,7 +308,7 @@ def test_hung_env_is_killed_after_cleanup_time(ray):
 
 def test_apex_learns_cartpole_with_ray_actors(ray, tmp_path):
     "A deterministic 10,000-step Ape-X run with its actors on Ray reaches an evaluation return a random policy (about 22) fails."
-    from rlnb.agent import DistributedAgent
+    from rlnb.agent.agent import DistributedAgent
     agent = DistributedAgent("CartPole-v1", algo="apex-dqn", actor_mode="ray", seed=0, deterministic=True, num_learners=1,
                              work_dir=tmp_path / "run")
     try:

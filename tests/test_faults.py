@@ -13,7 +13,7 @@ import numpy as np
 import psutil
 import pytest
 
-from rlnb.agent import DistributedAgent, list_checkpoints, read_checkpoint
+from rlnb.agent.agent import DistributedAgent, list_checkpoints, read_checkpoint
 from rlnb.core import EnvWorkerError
 
 SMALL = dict(algo='apex-dqn', actor_mode='process', num_actors=2, envs_per_actor=2, num_learners=1, hidden=(32, 32),

@@ -9,7 +9,8 @@ import pytest
 
 from conftest import ROOT
 
-MODULES = sorted(p.stem for p in (ROOT / "rlnb").glob("*.py") if not p.stem.startswith("_"))
+MODULES = sorted(".".join(p.relative_to(ROOT / "rlnb").with_suffix("").parts) for p in (ROOT / "rlnb").rglob("*.py")
+                 if not p.name.startswith("_"))  # every generated module, in every section
 
 
 def test_package_has_modules():
@@ -24,9 +25,9 @@ def test_module_imports(module):
 
 
 def test_runtime_imports_leave_out_rlax_and_nnx():
-    "`import rlnb.agent` (and the CLI) load neither rlax (distrax, tensorflow-probability) nor flax.nnx nor Ray: rlnb has its own losses, nnx is the user's choice, and Ray is imported by the first Ray env worker."
+    "`import rlnb.agent.agent` (and the CLI) load neither rlax (distrax, tensorflow-probability) nor flax.nnx nor Ray: rlnb has its own losses, nnx is the user's choice, and Ray is imported by the first Ray env worker."
     heavy = ["rlax", "distrax", "tensorflow_probability", "flax.nnx", "ray"]
-    code = f"import sys, rlnb.agent, rlnb.cli, rlnb.presets; print([m for m in {heavy!r} if m in sys.modules])"
+    code = f"import sys, rlnb.agent.agent, rlnb.cli, rlnb.agent.presets; print([m for m in {heavy!r} if m in sys.modules])"
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert proc.stdout.strip() == "[]", proc.stdout

@@ -17,7 +17,7 @@ pytest.importorskip("mujoco", reason="needs the mujoco extra: pip install 'rlnb[
 @pytest.mark.parametrize("env_id,algo", [("HalfCheetah-v5", "sac"), ("Hopper-v5", "td3")])
 def test_mujoco_through_the_pools(env_id, algo, mode):
     import jax
-    from rlnb.runtime import Runtime, get_algo
+    from rlnb.runtime.runtime import Runtime, get_algo
     before = {c.pid for c in psutil.Process().children(recursive=True)}
     agent = Runtime(env_id, algorithm=get_algo(algo), actor_mode=mode, num_actors=2, envs_per_actor=2, batch_size=32, buffer_warmup=200,
                            hidden=(32, 32), devices=jax.local_devices()[:1])

@@ -13,11 +13,11 @@ import pytest
 
 from conftest import ROOT, skip_slow, xla_flags
 
-NOTEBOOKS = sorted(p.name for p in (ROOT / "nbs").glob("*.ipynb"))
+NOTEBOOKS = sorted(p.relative_to(ROOT / "nbs").as_posix() for p in (ROOT / "nbs").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
 NBDEV_TEST = os.path.join(os.path.dirname(sys.executable), "nbdev-test")
 HAS_GYMNAX = importlib.util.find_spec("gymnax") is not None  # cells flagged `jaxenvs` need it (the `jaxenvs` extra; gymnax pins jax < 0.12)
-HAS_BRAX = importlib.util.find_spec("brax") is not None  # cells flagged `brax` need it (the `jaxenvs` extra; see 33_brax_envs)
-HAS_JUMANJI = importlib.util.find_spec("jumanji") is not None  # cells flagged `jumanji` need it (the `jaxenvs` extra; see 34_jumanji_envs)
+HAS_BRAX = importlib.util.find_spec("brax") is not None  # cells flagged `brax` need it (the `jaxenvs` extra; see jax_envs/61_brax)
+HAS_JUMANJI = importlib.util.find_spec("jumanji") is not None  # cells flagged `jumanji` need it (the `jaxenvs` extra; see jax_envs/62_jumanji)
 
 
 def _has_slow_cells(name):
@@ -27,7 +27,7 @@ def _has_slow_cells(name):
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook(name, request):
     slow = _has_slow_cells(name) and not skip_slow(request.config)
-    flags = " ".join(["slow"] * slow + ["jaxenvs"] * HAS_GYMNAX + ["brax"] * HAS_BRAX + ["jumanji"] * HAS_JUMANJI)  # without gymnax its cells are skipped (see 30_jax_envs)
+    flags = " ".join(["slow"] * slow + ["jaxenvs"] * HAS_GYMNAX + ["brax"] * HAS_BRAX + ["jumanji"] * HAS_JUMANJI)  # without gymnax its cells are skipped (see jax_envs/60_core)
     cmd = [NBDEV_TEST, f"nbs/{name}", "--n-workers", "0", "--do-print"] + (["--flags", flags] if flags else [])
     env = {**os.environ, "XLA_FLAGS": xla_flags(8), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
@@ -36,7 +36,7 @@ def test_notebook(name, request):
 
 
 def test_every_notebook_exports_or_is_documentation():
-    "A notebook with exported cells declares its module; one with none is a documentation chapter (31_env_backends)."
+    "A notebook with exported cells declares its module; one with none is a documentation chapter (jax_envs/63_backends)."
     docs = []
     for name in NOTEBOOKS:
         text = (ROOT / "nbs" / name).read_text()

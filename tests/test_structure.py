@@ -17,15 +17,15 @@ import pytest
 import rlnb
 
 MAX_PUBLIC = 45
-SKIP_MODULES = {'cli'}  # the command line: a module of functions, imported by the `rlnb` script
+SKIP_MODULES = {'rlnb.cli'}  # the command line: a module of functions, imported by the `rlnb` script
 NEUTRAL_BASES = {object, typing.Generic, abc.ABC, enum.Enum, tuple}
 
 
 def _modules():
-    for m in pkgutil.iter_modules(rlnb.__path__):
-        if m.name.startswith('_') or m.name in SKIP_MODULES: continue
-        try: yield importlib.import_module(f'rlnb.{m.name}')
-        except ImportError as e: pytest.skip(f'rlnb.{m.name} needs an optional extra: {e}')  # noqa: PT  an extra not installed
+    for m in pkgutil.walk_packages(rlnb.__path__, 'rlnb.'):
+        if m.ispkg or m.name.rpartition('.')[2].startswith('_') or m.name in SKIP_MODULES: continue
+        try: yield importlib.import_module(m.name)
+        except ImportError as e: pytest.skip(f'{m.name} needs an optional extra: {e}')  # noqa: PT  an extra not installed
 
 
 def _classes():
@@ -87,8 +87,8 @@ def _public(obj):
 
 @pytest.mark.parametrize('algo', ['apex-dqn', 'impala', 'ppo', 'sac', 'td3', 'r2d2'])
 def test_an_algorithm_object_has_a_bounded_public_surface(algo):
-    from rlnb.registry import get_algo
-    from rlnb.runtime import Runtime
+    from rlnb.runtime.registry import get_algo
+    from rlnb.runtime.runtime import Runtime
     env = {'sac': 'Pendulum-v1', 'td3': 'Pendulum-v1'}.get(algo, 'CartPole-v1')
     rt = Runtime(env, algorithm=get_algo(algo), seed=0)
     try:

@@ -66,7 +66,7 @@ def doc_cell(cls, names) -> str:
 def missing():
     "(notebook, class, method, reason) for every public method without a docstring or a documentation cell."
     out = []
-    for path in sorted((ROOT / 'nbs').glob('[0-9]*.ipynb')):
+    for path in sorted(p for p in (ROOT / 'nbs').rglob('[0-9]*.ipynb') if '.ipynb_checkpoints' not in p.parts):
         nb = nbformat.read(path, as_version=4)
         m = re.search(r'#\| default_exp (\S+)', '\n'.join(c.source for c in nb.cells))
         if not m: continue
@@ -74,13 +74,13 @@ def missing():
         for cls in exported_classes(mod):
             shown = documented(nb, cls)
             for name in public_methods(cls):
-                if not inspect.getdoc(getattr(cls, name)): out.append((path.name, cls.__name__, name, 'no docstring'))
-                if name not in shown: out.append((path.name, cls.__name__, name, 'no show_doc cell'))
+                if not inspect.getdoc(getattr(cls, name)): out.append((path.relative_to(ROOT / 'nbs').as_posix(), cls.__name__, name, 'no docstring'))
+                if name not in shown: out.append((path.relative_to(ROOT / 'nbs').as_posix(), cls.__name__, name, 'no show_doc cell'))
     return out
 
 
 def fix():
-    for path in sorted((ROOT / 'nbs').glob('[0-9]*.ipynb')):
+    for path in sorted(p for p in (ROOT / 'nbs').rglob('[0-9]*.ipynb') if '.ipynb_checkpoints' not in p.parts):
         nb = nbformat.read(path, as_version=4)
         m = re.search(r'#\| default_exp (\S+)', '\n'.join(c.source for c in nb.cells))
         if not m: continue
@@ -91,7 +91,7 @@ def fix():
             todo = [n for n in public_methods(cls) if n not in shown]
             for i in sorted({where[n] for n in todo if n in where}):
                 inserts.setdefault(i, []).append((cls, [n for n in todo if where.get(n) == i]))
-            if any(n not in where for n in todo): print(f"{path.name}: {cls.__name__}: no defining cell found for {[n for n in todo if n not in where]}")
+            if any(n not in where for n in todo): print(f"{path.relative_to(ROOT / 'nbs').as_posix()}: {cls.__name__}: no defining cell found for {[n for n in todo if n not in where]}")
         if not inserts: continue
         for i in sorted(inserts, reverse=True):
             for cls, names in reversed(inserts[i]): nb.cells.insert(i + 1, nbformat.v4.new_code_cell(doc_cell(cls, names)))
@@ -99,7 +99,7 @@ def fix():
             at = next(i for i, c in enumerate(nb.cells) if '#| default_exp' in c.source)
             nb.cells.insert(at + 1, nbformat.v4.new_code_cell(IMPORT))
         nbformat.write(nb, path)
-        print(f"{path.name}: {sum(len(n) for v in inserts.values() for _, n in v)} methods documented")
+        print(f"{path.relative_to(ROOT / 'nbs').as_posix()}: {sum(len(n) for v in inserts.values() for _, n in v)} methods documented")
 
 
 if __name__ == '__main__':
