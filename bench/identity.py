@@ -56,7 +56,7 @@ def child(name, steps, devices, out):
     "Train one case in this process (rlnb imported from PYTHONPATH) and save its final checkpoint's leaves to `out` (.npz)."
     import jax
     import rlnb
-    from rlnb.agent.agent import DistributedAgent, find_checkpoint, read_checkpoint
+    from rlnb.agent import DistributedAgent, find_checkpoint, read_checkpoint  # the same import before and after rlnb had sections
     algo, env, default_steps, over = CASES[name]
     with tempfile.TemporaryDirectory() as work:
         agent = DistributedAgent(env, algo=algo, seed=0, deterministic=True, devices=jax.local_devices()[:devices],

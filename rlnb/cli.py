@@ -31,7 +31,8 @@ from .envs.pixels import pixel_env
 from .envs.core import MissingDependencyError, check_env_id, dependency_error
 
 # %% auto #0
-__all__ = ['make_env', 'smoke', 'train', 'evaluate', 'config_flag', 'add_config_arguments', 'config_overrides', 'main']
+__all__ = ['make_env', 'smoke', 'run_name', 'train', 'evaluate', 'config_flag', 'add_config_arguments', 'config_overrides',
+           'main']
 
 # %% ../nbs/80_cli.ipynb #405f6836
 def make_env(env_id:str, **kwargs) -> gym.Env:
@@ -73,7 +74,12 @@ def smoke(env_id:str='CartPole-v1',  # gymnasium env id
     return dict(env=env_id, steps=steps, episodes=episodes, env_steps_per_s=round(steps / dt),
                 devices=len(devices), platform=devices[0].platform, mean_reward=mean_reward)
 
-# %% ../nbs/80_cli.ipynb #17567614
+# %% ../nbs/80_cli.ipynb #cccd0a8d
+def run_name(*parts) -> str:
+    "`parts` joined by `-`, each reduced to letters, digits, `.`, `_` and `-`: a name safe for a shell, `scp` and `rsync`."
+    return '-'.join(re.sub(r'[^A-Za-z0-9._-]+', '-', str(p)).strip('-') for p in parts)
+
+# %% ../nbs/80_cli.ipynb #1e555e5f
 def _run_dir_of(resume:str) -> str:
     "The run directory a `--resume` path belongs to."
     from rlnb.agent.agent import CKPT_DIR
@@ -81,7 +87,7 @@ def _run_dir_of(resume:str) -> str:
     if p.is_file(): return str(p.parent.parent if p.parent.name == CKPT_DIR else p.parent)
     return str(p)
 
-# %% ../nbs/80_cli.ipynb #30f85c84
+# %% ../nbs/80_cli.ipynb #69be69e3
 class _Interrupted(KeyboardInterrupt):
     "A signal that arrived before there was a run to stop."
     def __init__(self, signum): super().__init__(signum); self.signum = signum
@@ -106,14 +112,14 @@ class _SignalStop:
         elif self.count == 2: print("rlnb: still stopping: the checkpoint is being written", file=sys.stderr, flush=True)
         else: raise _Interrupted(self.signum)
 
-# %% ../nbs/80_cli.ipynb #d7e1823f
+# %% ../nbs/80_cli.ipynb #90c9c309
 def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
           env_id:str='CartPole-v1',  # gymnasium env id
           steps:int|None=None,  # env steps of the whole run (a resumed run counts what it had); None: the algorithm's `train_steps`
           seed:int=0,  # base seed
           num_actors:int|None=None,  # actors (default: the algorithm's)
           devices:int|None=None,  # learner devices (default: every local device)
-          out:str|None=None,  # run directory (default: the resumed run's, else runs/{algo}-{env}-s{seed})
+          out:str|None=None,  # run directory (default: the resumed run's, else runs/{algo}-{env}-s{seed}, see `run_name`)
           eval_interval:int=5_000,  # env steps between evaluations
           num_eval_episodes:int=10,  # episodes per evaluation
           target_return:float|None=None,  # stop at the first evaluation reaching this mean return (None: train every step; the command line defaults to the env's `reward_threshold`)
@@ -141,7 +147,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
     if resume is not None:
         try: find_checkpoint(resume)
         except RLNBError as e: raise RLNBError(f"--resume: {e}") from None
-    run = pathlib.Path(out or (_run_dir_of(resume) if resume else f"runs/{algo}-{env_id}-s{seed}"))
+    run = pathlib.Path(out or (_run_dir_of(resume) if resume else f"runs/{run_name(algo, env_id, f's{seed}')}"))
     check_run_dir(run)  # before anything is built or compiled: a file or a place that takes no files fails at once
     kw = dict(config or {}, **({} if num_actors is None else dict(num_actors=num_actors)))  # flags: they win over the preset
     sig = _SignalStop() if handle_signals else None
@@ -179,7 +185,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
     (run / 'result.json').write_text(json.dumps(out_d, indent=1))
     return out_d
 
-# %% ../nbs/80_cli.ipynb #cea2ae22
+# %% ../nbs/80_cli.ipynb #dfd55c74
 def evaluate(run:str,  # run directory or checkpoint file
              episodes:int=10,  # evaluation episodes
              video:str|None=None,  # also record one episode into this file (.mp4 or .gif; the `video` extra)
@@ -195,7 +201,7 @@ def evaluate(run:str,  # run directory or checkpoint file
     if video is not None: out.update(video=r['video']['path'], video_frames=r['video']['frames'], video_return=r['video']['episode_return'])
     return out
 
-# %% ../nbs/80_cli.ipynb #dfd55c74
+# %% ../nbs/80_cli.ipynb #f426cfd1
 _OWN = ('seed', 'num_actors', 'deterministic')  # config fields the train command has its own options for
 
 def _field_help(cls) -> dict:
@@ -252,7 +258,7 @@ def config_overrides(args:argparse.Namespace) -> dict:
     "The config fields given on the command line."
     return {k[4:]: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items() if k.startswith('cfg_')}
 
-# %% ../nbs/80_cli.ipynb #d57fa53a
+# %% ../nbs/80_cli.ipynb #bdca8c09
 def _train_options(t:argparse.ArgumentParser, algo:str):
     t.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
     t.add_argument('--steps', type=int, default=None, help=f"env steps of the whole run (default: {get_algo(algo).train_steps})")
@@ -286,7 +292,7 @@ def _target_of(args, pre:Preset|None=None) -> float|None:
     try: return gym.spec(args.env).reward_threshold
     except gym.error.Error: return None  # an unknown env id: `train` says so
 
-# %% ../nbs/80_cli.ipynb #de98a175
+# %% ../nbs/80_cli.ipynb #06292ed2
 class _Parser(argparse.ArgumentParser):
     "argparse, with a usage error on one line: what was wrong and where the options are listed (subcommands inherit it)."
     def error(self, message):
@@ -319,7 +325,7 @@ def _parser():
     e.add_argument('--video', default=None, metavar='FILE', help="record one episode into FILE (.mp4 or .gif; needs pip install 'rlnb[video]')")
     return p
 
-# %% ../nbs/80_cli.ipynb #2444aa99
+# %% ../nbs/80_cli.ipynb #b52a356b
 def main(argv:list[str]|None=None) -> int:
     "Console entry point `rlnb`; returns the process exit code."
     p = _parser()
@@ -330,7 +336,7 @@ def main(argv:list[str]|None=None) -> int:
     for old in sorted(config_overrides(args).keys() & RENAMED.keys()): p.error(f"{config_flag(old)} is called {config_flag(RENAMED[old])} now")
     if getattr(args, 'log_interval', 1) < 0: p.error(f"--log-interval must be >= 0 seconds, got {args.log_interval}")
     try:
-        if args.command == 'smoke': print(json.dumps(smoke(args.env, args.steps, args.seed)))
+        if args.command == 'smoke': print(json.dumps(_rounded(smoke(args.env, args.steps, args.seed))))
         elif args.command == 'presets': _print_presets(args)
         elif args.command == 'train':
             pre = resolve_preset(args.preset or (None if args.resume else 'auto'), args.algo, args.env)
@@ -343,8 +349,8 @@ def main(argv:list[str]|None=None) -> int:
                       handle_signals=True, preset=pre, wandb=dict(project=args.wandb_project) if args.wandb else False, existing_run=args.existing_run)
             print(f"final evaluation: {r['eval_return']:.1f} +- {r['eval_std']:.1f} over {episodes} episodes after {r['env_steps']:,} env steps")
             for k in ('checkpoint', 'metrics', 'tensorboard', 'curve', 'result'): print(f"  {k:<12}{r[k]}")
-            print(json.dumps(r))
-        elif args.command == 'eval': print(json.dumps(evaluate(args.run, args.episodes, args.video)))
+            print(json.dumps(_rounded(r)))
+        elif args.command == 'eval': print(json.dumps(_rounded(evaluate(args.run, args.episodes, args.video))))
     except (TrainingError, EnvWorkerError) as e:  # a fault while training, not a bad option: exit 1, the checkpoint named in the note
         print(f"rlnb: error: {_with_notes(e)}", file=sys.stderr)
         return 1
@@ -362,7 +368,14 @@ def main(argv:list[str]|None=None) -> int:
 
 def _with_notes(e:BaseException) -> str: return '\n'.join([str(e), *getattr(e, '__notes__', [])])
 
-# %% ../nbs/80_cli.ipynb #9b803136
+def _rounded(x, digits:int=6):
+    "`x` with every float in it rounded to `digits` significant digits, for the JSON printed on stdout (`result.json` keeps them all)."
+    if isinstance(x, float): return float(f'{x:.{digits}g}')
+    if isinstance(x, dict): return {k: _rounded(v, digits) for k, v in x.items()}
+    if isinstance(x, (list, tuple)): return [_rounded(v, digits) for v in x]
+    return x
+
+# %% ../nbs/80_cli.ipynb #2941c3c4
 def _short_reason(e:RLNBError) -> str:
     "A few words for a preset's row: the extra (or package) to install, or 'unknown env id'."
     extra, package = getattr(e, 'extra', None), getattr(e, 'package', None)
