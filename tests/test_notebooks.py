@@ -1,7 +1,8 @@
 """Run every notebook in nbs/ through nbdev's test runner, one pytest test per notebook.
 
 Each notebook runs in its own process (a fresh JAX runtime with 8 host devices), with the cells
-flagged `#| slow` included unless the run deselects slow tests (`pytest -m "not slow"`).
+flagged `#| slow` included unless the run deselects slow tests (`pytest -m "not slow"`); and once more on one device,
+its fast cells only, as a Colab GPU or a single TPU chip runs it.
 """
 import importlib.util
 import os
@@ -33,6 +34,17 @@ def test_notebook(name, request):
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "Success" in out, f"{name} failed (exit {proc.returncode}):\n{out[-8000:]}"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_on_one_device(name):
+    "Every chapter runs top to bottom on one device, as on a Colab GPU or a single TPU chip: its fast cells, without the 8 host devices."
+    flags = " ".join(["jaxenvs"] * HAS_GYMNAX + ["brax"] * HAS_BRAX + ["jumanji"] * HAS_JUMANJI)
+    cmd = [NBDEV_TEST, f"nbs/{name}", "--n-workers", "0", "--do-print"] + (["--flags", flags] if flags else [])
+    env = {**os.environ, "XLA_FLAGS": xla_flags(1), "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Success" in out, f"{name} failed on one device (exit {proc.returncode}):\n{out[-8000:]}"
 
 
 def test_every_notebook_exports_or_is_documentation():
