@@ -46,6 +46,15 @@ MOVED = {
 }
 
 
+def forward_names(package:str, module:str):
+    "A module `__getattr__` for `package` that gives the names of its `module`: what a package whose name was once that module's uses."
+    def __getattr__(name):
+        if name.startswith('__'): raise AttributeError(name)
+        try: return getattr(importlib.import_module(f'{package}.{module}'), name)
+        except AttributeError: raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+    return __getattr__
+
+
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     "Import `rlnb.<old name>` as the module it moved to (the same module object: classes and functions are shared)."
     def find_spec(self, fullname, path=None, target=None):

@@ -3,9 +3,6 @@
 Written by hand (nbdev exports modules, not packages): the modules are generated from nbs/agent/."""
 
 
-def __getattr__(name):
-    "`rlnb.agent.X` for a name of `rlnb.agent.agent` (`rlnb.agent` was that one module before the package had sections)."
-    if name.startswith('__'): raise AttributeError(name)
-    import importlib
-    try: return getattr(importlib.import_module(f'{__name__}.agent'), name)
-    except AttributeError: raise AttributeError(f"module 'rlnb.agent' has no attribute {name!r}") from None
+from rlnb import forward_names
+
+__getattr__ = forward_names(__name__, 'agent')  # `rlnb.agent` was the module `rlnb.agent.agent` before the package had sections

@@ -4,9 +4,6 @@ the episode monitor, pixels and Atari, EnvPool.
 Written by hand (nbdev exports modules, not packages): the modules are generated from nbs/envs/."""
 
 
-def __getattr__(name):
-    "`rlnb.envs.X` for a name of `rlnb.envs.pool` (`rlnb.envs` was that one module before the package had sections)."
-    if name.startswith('__'): raise AttributeError(name)
-    import importlib
-    try: return getattr(importlib.import_module(f'{__name__}.pool'), name)
-    except AttributeError: raise AttributeError(f"module 'rlnb.envs' has no attribute {name!r}") from None
+from rlnb import forward_names
+
+__getattr__ = forward_names(__name__, 'pool')  # `rlnb.envs` was the module `rlnb.envs.pool` before the package had sections

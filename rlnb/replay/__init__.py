@@ -3,9 +3,6 @@
 Written by hand (nbdev exports modules, not packages): the modules are generated from nbs/replay/."""
 
 
-def __getattr__(name):
-    "`rlnb.replay.X` for a name of `rlnb.replay.buffers` (`rlnb.replay` was that one module before the package had sections)."
-    if name.startswith('__'): raise AttributeError(name)
-    import importlib
-    try: return getattr(importlib.import_module(f'{__name__}.buffers'), name)
-    except AttributeError: raise AttributeError(f"module 'rlnb.replay' has no attribute {name!r}") from None
+from rlnb import forward_names
+
+__getattr__ = forward_names(__name__, 'buffers')  # `rlnb.replay` was the module `rlnb.replay.buffers` before the package had sections

@@ -4,9 +4,6 @@ evaluation, and the `Runtime` that composes them.
 Written by hand (nbdev exports modules, not packages): the modules are generated from nbs/runtime/."""
 
 
-def __getattr__(name):
-    "`rlnb.runtime.X` for a name of `rlnb.runtime.runtime` (`rlnb.runtime` was that one module before the package had sections)."
-    if name.startswith('__'): raise AttributeError(name)
-    import importlib
-    try: return getattr(importlib.import_module(f'{__name__}.runtime'), name)
-    except AttributeError: raise AttributeError(f"module 'rlnb.runtime' has no attribute {name!r}") from None
+from rlnb import forward_names
+
+__getattr__ = forward_names(__name__, 'runtime')  # `rlnb.runtime` was the module `rlnb.runtime.runtime` before the package had sections
