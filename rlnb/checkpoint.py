@@ -261,7 +261,7 @@ def run_in_dir(path) -> str|None:
     p = Path(path)
     pid = _lock_holder(p)
     if pid is not None and pid != os.getpid(): return 'running'
-    if list_checkpoints(p) or any((p / f).exists() for f in ('metrics.csv', 'result.json')): return 'run'
+    if list_checkpoints(p) or any((p / f).exists() for f in ('metrics.csv', 'result.json', 'runs.json')): return 'run'
     return None
 
 # %% ../nbs/02_checkpoint.ipynb #e33d456b

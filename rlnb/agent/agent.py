@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import importlib
+import json
 import math
 import time
 from pathlib import Path
@@ -31,7 +33,7 @@ _all_ = ['CKPT_DIR', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 
          'check_run_dir', 'read_wandb_offline']  # re-exported: `from rlnb.agent.agent import read_checkpoint` (README, CLI, scripts) works too
 
 # %% auto #0
-__all__ = ['DistributedAgent', 'MetricsTable', 'load_policy', 'CKPT_DIR', 'write_checkpoint', 'read_checkpoint',
+__all__ = ['MANY_RUNS', 'DistributedAgent', 'MetricsTable', 'load_policy', 'CKPT_DIR', 'write_checkpoint', 'read_checkpoint',
            'list_checkpoints', 'process_dir', 'find_checkpoint', 'prune_checkpoints', 'check_run_dir',
            'read_wandb_offline']
 
@@ -70,8 +72,16 @@ def _resolve_devices(devices, num_learners) -> list:
 _HEAD = ('wall_s', 'env_steps', 'updates', 'episodes', 'env_steps_per_s', 'updates_per_s', 'avg_G')  # columns before the algorithm's metrics
 _TAIL = ('lag_mean', 'lag_max', 'eval_return', 'eval_std')
 
+MANY_RUNS = 'rlnb.agent.runs:MultiRunAgent'  # what `DistributedAgent(..., seeds=..., sweep=...)` builds ('module:name', imported on first use: its chapter comes after this one)
+
 class DistributedAgent(AgentCheckpoints):
     "Trainer facade (RLLTE's `DistributedAgent`): foreground or background training, evaluation, checkpoints, resume."
+    def __new__(cls, *args, seeds=None, sweep=None, **kwargs):
+        "One run; with `seeds` or `sweep`, many runs in one program: a `rlnb.agent.runs.MultiRunAgent` (one `DistributedAgent` per run)."
+        if seeds is None and sweep is None: return super().__new__(cls)
+        mod, name = MANY_RUNS.split(':')
+        return getattr(importlib.import_module(mod), name)(*args, seeds=seeds, sweep=sweep, **kwargs)
+
     def __init__(self,
                  env,  # gymnasium env id or zero-argument env factory (each actor builds its own copies)
                  eval_env=None,  # env id or factory for evaluation; None: `env`
@@ -89,6 +99,8 @@ class DistributedAgent(AgentCheckpoints):
                  existing_run:str='new',  # when work_dir holds another run: 'new' (write to the next free work_dir-<n>) or 'error'; a run loaded from there continues in it
                  func=None,  # your network (a flax module), its output shapes checked when built (each algorithm's `func=` contract); None: the algorithm's default
                  preset=None,  # tuned hyperparameters: 'auto' (the shipped preset of `algo` on `env`, else its family preset for image observations, if any), a preset name, a .toml path or a `Preset`; None: the config's defaults
+                 seeds=None,  # many runs, one per seed (a list, a count or text such as '0-15'): builds a `MultiRunAgent` instead (`rlnb.agent.runs`)
+                 sweep=None,  # many runs, one per hyperparameter setting (a dict of lists: every combination; a list of dicts) and seed: a `MultiRunAgent`
                  **kwargs,  # fields of the algorithm's config (e.g. ApeXConfig's batch_size, hidden, learning_rate); they win over the preset's
                 ):
         if existing_run not in ('new', 'error'): raise ConfigError(f"existing_run={existing_run!r}: use 'new' (a fresh numbered run directory) or 'error'.")
@@ -450,12 +462,26 @@ def close(self):
 def load_policy(path,  # run directory (its latest checkpoint) or checkpoint file
                 env=None,  # env id or zero-argument factory for the spaces; None: the env id stored in the checkpoint
                 func=None,  # the forward pass the run was trained with, if it was not the algorithm's default
+                run:int|None=None,  # in a directory of many runs (`MultiRunAgent`), the run to load: its run-<i>
                ) -> TrainedPolicy:
-    "The trained policy of a run, without actors or replay: `load_policy(run_dir).act(obs)`."
+    "The trained policy of a run, without actors or replay: `load_policy(run_dir).act(obs)`; `load_policy(runs_dir, run=i)` for run i of many."
+    path = _one_run(path, run)
     path, tree, env = _read_run(path, env, 'load_policy', replay=False)  # a policy needs no replay
     actor_mode = tree['state']['config'].get('actor_mode', 'sync')
     env = backend_of(env, actor_mode, train=False) or env  # a run whose actors stepped EnvPool saw its spaces (Atari: channels-first stacks)
     return TrainedPolicy(tree['state'], *env_spaces(env), func=func)
+
+def _one_run(path, run:int|None) -> Path:
+    "The directory of run `run` of a directory of many runs; `path` itself for one run (a directory of many needs `run`)."
+    p = Path(path)
+    many = (p / 'runs.json').exists()
+    if run is None and many:
+        n = len(json.loads((p / 'runs.json').read_text())['runs'])
+        raise ConfigError(f"{str(p)!r} holds {n} runs (runs.json): pass run=<i> for run-<i>, 0..{n - 1}.")
+    if run is None: return p
+    if not many: raise ConfigError(f"run={run}: {str(p)!r} is not a directory of many runs (no runs.json); leave run out to load it.")
+    if not (p / f'run-{run}').is_dir(): raise ConfigError(f"run={run}: {str(p)!r} has no run-{run}; it holds {len(json.loads((p / 'runs.json').read_text())['runs'])} runs.")
+    return p / f'run-{run}'
 
 def __getattr__(name):
     if name == 'Policy': raise _renamed_policy(__name__)  # the old name of TrainedPolicy
