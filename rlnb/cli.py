@@ -31,8 +31,8 @@ from .envs.pixels import pixel_env
 from .envs.core import MissingDependencyError, check_env_id, dependency_error
 
 # %% auto #0
-__all__ = ['make_env', 'smoke', 'run_name', 'train', 'evaluate', 'config_flag', 'add_config_arguments', 'config_overrides',
-           'main']
+__all__ = ['make_env', 'smoke', 'run_name', 'train', 'train_many', 'parse_sweep', 'evaluate', 'config_flag',
+           'add_config_arguments', 'config_overrides', 'main']
 
 # %% ../nbs/80_cli.ipynb #405f6836
 def make_env(env_id:str, **kwargs) -> gym.Env:
@@ -133,8 +133,13 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
           preset='auto',  # tuned hyperparameters (`rlnb.agent.presets`): 'auto' (the one for algo on env_id; a resumed run keeps its checkpoint's config instead), a name, a .toml path, a `Preset`, or None
           wandb=False,  # also log to Weights & Biases: True, or a dict of `wandb.init` arguments
           existing_run:str='new',  # when the run directory holds another run: 'new' (write to the next free `<out>-<n>`) or 'error'
+          seeds=None,  # many runs in one program, one per seed (a list, a count, or text such as '0-15'): `train_many`
+          sweep=None,  # many runs, one per setting (a dict of lists: every combination) and seed: `train_many`
          ) -> dict:
-    "Train `algo` on `env_id` with a `DistributedAgent`, write the run directory, and return the result with the paths written."
+    "Train `algo` on `env_id` with a `DistributedAgent`, write the run directory, and return the result with the paths written; with `seeds` or `sweep` (or `resume` of a directory of many runs), `train_many`."
+    if seeds is not None or sweep is not None or (resume is not None and (pathlib.Path(resume) / 'runs.json').exists()):
+        return train_many(algo, env_id, steps, seeds, sweep, num_actors, devices, out, eval_interval, num_eval_episodes, target_return, progress,
+                          save_interval, resume, deterministic, log_interval, config, handle_signals, preset, existing_run)
     import jax
     from rlnb.agent.agent import DistributedAgent, find_checkpoint, check_run_dir
     if algo not in ALGOS: raise RLNBError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
@@ -186,6 +191,64 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
     return out_d
 
 # %% ../nbs/80_cli.ipynb #dfd55c74
+def train_many(algo:str, env_id:str, steps:int|None, seeds, sweep, num_actors:int|None, devices:int|None, out:str|None, eval_interval:int,
+               num_eval_episodes:int, target_return:float|None, progress:bool, save_interval:int, resume:str|None, deterministic:bool,
+               log_interval:float, config:dict|None, handle_signals:bool, preset, existing_run:str) -> dict:
+    "`train` for many runs (`rlnb.agent.runs.MultiRunAgent`): every setting of `sweep` with every seed of `seeds`; returns results.json's content and the table."
+    from rlnb.agent.runs import MultiRunAgent, parse_seeds
+    if env_kind(env_id) is None: make_env(env_id).close()
+    kw = dict(config or {}, **({} if num_actors is None else dict(num_actors=num_actors)))
+    if resume is None:
+        seeds = parse_seeds([0] if seeds is None else seeds)
+        pre = resolve_preset(preset, algo, env_id)
+        if steps is None: steps = int(pre.train['steps']) if pre is not None and 'steps' in pre.train else get_algo(algo).train_steps
+        span = f"s{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 1 else 's' + '.'.join(map(str, seeds))
+        run = pathlib.Path(out or f"runs/{run_name(algo, env_id, span)}")
+    else: run = pathlib.Path(resume)
+    sig = _SignalStop() if handle_signals else None
+    agent = None
+    with sig or contextlib.nullcontext():
+        if resume is not None:
+            agent = MultiRunAgent.from_checkpoint(resume, env_id, devices=devices, existing_run=existing_run, **kw)
+            if agent.algo_name != algo:
+                agent.close(); raise RLNBError(f"--resume: {resume} holds {agent.algo_name} runs; resume them with rlnb train {agent.algo_name}.")
+            if steps is None: steps = max(a.default_steps for a in agent.agents)
+        else:
+            agent = MultiRunAgent(env_id, seeds=seeds, sweep=sweep, tag=f"{algo}-{env_id}", algo=algo, work_dir=run, devices=devices,
+                                  deterministic=deterministic, preset=pre, existing_run=existing_run, **kw)
+        if sig is not None: sig.agent = agent
+        try:
+            res = agent.train(steps, log_interval=log_interval, eval_interval=eval_interval, save_interval=save_interval,
+                              num_eval_episodes=num_eval_episodes, target_return=target_return, progress=progress, verbose=progress)
+        except KeyboardInterrupt:
+            print(f"rlnb: interrupted; every run stopped with a checkpoint in {agent.work_dir}; continue with: rlnb train {algo} --env {env_id} --resume {agent.work_dir}", file=sys.stderr)
+            raise
+        finally: agent.close()
+    if sig is not None and sig.signum is not None:
+        print(f"rlnb: interrupted; every run stopped with a checkpoint in {agent.work_dir}; continue with: rlnb train {algo} --env {env_id} --resume {agent.work_dir}", file=sys.stderr)
+        raise _Interrupted(sig.signum)
+    return dict(res, table=str(agent.table()))
+
+def parse_sweep(items:list[str], cfg_cls:type) -> dict:
+    "`--sweep` items `FIELD=V1,V2,...` as a dict of lists, each value cast to the field's type (a tuple field's values as `64x64`)."
+    fields = {f.name: f for f in dataclasses.fields(cfg_cls)}
+    out = {}
+    for item in items:
+        name, eq, vals = item.partition('=')
+        name = name.replace('-', '_')
+        if name not in fields and name + '_' in fields: name += '_'  # lambda -> lambda_, as the flag
+        if not eq or not vals: raise RLNBError(f"--sweep {item!r}: write FIELD=V1,V2,... (e.g. learning_rate=1e-3,3e-4).")
+        if name not in fields: raise RLNBError(f"--sweep {item!r}: {cfg_cls.__name__} has no field {name!r}; it has {', '.join(fields)}.")
+        f, d = fields[name], fields[name].default
+        if isinstance(d, bool): cast = _switch
+        elif isinstance(d, tuple): cast = lambda v: tuple(int(x) for x in v.split('x'))
+        elif d is None or 'None' in str(f.type): cast = _or_none(float if 'float' in str(f.type) else int)
+        else: cast = type(d)
+        try: out[name] = [cast(v) for v in vals.split(',')]
+        except (ValueError, argparse.ArgumentTypeError) as e: raise RLNBError(f"--sweep {item!r}: {e}") from None
+    return out
+
+# %% ../nbs/80_cli.ipynb #d57fa53a
 def evaluate(run:str,  # run directory or checkpoint file
              episodes:int=10,  # evaluation episodes
              video:str|None=None,  # also record one episode into this file (.mp4 or .gif; the `video` extra)
@@ -201,7 +264,7 @@ def evaluate(run:str,  # run directory or checkpoint file
     if video is not None: out.update(video=r['video']['path'], video_frames=r['video']['frames'], video_return=r['video']['episode_return'])
     return out
 
-# %% ../nbs/80_cli.ipynb #f426cfd1
+# %% ../nbs/80_cli.ipynb #bdca8c09
 _OWN = ('seed', 'num_actors', 'deterministic')  # config fields the train command has its own options for
 
 def _field_help(cls) -> dict:
@@ -258,11 +321,13 @@ def config_overrides(args:argparse.Namespace) -> dict:
     "The config fields given on the command line."
     return {k[4:]: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items() if k.startswith('cfg_')}
 
-# %% ../nbs/80_cli.ipynb #bdca8c09
+# %% ../nbs/80_cli.ipynb #06292ed2
 def _train_options(t:argparse.ArgumentParser, algo:str):
     t.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
     t.add_argument('--steps', type=int, default=None, help=f"env steps of the whole run (default: {get_algo(algo).train_steps})")
     t.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
+    t.add_argument('--seeds', default=None, metavar='SEEDS', help="many runs in one program, one per seed: '0-15', '0,3,7' or a count such as 16 (replaces --seed)")
+    t.add_argument('--sweep', nargs='+', default=None, metavar='FIELD=V1,V2', help='many runs, every combination of these config values (with every seed): learning_rate=1e-3,3e-4 gamma=0.98,0.99')
     t.add_argument('--num-actors', type=int, default=None, help="actors (default: the algorithm's)")
     t.add_argument('--devices', type=int, default=None, help='learner devices (default: all local devices)')
     t.add_argument('--out', default=None, help='run directory (default: the resumed run, else runs/ALGO-ENV-sSEED)')
@@ -292,7 +357,7 @@ def _target_of(args, pre:Preset|None=None) -> float|None:
     try: return gym.spec(args.env).reward_threshold
     except gym.error.Error: return None  # an unknown env id: `train` says so
 
-# %% ../nbs/80_cli.ipynb #06292ed2
+# %% ../nbs/80_cli.ipynb #b52a356b
 class _Parser(argparse.ArgumentParser):
     "argparse, with a usage error on one line: what was wrong and where the options are listed (subcommands inherit it)."
     def error(self, message):
@@ -325,7 +390,7 @@ def _parser():
     e.add_argument('--video', default=None, metavar='FILE', help="record one episode into FILE (.mp4 or .gif; needs pip install 'rlnb[video]')")
     return p
 
-# %% ../nbs/80_cli.ipynb #b52a356b
+# %% ../nbs/80_cli.ipynb #00312d84
 def main(argv:list[str]|None=None) -> int:
     "Console entry point `rlnb`; returns the process exit code."
     p = _parser()
@@ -343,10 +408,18 @@ def main(argv:list[str]|None=None) -> int:
             if pre is not None: print(f"rlnb: {preset_line(pre, args.env)}", file=sys.stderr)  # a family preset (image observations) says why it applies
             train_opts = pre.train if pre is not None else {}
             episodes = args.eval_episodes or train_opts.get('num_eval_episodes', 10)
+            seeds = None if args.seeds is None else int(args.seeds) if args.seeds.isdigit() else args.seeds  # a bare number is a count
+            sweep = None if args.sweep is None else parse_sweep(args.sweep, get_algo(args.algo).Config)
+            if (seeds is not None or sweep is not None) and args.wandb: raise RLNBError("--wandb logs one run; with --seeds or --sweep leave it out (each run writes TensorBoard events).")
             r = train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out,
                       args.eval_interval or train_opts.get('eval_interval', 5_000), episodes, _target_of(args, pre),
                       not args.no_progress, args.save_interval, args.resume, args.deterministic, args.log_interval, config_overrides(args),
-                      handle_signals=True, preset=pre, wandb=dict(project=args.wandb_project) if args.wandb else False, existing_run=args.existing_run)
+                      handle_signals=True, preset=pre, wandb=dict(project=args.wandb_project) if args.wandb else False, existing_run=args.existing_run,
+                      seeds=seeds, sweep=sweep)
+            if 'summary' in r:  # many runs: the table, then the summary and the paths as JSON
+                print(r['table'])
+                print(json.dumps(_rounded({k: r[k] for k in ('summary', 'work_dir', 'results', 'curves')})))
+                return 0
             print(f"final evaluation: {r['eval_return']:.1f} +- {r['eval_std']:.1f} over {episodes} episodes after {r['env_steps']:,} env steps")
             for k in ('checkpoint', 'metrics', 'tensorboard', 'curve', 'result'): print(f"  {k:<12}{r[k]}")
             print(json.dumps(_rounded(r)))
@@ -375,7 +448,7 @@ def _rounded(x, digits:int=6):
     if isinstance(x, (list, tuple)): return [_rounded(v, digits) for v in x]
     return x
 
-# %% ../nbs/80_cli.ipynb #2941c3c4
+# %% ../nbs/80_cli.ipynb #323093e2
 def _short_reason(e:RLNBError) -> str:
     "A few words for a preset's row: the extra (or package) to install, or 'unknown env id'."
     extra, package = getattr(e, 'extra', None), getattr(e, 'package', None)

@@ -154,31 +154,54 @@ class MultiRunAgent:
                  **kwargs,  # everything else `DistributedAgent` takes (eval_env, devices, preset, deterministic, func, config fields); a swept field wins
                 ):
         if 'seed' in kwargs: raise ConfigError(f"seed={kwargs['seed']!r} with seeds=: pass the seeds as seeds=[...] alone.")
-        cls = get_algo(algo)
-        self.seeds = parse_seeds([0] if seeds is None else seeds)
-        self.points = sweep_points(sweep, cls.Config)
+        self._setup(algo, tag, env if isinstance(env, str) else None, seeds, sweep, work_dir, existing_run, {k: v for k, v in kwargs.items() if _plain(v)})
         both = sorted({k for p in self.points for k in p} & set(kwargs))
         if both: raise ConfigError(f"{', '.join(both)} is both swept and set (={kwargs[both[0]]!r}); leave it out of one of them.")
+        self._build(lambda r: DistributedAgent(env, seed=r['seed'], tag=f"{tag}-run-{r['run']}", algo=algo, work_dir=self.work_dir / f"run-{r['run']}",
+                                               existing_run='error', **{**kwargs, **r['setting']}), memory_share)
+
+    def _setup(self, algo, tag, env_id, seeds, sweep, work_dir, existing_run, options):
+        "Check the plan and record it: the runs (index, seed, setting), the directory, the options runs.json keeps."
+        cls = get_algo(algo)
+        self.seeds, self.points = parse_seeds([0] if seeds is None else seeds), sweep_points(sweep, cls.Config)
         if existing_run not in ('new', 'error'): raise ConfigError(f"existing_run={existing_run!r}: use 'new' (a fresh numbered run directory) or 'error'.")
         self.runs = [dict(run=i, seed=s, setting=p) for i, (p, s) in enumerate(itertools.product(self.points, self.seeds))]
-        self.algo_name, self.tag, self.env_id, self.existing_run = algo, tag, env if isinstance(env, str) else None, existing_run
-        self.options = {k: v for k, v in kwargs.items() if _plain(v)}  # what runs.json keeps (a network or an env factory is not data)
-        self.work_dir, self.run_claimed = Path(work_dir if work_dir is not None else Path('runs') / tag), False
-        self.logger = _logger(tag)
-        self.structural = structural_fields(self.points, cls.Config)
+        self.algo_name, self.tag, self.env_id, self.existing_run, self.options = algo, tag, env_id, existing_run, options  # options: plain data only (a network or an env factory is not)
+        self.work_dir, self.run_claimed, self.resumed_from = Path(work_dir if work_dir is not None else Path('runs') / tag), False, None
+        self.logger, self.structural = _logger(tag), structural_fields(self.points, cls.Config)
         self.agents: list[DistributedAgent] = []
         self._task, self.results = None, None
+
+    def _build(self, make, memory_share:float=0.8):
+        "One agent per run from `make(run)`; the memory check after the first, before the others are built; every agent closed if one fails."
         try:
             for r in self.runs:
-                self.agents.append(DistributedAgent(env, seed=r['seed'], tag=f"{tag}-run-{r['run']}", algo=algo, work_dir=self.work_dir / f"run-{r['run']}",
-                                                    existing_run='error', **{**kwargs, **r['setting']}))
-                if len(self.agents) == 1: check_fits(run_bytes(self.agents[0]), len(self.runs), share=memory_share)  # before the other runs are built
+                self.agents.append(make(r))
+                if len(self.agents) == 1: check_fits(run_bytes(self.agents[0]), len(self.runs), share=memory_share)
         except BaseException:
             for a in self.agents: a.close()
             raise
         if len(self.points) > 1:
             sw = ', '.join(f"{k} ({'structural' if k in self.structural else 'numeric'})" for k in dict.fromkeys(k for p in self.points for k in p))
             self.logger.info(f"{len(self.runs)} runs: {len(self.points)} settings x {len(self.seeds)} seed{'s' * (len(self.seeds) != 1)}; swept {sw}; each run compiles its own programs")
+
+    @classmethod
+    def from_checkpoint(cls,
+                        path,  # a directory of many runs (its runs.json and run-<i>/)
+                        env=None,  # env id or factory; None: the id runs.json holds
+                        **kwargs,  # more arguments of every run's `DistributedAgent.from_checkpoint` (devices, eval_env, func, ...)
+                       ) -> MultiRunAgent:
+        "Rebuild every run of a directory of many runs from its latest checkpoint (its algorithm, config and seed); training continues in that directory."
+        path, plan = Path(path), read_plan(path)
+        env = env if env is not None else plan['env']
+        if env is None: raise ConfigError(f"{str(path)!r} was trained on an env factory, not an id: pass env=... to rebuild it.")
+        self = cls.__new__(cls)
+        settings = plan['settings']
+        self._setup(plan['algo'], kwargs.pop('tag', plan['tag']), env if isinstance(env, str) else None, plan['seeds'], None if settings == [{}] else settings,
+                    path, kwargs.pop('existing_run', 'new'), plan['options'])
+        self._build(lambda r: DistributedAgent.from_checkpoint(path / f"run-{r['run']}", env, work_dir=path / f"run-{r['run']}", tag=f"{self.tag}-run-{r['run']}", **kwargs))
+        self.resumed_from = path
+        return self
 
     def __repr__(self):
         return (f"MultiRunAgent({self.algo_name}, tag={self.tag!r}, runs={len(self.runs)} ({len(self.points)} settings x {len(self.seeds)} seeds), "
@@ -252,7 +275,7 @@ def _claim(self, init_model_path) -> Path|None:
             raise ConfigError(f"init_model_path={str(src)!r} holds {len(plan['runs'])} runs of seeds {plan['seeds']} and settings {plan['settings']}; "
                               f"this agent has {len(self.runs)} runs of seeds {self.seeds} and settings {self.points}: build it with the same seeds and sweep.")
     if not self.run_claimed:
-        continuing = src is not None and src.resolve() == self.work_dir.resolve()
+        continuing = any(p is not None and Path(p).resolve() == self.work_dir.resolve() for p in (src, self.resumed_from))
         asked, self.work_dir = self.work_dir, claim_run_dir(self.work_dir, self.existing_run, continuing)
         self.run_claimed = True
         if self.work_dir != asked: self.logger.warning(f"{asked} holds another run, left as it is: these runs write to {self.work_dir}.")
