@@ -42,13 +42,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from presets import one, toml_value  # noqa: E402
 from rlnb.agent.presets import FAMILIES, get_preset, presets, results_table  # noqa: E402
+from rlnb.agent.seeds import RESAMPLES, bootstrap_ci, iqm  # noqa: E402  (the statistic of MultiRunAgent's summary)
 
 SEEDS = [100, 101, 102, 103, 104]  # no test and no tuning run uses these (tests and bench/presets.py use 0-9)
 LOG = ROOT / "bench" / "results" / "presets_table.jsonl"
 TABLE_MD = ROOT / "bench" / "results" / "presets_table.md"
 INDEX = ROOT / "nbs" / "index.ipynb"
 BEGIN, END = "<!-- results table: written by bench/results.py -->", "<!-- end of the results table -->"
-RESAMPLES = 10_000
 # Changes of the code that alter what some presets reach: (commit, what it changed, the presets it touches). A run made
 # before one, on a preset it touches, no longer counts as done: the next call runs that seed again, and until then the
 # preset's [result] names the seeds (outdated_seeds) and the change (outdated_by), which the table shows.
@@ -72,24 +72,6 @@ def machine() -> str:
     flags = os.environ.get("XLA_FLAGS", "")
     return (f"{cpu}, {os.cpu_count()} CPU cores, learner on {os.environ.get('JAX_PLATFORMS') or 'the default JAX backend'}"
             + (f", XLA_FLAGS={flags}" if flags else ""))
-
-
-def iqm(x) -> float:
-    "Interquartile mean: the mean of what is left after cutting int(n/4) values from each end (scipy's trim_mean(x, 0.25), as rliable)."
-    x = np.sort(np.asarray(x, dtype=float))
-    k = int(0.25 * len(x))
-    return float(x[k:len(x) - k].mean())
-
-
-def bootstrap_ci(x, stat=iqm, resamples=RESAMPLES, seed=0) -> tuple:
-    "95% percentile-bootstrap interval of `stat` over the seeds (one task: the stratified bootstrap resamples its seeds)."
-    x = np.asarray(x, dtype=float)
-    idx = np.random.default_rng(seed).integers(0, len(x), size=(resamples, len(x)))
-    stats = np.sort(x[idx], axis=1)
-    k = int(0.25 * len(x)) if stat is iqm else None
-    vals = stats[:, k:len(x) - k].mean(axis=1) if stat is iqm else np.apply_along_axis(stat, 1, x[idx])
-    lo, hi = np.percentile(vals, [2.5, 97.5])
-    return float(lo), float(hi)
 
 
 @functools.cache

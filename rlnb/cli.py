@@ -31,8 +31,8 @@ from .envs.pixels import pixel_env
 from .envs.core import MissingDependencyError, check_env_id, dependency_error
 
 # %% auto #0
-__all__ = ['make_env', 'smoke', 'run_name', 'train', 'train_many', 'parse_sweep', 'evaluate', 'config_flag',
-           'add_config_arguments', 'config_overrides', 'main']
+__all__ = ['make_env', 'smoke', 'run_name', 'train', 'evaluate', 'config_flag', 'add_config_arguments', 'config_overrides',
+           'main', 'train_many']
 
 # %% ../nbs/80_cli.ipynb #405f6836
 def make_env(env_id:str, **kwargs) -> gym.Env:
@@ -191,64 +191,6 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
     return out_d
 
 # %% ../nbs/80_cli.ipynb #dfd55c74
-def train_many(algo:str, env_id:str, steps:int|None, seeds, sweep, num_actors:int|None, devices:int|None, out:str|None, eval_interval:int,
-               num_eval_episodes:int, target_return:float|None, progress:bool, save_interval:int, resume:str|None, deterministic:bool,
-               log_interval:float, config:dict|None, handle_signals:bool, preset, existing_run:str) -> dict:
-    "`train` for many runs (`rlnb.agent.runs.MultiRunAgent`): every setting of `sweep` with every seed of `seeds`; returns results.json's content and the table."
-    from rlnb.agent.runs import MultiRunAgent, parse_seeds
-    if env_kind(env_id) is None: make_env(env_id).close()
-    kw = dict(config or {}, **({} if num_actors is None else dict(num_actors=num_actors)))
-    if resume is None:
-        seeds = parse_seeds([0] if seeds is None else seeds)
-        pre = resolve_preset(preset, algo, env_id)
-        if steps is None: steps = int(pre.train['steps']) if pre is not None and 'steps' in pre.train else get_algo(algo).train_steps
-        span = f"s{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 1 else 's' + '.'.join(map(str, seeds))
-        run = pathlib.Path(out or f"runs/{run_name(algo, env_id, span)}")
-    else: run = pathlib.Path(resume)
-    sig = _SignalStop() if handle_signals else None
-    agent = None
-    with sig or contextlib.nullcontext():
-        if resume is not None:
-            agent = MultiRunAgent.from_checkpoint(resume, env_id, devices=devices, existing_run=existing_run, **kw)
-            if agent.algo_name != algo:
-                agent.close(); raise RLNBError(f"--resume: {resume} holds {agent.algo_name} runs; resume them with rlnb train {agent.algo_name}.")
-            if steps is None: steps = max(a.default_steps for a in agent.agents)
-        else:
-            agent = MultiRunAgent(env_id, seeds=seeds, sweep=sweep, tag=f"{algo}-{env_id}", algo=algo, work_dir=run, devices=devices,
-                                  deterministic=deterministic, preset=pre, existing_run=existing_run, **kw)
-        if sig is not None: sig.agent = agent
-        try:
-            res = agent.train(steps, log_interval=log_interval, eval_interval=eval_interval, save_interval=save_interval,
-                              num_eval_episodes=num_eval_episodes, target_return=target_return, progress=progress, verbose=progress)
-        except KeyboardInterrupt:
-            print(f"rlnb: interrupted; every run stopped with a checkpoint in {agent.work_dir}; continue with: rlnb train {algo} --env {env_id} --resume {agent.work_dir}", file=sys.stderr)
-            raise
-        finally: agent.close()
-    if sig is not None and sig.signum is not None:
-        print(f"rlnb: interrupted; every run stopped with a checkpoint in {agent.work_dir}; continue with: rlnb train {algo} --env {env_id} --resume {agent.work_dir}", file=sys.stderr)
-        raise _Interrupted(sig.signum)
-    return dict(res, table=str(agent.table()))
-
-def parse_sweep(items:list[str], cfg_cls:type) -> dict:
-    "`--sweep` items `FIELD=V1,V2,...` as a dict of lists, each value cast to the field's type (a tuple field's values as `64x64`)."
-    fields = {f.name: f for f in dataclasses.fields(cfg_cls)}
-    out = {}
-    for item in items:
-        name, eq, vals = item.partition('=')
-        name = name.replace('-', '_')
-        if name not in fields and name + '_' in fields: name += '_'  # lambda -> lambda_, as the flag
-        if not eq or not vals: raise RLNBError(f"--sweep {item!r}: write FIELD=V1,V2,... (e.g. learning_rate=1e-3,3e-4).")
-        if name not in fields: raise RLNBError(f"--sweep {item!r}: {cfg_cls.__name__} has no field {name!r}; it has {', '.join(fields)}.")
-        f, d = fields[name], fields[name].default
-        if isinstance(d, bool): cast = _switch
-        elif isinstance(d, tuple): cast = lambda v: tuple(int(x) for x in v.split('x'))
-        elif d is None or 'None' in str(f.type): cast = _or_none(float if 'float' in str(f.type) else int)
-        else: cast = type(d)
-        try: out[name] = [cast(v) for v in vals.split(',')]
-        except (ValueError, argparse.ArgumentTypeError) as e: raise RLNBError(f"--sweep {item!r}: {e}") from None
-    return out
-
-# %% ../nbs/80_cli.ipynb #d57fa53a
 def evaluate(run:str,  # run directory or checkpoint file
              episodes:int=10,  # evaluation episodes
              video:str|None=None,  # also record one episode into this file (.mp4 or .gif; the `video` extra)
@@ -264,7 +206,7 @@ def evaluate(run:str,  # run directory or checkpoint file
     if video is not None: out.update(video=r['video']['path'], video_frames=r['video']['frames'], video_return=r['video']['episode_return'])
     return out
 
-# %% ../nbs/80_cli.ipynb #bdca8c09
+# %% ../nbs/80_cli.ipynb #f426cfd1
 _OWN = ('seed', 'num_actors', 'deterministic')  # config fields the train command has its own options for
 
 def _field_help(cls) -> dict:
@@ -321,7 +263,7 @@ def config_overrides(args:argparse.Namespace) -> dict:
     "The config fields given on the command line."
     return {k[4:]: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items() if k.startswith('cfg_')}
 
-# %% ../nbs/80_cli.ipynb #06292ed2
+# %% ../nbs/80_cli.ipynb #bdca8c09
 def _train_options(t:argparse.ArgumentParser, algo:str):
     t.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
     t.add_argument('--steps', type=int, default=None, help=f"env steps of the whole run (default: {get_algo(algo).train_steps})")
@@ -357,7 +299,7 @@ def _target_of(args, pre:Preset|None=None) -> float|None:
     try: return gym.spec(args.env).reward_threshold
     except gym.error.Error: return None  # an unknown env id: `train` says so
 
-# %% ../nbs/80_cli.ipynb #b52a356b
+# %% ../nbs/80_cli.ipynb #06292ed2
 class _Parser(argparse.ArgumentParser):
     "argparse, with a usage error on one line: what was wrong and where the options are listed (subcommands inherit it)."
     def error(self, message):
@@ -384,18 +326,34 @@ def _parser():
     pr.add_argument('--algo', default=None, help='only this algorithm')
     pr.add_argument('--env', default=None, help='only this env id')
     pr.add_argument('--json', action='store_true', help='one JSON object per preset instead of the table')
+    tu = sub.add_parser('tune', help='search hyperparameters with Optuna, --parallel trials at a time on the run axis; writes the best as a preset (pip install "rlnb[tune]")')
+    tu.add_argument('algo', choices=list(ALGOS), metavar='ALGO', help=f"algorithm, one of {', '.join(ALGOS)}")
+    tu.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
+    tu.add_argument('--trials', type=int, default=32, help='finished trials the study should hold (default: 32; a resumed study counts its own)')
+    tu.add_argument('--parallel', type=int, default=8, help='trials trained side by side (default: 8)')
+    tu.add_argument('--steps', type=int, default=None, help="env steps of a trial (default: the preset's, else the algorithm's)")
+    tu.add_argument('--seed', type=int, default=0, help='the seed of every trial and of the sampler (default: 0)')
+    tu.add_argument('--out', default=None, help='the study directory; the same one again continues the study (default: runs/tune-ALGO-ENV)')
+    tu.add_argument('--eval-interval', type=int, default=None, help="env steps between a trial's evaluations, its reports to the pruner (default: the preset's, else 5000)")
+    tu.add_argument('--eval-episodes', type=int, default=None, help="episodes per evaluation (default: the preset's, else 10)")
+    tu.add_argument('--target-return', type=_target, default=None, metavar='FLOAT|none', help="a trial stops at its first evaluation reaching it (default: the preset's; none: never)")
+    tu.add_argument('--space', nargs='+', default=None, metavar='FIELD=SPEC',
+                    help="the search space (default: the algorithm's, rlnb.agent.tune.SPACES): learning_rate=log:1e-4:3e-3 gamma=0.95:0.999 n_step=int:1:5 hidden=64x64|128x128")
+    tu.add_argument('--num-actors', type=int, default=None, help="actors of every trial (default: the algorithm's)")
+    tu.add_argument('--devices', type=int, default=None, help='learner devices of every trial (default: all local devices)')
+    tu.add_argument('--no-progress', action='store_true', help='no progress bars and no log lines')
     e = sub.add_parser('eval', help="evaluate a saved run's latest checkpoint; prints JSON")
     e.add_argument('run', metavar='RUN_DIR', help='run directory (or checkpoint file)')
     e.add_argument('--episodes', type=int, default=10, help='evaluation episodes (default: 10)')
     e.add_argument('--video', default=None, metavar='FILE', help="record one episode into FILE (.mp4 or .gif; needs pip install 'rlnb[video]')")
     return p
 
-# %% ../nbs/80_cli.ipynb #00312d84
+# %% ../nbs/80_cli.ipynb #b52a356b
 def main(argv:list[str]|None=None) -> int:
     "Console entry point `rlnb`; returns the process exit code."
     p = _parser()
     args = p.parse_args(argv)
-    for name in ('steps', 'num_actors', 'eval_interval', 'eval_episodes', 'save_interval', 'episodes', 'devices'):
+    for name in ('steps', 'num_actors', 'eval_interval', 'eval_episodes', 'save_interval', 'episodes', 'devices', 'trials', 'parallel'):
         v = getattr(args, name, None)
         if v is not None and v <= 0: p.error(f"--{name.replace('_', '-')} must be a positive integer, got {v}")
     for old in sorted(config_overrides(args).keys() & RENAMED.keys()): p.error(f"{config_flag(old)} is called {config_flag(RENAMED[old])} now")
@@ -408,8 +366,9 @@ def main(argv:list[str]|None=None) -> int:
             if pre is not None: print(f"rlnb: {preset_line(pre, args.env)}", file=sys.stderr)  # a family preset (image observations) says why it applies
             train_opts = pre.train if pre is not None else {}
             episodes = args.eval_episodes or train_opts.get('num_eval_episodes', 10)
+            from rlnb.agent.seeds import sweep_from_text
             seeds = None if args.seeds is None else int(args.seeds) if args.seeds.isdigit() else args.seeds  # a bare number is a count
-            sweep = None if args.sweep is None else parse_sweep(args.sweep, get_algo(args.algo).Config)
+            sweep = None if args.sweep is None else sweep_from_text(args.sweep, get_algo(args.algo).Config)
             if (seeds is not None or sweep is not None) and args.wandb: raise RLNBError("--wandb logs one run; with --seeds or --sweep leave it out (each run writes TensorBoard events).")
             r = train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out,
                       args.eval_interval or train_opts.get('eval_interval', 5_000), episodes, _target_of(args, pre),
@@ -424,6 +383,15 @@ def main(argv:list[str]|None=None) -> int:
             for k in ('checkpoint', 'metrics', 'tensorboard', 'curve', 'result'): print(f"  {k:<12}{r[k]}")
             print(json.dumps(_rounded(r)))
         elif args.command == 'eval': print(json.dumps(_rounded(evaluate(args.run, args.episodes, args.video))))
+        elif args.command == 'tune':
+            from rlnb.agent.tune import space_from_text, tune
+            space = None if args.space is None else space_from_text(args.space, get_algo(args.algo).Config)
+            kw = {k: v for k, v in dict(num_actors=args.num_actors, devices=args.devices).items() if v is not None}
+            r = tune(args.env, args.algo, trials=args.trials, parallel=args.parallel, steps=args.steps, space=space, seed=args.seed, work_dir=args.out,
+                     eval_interval=args.eval_interval, num_eval_episodes=args.eval_episodes, target_return=args.target_return, progress=not args.no_progress,
+                     verbose=not args.no_progress, **kw)
+            print(f"best trial {r['best_trial']}: {r['best_value']:.1f}; train it with: rlnb train {args.algo} --env {args.env} --preset {r['preset']}", file=sys.stderr)
+            print(json.dumps(_rounded(r)))
     except (TrainingError, EnvWorkerError) as e:  # a fault while training, not a bad option: exit 1, the checkpoint named in the note
         print(f"rlnb: error: {_with_notes(e)}", file=sys.stderr)
         return 1
@@ -448,7 +416,47 @@ def _rounded(x, digits:int=6):
     if isinstance(x, (list, tuple)): return [_rounded(v, digits) for v in x]
     return x
 
-# %% ../nbs/80_cli.ipynb #323093e2
+# %% ../nbs/80_cli.ipynb #dc63fc47
+def train_many(algo:str, env_id:str, steps:int|None, seeds, sweep, num_actors:int|None, devices:int|None, out:str|None, eval_interval:int,
+               num_eval_episodes:int, target_return:float|None, progress:bool, save_interval:int, resume:str|None, deterministic:bool,
+               log_interval:float, config:dict|None, handle_signals:bool, preset, existing_run:str) -> dict:
+    "`train` for many runs (`rlnb.agent.runs.MultiRunAgent`): every setting of `sweep` with every seed of `seeds`; returns results.json's content and the table."
+    from rlnb.agent.runs import MultiRunAgent
+    from rlnb.agent.seeds import parse_seeds
+    if env_kind(env_id) is None: make_env(env_id).close()
+    kw = dict(config or {}, **({} if num_actors is None else dict(num_actors=num_actors)))
+    if resume is None:
+        seeds = parse_seeds([0] if seeds is None else seeds)
+        pre = resolve_preset(preset, algo, env_id)
+        if steps is None: steps = int(pre.train['steps']) if pre is not None and 'steps' in pre.train else get_algo(algo).train_steps
+        span = f"s{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 1 else 's' + '.'.join(map(str, seeds))
+        run = pathlib.Path(out or f"runs/{run_name(algo, env_id, span)}")
+    else: run = pathlib.Path(resume)
+    sig = _SignalStop() if handle_signals else None
+    agent = None
+    with sig or contextlib.nullcontext():
+        if resume is not None:
+            agent = MultiRunAgent.from_checkpoint(resume, env_id, devices=devices, existing_run=existing_run, **kw)
+            if agent.algo_name != algo:
+                agent.close(); raise RLNBError(f"--resume: {resume} holds {agent.algo_name} runs; resume them with rlnb train {agent.algo_name}.")
+            if steps is None: steps = max(a.default_steps for a in agent.agents)
+        else:
+            agent = MultiRunAgent(env_id, seeds=seeds, sweep=sweep, tag=f"{algo}-{env_id}", algo=algo, work_dir=run, devices=devices,
+                                  deterministic=deterministic, preset=pre, existing_run=existing_run, **kw)
+        if sig is not None: sig.agent = agent
+        try:
+            res = agent.train(steps, log_interval=log_interval, eval_interval=eval_interval, save_interval=save_interval,
+                              num_eval_episodes=num_eval_episodes, target_return=target_return, progress=progress, verbose=progress)
+        except KeyboardInterrupt:
+            print(f"rlnb: interrupted; every run stopped with a checkpoint in {agent.work_dir}; continue with: rlnb train {algo} --env {env_id} --resume {agent.work_dir}", file=sys.stderr)
+            raise
+        finally: agent.close()
+    if sig is not None and sig.signum is not None:
+        print(f"rlnb: interrupted; every run stopped with a checkpoint in {agent.work_dir}; continue with: rlnb train {algo} --env {env_id} --resume {agent.work_dir}", file=sys.stderr)
+        raise _Interrupted(sig.signum)
+    return dict(res, table=str(agent.table()))
+
+# %% ../nbs/80_cli.ipynb #65ab4125
 def _short_reason(e:RLNBError) -> str:
     "A few words for a preset's row: the extra (or package) to install, or 'unknown env id'."
     extra, package = getattr(e, 'extra', None), getattr(e, 'package', None)

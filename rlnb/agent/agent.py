@@ -33,9 +33,9 @@ _all_ = ['CKPT_DIR', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 
          'check_run_dir', 'read_wandb_offline']  # re-exported: `from rlnb.agent.agent import read_checkpoint` (README, CLI, scripts) works too
 
 # %% auto #0
-__all__ = ['MANY_RUNS', 'DistributedAgent', 'MetricsTable', 'load_policy', 'CKPT_DIR', 'write_checkpoint', 'read_checkpoint',
-           'list_checkpoints', 'process_dir', 'find_checkpoint', 'prune_checkpoints', 'check_run_dir',
-           'read_wandb_offline']
+__all__ = ['TUNE', 'MANY_RUNS', 'DistributedAgent', 'MetricsTable', 'load_policy', 'CKPT_DIR', 'write_checkpoint',
+           'read_checkpoint', 'list_checkpoints', 'process_dir', 'find_checkpoint', 'prune_checkpoints',
+           'check_run_dir', 'read_wandb_offline']
 
 # %% ../../nbs/agent/72_agent.ipynb #ac36129c
 def _config_overrides(cls, algo:str, kwargs:dict, seed:int, deterministic:bool, keep_checkpoints, num_actors, queue_size, num_steps) -> dict:
@@ -72,6 +72,7 @@ def _resolve_devices(devices, num_learners) -> list:
 _HEAD = ('wall_s', 'env_steps', 'updates', 'episodes', 'env_steps_per_s', 'updates_per_s', 'avg_G')  # columns before the algorithm's metrics
 _TAIL = ('lag_mean', 'lag_max', 'eval_return', 'eval_std')
 
+TUNE = 'rlnb.agent.tune:tune'  # what `DistributedAgent.tune(...)` runs (imported on first use, as MANY_RUNS)
 MANY_RUNS = 'rlnb.agent.runs:MultiRunAgent'  # what `DistributedAgent(..., seeds=..., sweep=...)` builds ('module:name', imported on first use: its chapter comes after this one)
 
 class DistributedAgent(AgentCheckpoints):
@@ -81,6 +82,12 @@ class DistributedAgent(AgentCheckpoints):
         if seeds is None and sweep is None: return super().__new__(cls)
         mod, name = MANY_RUNS.split(':')
         return getattr(importlib.import_module(mod), name)(*args, seeds=seeds, sweep=sweep, **kwargs)
+
+    @staticmethod
+    def tune(env, algo:str='ppo', **kwargs) -> dict:
+        "Search hyperparameters of `algo` on `env` with Optuna, trials side by side on the run axis; writes the best as a preset (`rlnb.agent.tune.tune`, the `tune` extra)."
+        mod, name = TUNE.split(':')
+        return getattr(importlib.import_module(mod), name)(env, algo, **kwargs)
 
     def __init__(self,
                  env,  # gymnasium env id or zero-argument env factory (each actor builds its own copies)
