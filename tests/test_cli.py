@@ -306,3 +306,26 @@ def test_train_resume_and_record_atari(tmp_path):
     import imageio.v3 as iio
     video = iio.imread(tmp_path / "pong.mp4")
     assert video.shape == (ev["video_frames"], 210, 160, 3)
+
+
+def test_sigterm_stops_every_run_of_many_with_a_checkpoint(tmp_path):
+    "`rlnb train --seeds`: SIGTERM ends every run with a checkpoint of that moment, writes results.json (every run 'stopped'), exits 143, and `--resume` is named."
+    out = tmp_path / "many"
+    p = subprocess.Popen([RLNB, "train", "ppo", "--env", "CartPole-v1", "--seeds", "0-1", "--out", str(out), "--no-progress", "--devices", "1",
+                          "--num-actors", "2", "--save-interval", "1000", "--eval-interval", "100000", "--target-return", "none", "--steps", "10000000"],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ckpts = lambda i: sorted((out / f"run-{i}" / "checkpoints").glob("ckpt-*.msgpack"))
+    try:
+        _wait_for(lambda: all(ckpts(i) for i in (0, 1)), 300, p)
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=120)  # a bound that catches a hang, not a speed claim
+        assert p.returncode == 143, (p.returncode, err[-3000:])
+        assert "every run stopped with a checkpoint" in err and f"--resume {out}" in err, err[-3000:]
+        res = json.loads((out / "results.json").read_text())
+        from rlnb.agent.agent import read_checkpoint
+        for r in res["runs"]:
+            assert r["status"] == "stopped" and r["env_steps"] < 10_000_000, r
+            assert read_checkpoint(r["checkpoint"])["env_steps"] == r["env_steps"]  # the checkpoint of the moment it stopped
+    finally:
+        if p.poll() is None:
+            p.kill()
