@@ -131,15 +131,11 @@ def structural_fields(points:list[dict], config_cls:type) -> list[str]:
 
 # %% ../../nbs/agent/73_seeds.ipynb #c46fe68c
 def curve_band(curves:list, resamples:int=1_000, seed:int=0) -> tuple:
-    "Mean curve of runs' `[[env_steps, return], ...]` on the union of their steps, with a 95 % bootstrap band of the mean; a run that ended early (at its target) keeps its last value."
-    xs = sorted({x for c in curves for x, _ in c})
-    ys = np.full((len(curves), len(xs)), np.nan)
-    for i, c in enumerate(curves):
-        d = dict(c)
-        last = np.nan
-        for j, x in enumerate(xs):
-            if x in d: last = d[x]
-            ys[i, j] = last if c and x >= c[0][0] else np.nan
-    mean, lo, hi = np.nanmean(ys, 0), np.empty(len(xs)), np.empty(len(xs))
-    for j in range(len(xs)): lo[j], hi[j] = bootstrap_ci(ys[:, j], stat=np.mean, resamples=resamples, seed=seed)
-    return np.array(xs), mean, lo, hi
+    "Mean curve of runs' evaluations `[[env_steps, return], ...]`, with a 95 % bootstrap band of the mean. The k-th evaluations of all runs make the k-th point (at their median env steps: a run's evaluation lands a few steps past its interval); a run with fewer evaluations (it stopped at its target, or failed) keeps its last return."
+    curves = [c for c in curves if len(c)]
+    n = max((len(c) for c in curves), default=0)
+    xs = np.array([np.median([c[k][0] for c in curves if len(c) > k]) for k in range(n)])
+    ys = np.array([[float(c[min(k, len(c) - 1)][1]) for k in range(n)] for c in curves]).reshape(len(curves), n)
+    mean, lo, hi = ys.mean(0) if len(curves) else np.zeros(0), np.empty(n), np.empty(n)
+    for k in range(n): lo[k], hi[k] = bootstrap_ci(ys[:, k], stat=np.mean, resamples=resamples, seed=seed)
+    return xs, mean, lo, hi

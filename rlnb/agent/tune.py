@@ -192,7 +192,7 @@ async def atune(env:str,  # gymnasium env id (or any id `DistributedAgent` takes
         path = write_preset(root / 'best.toml', algo, env, config, train, f"tuned by rlnb tune: trial {best.number} of {n_done}, mean evaluation {best.value:.1f} over the budget",
                             dict(trials=n_done, best_trial=best.number, value=float(best.value), seed=seed, study=str(root / 'study.db'),
                                  space=json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in space.items()}),
-                                 command=' '.join(map(shlex.quote, sys.argv)) if Path(sys.argv[0]).name == 'rlnb' else 'rlnb.agent.tune.tune(...)'))
+                                 command=' '.join(['rlnb', *map(shlex.quote, sys.argv[1:])]) if Path(sys.argv[0]).name == 'rlnb' else 'rlnb.agent.tune.tune(...)'))
         counts = {s.name.lower(): sum(t.state == s for t in study.trials) for s in (S.COMPLETE, S.PRUNED, S.FAIL)}
         return dict(best_trial=best.number, best_value=float(best.value), best_params=params, preset=str(path), study=str(root / 'study.db'),
                     work_dir=str(root), trials=counts)
