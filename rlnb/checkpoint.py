@@ -27,7 +27,7 @@ from .core import ConfigError, RLNBError
 # %% auto #0
 __all__ = ['CKPT_DIR', 'LOCK_FILE', 'save_state', 'load_state', 'register_streamed', 'write_checkpoint', 'read_checkpoint',
            'list_checkpoints', 'process_dir', 'find_checkpoint', 'prune_checkpoints', 'check_run_dir', 'run_in_dir',
-           'claim_run_dir', 'release_run_dir']
+           'claim_run_dir', 'release_run_dir', 'one_run_dir']
 
 # %% ../nbs/02_checkpoint.ipynb #712525fc
 def _write_npy(path:Path, x:np.ndarray):
@@ -310,3 +310,16 @@ def release_run_dir(path):
     p = Path(path)
     _CLAIMED.discard(p.resolve())
     if _lock_holder(p) == os.getpid(): (p / LOCK_FILE).unlink(missing_ok=True)
+
+# %% ../nbs/02_checkpoint.ipynb #94b3e448
+def one_run_dir(path, run:int|None=None) -> Path:
+    "The directory of run `run` of a directory of many runs; `path` itself for one run (a directory of many needs `run`)."
+    p = Path(path)
+    many = (p / 'runs.json').exists()
+    if run is None and many:
+        n = len(json.loads((p / 'runs.json').read_text())['runs'])
+        raise ConfigError(f"{str(p)!r} holds {n} runs (runs.json): pass run=<i> for run-<i>, 0..{n - 1}.")
+    if run is None: return p
+    if not many: raise ConfigError(f"run={run}: {str(p)!r} is not a directory of many runs (no runs.json); leave run out to load it.")
+    if not (p / f'run-{run}').is_dir(): raise ConfigError(f"run={run}: {str(p)!r} has no run-{run}; it holds {len(json.loads((p / 'runs.json').read_text())['runs'])} runs.")
+    return p / f'run-{run}'

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib
-import json
 import math
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ from ..envs.envpool import backend_of
 from .presets import Preset, preset_line, resolve_preset
 from ..envs.monitor import CSVSink, TensorBoardSink, WandbSink, _fmt, _logger, read_wandb_offline
 from .checkpoints import AgentCheckpoints, _read_run
-from ..checkpoint import CKPT_DIR, check_run_dir, find_checkpoint, list_checkpoints, process_dir, release_run_dir
+from ..checkpoint import CKPT_DIR, check_run_dir, find_checkpoint, list_checkpoints, one_run_dir, process_dir, release_run_dir
 from ..checkpoint import prune_checkpoints, read_checkpoint, write_checkpoint
 
 _all_ = ['CKPT_DIR', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'process_dir', 'find_checkpoint', 'prune_checkpoints',
@@ -108,6 +107,7 @@ class DistributedAgent(AgentCheckpoints):
                  preset=None,  # tuned hyperparameters: 'auto' (the shipped preset of `algo` on `env`, else its family preset for image observations, if any), a preset name, a .toml path or a `Preset`; None: the config's defaults
                  seeds=None,  # many runs, one per seed (a list, a count or text such as '0-15'): builds a `MultiRunAgent` instead (`rlnb.agent.runs`)
                  sweep=None,  # many runs, one per hyperparameter setting (a dict of lists: every combination; a list of dicts) and seed: a `MultiRunAgent`
+                 init_model_path=None,  # checkpoint file or run directory to resume from, loaded now (`load`); with work_dir=None the run goes on in that directory
                  **kwargs,  # fields of the algorithm's config (e.g. ApeXConfig's batch_size, hidden, learning_rate); they win over the preset's
                 ):
         if existing_run not in ('new', 'error'): raise ConfigError(f"existing_run={existing_run!r}: use 'new' (a fresh numbered run directory) or 'error'.")
@@ -140,6 +140,16 @@ class DistributedAgent(AgentCheckpoints):
         self._compiled = False
         self._session = None  # (t0, env_steps0, updates0) of the running session
         self._last_row = None  # (time, env_steps, updates) at the previous row, for rates
+        if init_model_path is not None: self._resume_from(init_model_path, work_dir is None)
+
+    def _resume_from(self, path, its_dir:bool):
+        "Load the checkpoint `path` (a file or a run directory) into the new agent, closing it if that fails; `its_dir`: continue in the checkpoint's run directory."
+        try:
+            ck = find_checkpoint(path)
+            if its_dir: self.work_dir = process_dir(ck.parent.parent if ck.parent.name == CKPT_DIR else ck.parent)
+            self.load(ck)
+        except BaseException:
+            self.close(); raise
 
     def __repr__(self):
         return (f"DistributedAgent({self.algo_name}, tag={self.tag!r}, env_steps={self.algo.env_steps:,}, "
@@ -472,23 +482,11 @@ def load_policy(path,  # run directory (its latest checkpoint) or checkpoint fil
                 run:int|None=None,  # in a directory of many runs (`MultiRunAgent`), the run to load: its run-<i>
                ) -> TrainedPolicy:
     "The trained policy of a run, without actors or replay: `load_policy(run_dir).act(obs)`; `load_policy(runs_dir, run=i)` for run i of many."
-    path = _one_run(path, run)
+    path = one_run_dir(path, run)
     path, tree, env = _read_run(path, env, 'load_policy', replay=False)  # a policy needs no replay
     actor_mode = tree['state']['config'].get('actor_mode', 'sync')
     env = backend_of(env, actor_mode, train=False) or env  # a run whose actors stepped EnvPool saw its spaces (Atari: channels-first stacks)
     return TrainedPolicy(tree['state'], *env_spaces(env), func=func)
-
-def _one_run(path, run:int|None) -> Path:
-    "The directory of run `run` of a directory of many runs; `path` itself for one run (a directory of many needs `run`)."
-    p = Path(path)
-    many = (p / 'runs.json').exists()
-    if run is None and many:
-        n = len(json.loads((p / 'runs.json').read_text())['runs'])
-        raise ConfigError(f"{str(p)!r} holds {n} runs (runs.json): pass run=<i> for run-<i>, 0..{n - 1}.")
-    if run is None: return p
-    if not many: raise ConfigError(f"run={run}: {str(p)!r} is not a directory of many runs (no runs.json); leave run out to load it.")
-    if not (p / f'run-{run}').is_dir(): raise ConfigError(f"run={run}: {str(p)!r} has no run-{run}; it holds {len(json.loads((p / 'runs.json').read_text())['runs'])} runs.")
-    return p / f'run-{run}'
 
 def __getattr__(name):
     if name == 'Policy': raise _renamed_policy(__name__)  # the old name of TrainedPolicy

@@ -72,6 +72,7 @@ class MultiRunAgent:
                  **kwargs,  # everything else `DistributedAgent` takes (eval_env, devices, preset, deterministic, func, config fields); a swept field wins
                 ):
         if 'seed' in kwargs: raise ConfigError(f"seed={kwargs['seed']!r} with seeds=: pass the seeds as seeds=[...] alone.")
+        if 'init_model_path' in kwargs: raise ConfigError("init_model_path= with many runs: resume them with atrain(init_model_path=DIR) or MultiRunAgent.from_checkpoint(DIR).")
         self._setup(algo, tag, env if isinstance(env, str) else None, seeds, sweep, work_dir, existing_run, {k: v for k, v in kwargs.items() if _plain(v)})
         both = sorted({k for p in self.points for k in p} & set(kwargs))
         if both: raise ConfigError(f"{', '.join(both)} is both swept and set (={kwargs[both[0]]!r}); leave it out of one of them.")
