@@ -434,6 +434,8 @@ def train_many(algo:str, env_id:str, steps:int|None, seeds, sweep, num_actors:in
     else: run = pathlib.Path(resume)
     sig = _SignalStop() if handle_signals else None
     agent = None
+    stopped_message = lambda: print(f"rlnb: interrupted; every run stopped with a checkpoint in {agent.work_dir}; "
+                                    f"continue with: rlnb train {algo} --env {env_id} --resume {agent.work_dir}", file=sys.stderr)
     with sig or contextlib.nullcontext():
         if resume is not None:
             agent = MultiRunAgent.from_checkpoint(resume, env_id, devices=devices, existing_run=existing_run, **kw)
@@ -448,11 +450,11 @@ def train_many(algo:str, env_id:str, steps:int|None, seeds, sweep, num_actors:in
             res = agent.train(steps, log_interval=log_interval, eval_interval=eval_interval, save_interval=save_interval,
                               num_eval_episodes=num_eval_episodes, target_return=target_return, progress=progress, verbose=progress)
         except KeyboardInterrupt:
-            print(f"rlnb: interrupted; every run stopped with a checkpoint in {agent.work_dir}; continue with: rlnb train {algo} --env {env_id} --resume {agent.work_dir}", file=sys.stderr)
+            stopped_message()
             raise
         finally: agent.close()
     if sig is not None and sig.signum is not None:
-        print(f"rlnb: interrupted; every run stopped with a checkpoint in {agent.work_dir}; continue with: rlnb train {algo} --env {env_id} --resume {agent.work_dir}", file=sys.stderr)
+        stopped_message()
         raise _Interrupted(sig.signum)
     return dict(res, table=str(agent.table()))
 
