@@ -42,7 +42,3 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-
-def skip_slow(config) -> bool:
-    "True when the run deselects slow tests (`-m 'not slow'`)."
-    return "not slow" in (config.getoption("-m") or "")

@@ -6,7 +6,11 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from conftest import ROOT
+
+pytestmark = pytest.mark.slow  # the slow tier: a process killed mid-write
 
 CHILD = textwrap.dedent("""
     import os, sys, time

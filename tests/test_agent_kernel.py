@@ -6,8 +6,11 @@ import time
 
 import nbformat
 import psutil
+import pytest
 from nbclient import NotebookClient
 from nbclient.util import run_sync
+
+pytestmark = pytest.mark.slow  # the slow tier: agents in a real Jupyter kernel
 
 CELLS = [
     """

@@ -56,7 +56,7 @@ def test_readme_in_step_with_index_notebook():
 def test_readme_has_exactly_the_two_commands():
     text = (ROOT / "README.md").read_text()
     blocks = [b.split("```")[0].strip() for b in text.split("```sh\n")[1:]]
-    assert blocks == ['pip install -e . && rlnb train apex-dqn --env CartPole-v1', 'pip install -e ".[dev]" && pytest'], blocks
+    assert blocks == ['pip install -e . && rlnb train apex-dqn --env CartPole-v1', 'pip install -e ".[dev]" && pytest -m "not slow" -n auto'], blocks
 
 
 import pathlib
@@ -102,6 +102,7 @@ def _logged_steps(run_dir) -> int:
     except (ValueError, IndexError): return 0
 
 
+@pytest.mark.slow
 def test_sigint_stops_training_cleanly_with_a_checkpoint_then_eval_and_resume(tmp_path):
     """Ctrl-C during training: exit code 130, a checkpoint of that moment, nothing left running; the run evaluates and resumes.
 
@@ -163,6 +164,7 @@ def test_eval_and_train_bad_options_exit_2(tmp_path):
         assert proc.returncode == 2 and msg in proc.stderr, (args, proc.stderr[-2000:])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig,presses,code", [(signal.SIGTERM, 1, 143), (signal.SIGINT, 2, 130)])
 def test_sigterm_and_double_ctrl_c_end_with_a_checkpoint(tmp_path, sig, presses, code):
     "SIGTERM (a scheduler, `docker stop`) and Ctrl-C pressed twice both end the run with a checkpoint of that moment, the shell's exit code (143, 130), and no process left behind."
@@ -206,6 +208,7 @@ def test_sigterm_and_double_ctrl_c_end_with_a_checkpoint(tmp_path, sig, presses,
     assert not list((tmp_path / "checkpoints").glob(".ckpt-*"))
 
 
+@pytest.mark.slow
 def test_training_fault_exits_1_naming_the_checkpoint(tmp_path):
     "A fault while training (here: an env that raises, with no restarts allowed) is not a usage error: exit 1, the error, and the checkpoint it left."
     script = ("import gymnasium as gym, sys\n"
@@ -226,6 +229,7 @@ def test_training_fault_exits_1_naming_the_checkpoint(tmp_path):
     assert f"checkpoint {ckpt} holds it" in proc.stderr
 
 
+@pytest.mark.slow
 def test_wandb_offline_run_logs_the_training_rows(tmp_path):
     "`--wandb` with WANDB_MODE=offline: one offline W&B run under the run directory, its summary at the run's last env step."
     pytest.importorskip("wandb", reason="the wandb extra is not installed")
@@ -308,6 +312,7 @@ def test_train_resume_and_record_atari(tmp_path):
     assert video.shape == (ev["video_frames"], 210, 160, 3)
 
 
+@pytest.mark.slow
 def test_sigterm_stops_every_run_of_many_with_a_checkpoint(tmp_path):
     "`rlnb train --seeds`: SIGTERM ends every run with a checkpoint of that moment, writes results.json (every run 'stopped'), exits 143, and `--resume` is named."
     out = tmp_path / "many"

@@ -17,6 +17,8 @@ import pytest
 
 from conftest import ROOT, other_xla_flags
 
+pytestmark = pytest.mark.slow  # the slow tier: learners over several processes
+
 WORKER = textwrap.dedent(r'''
     import os, sys, json
     pid, nproc, port, out = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]

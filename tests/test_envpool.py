@@ -43,6 +43,7 @@ agent.close()
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", ['apex-dqn', 'ppo'])
 def test_learns_cartpole_through_envpool(algo):
     # deterministic schedule, seed 0, default config: after 10k env steps Ape-X reaches 500 and PPO 477 here (about 25 s each,
@@ -79,6 +80,7 @@ def _ticks(env, E, ticks, seed=0, n=3, gamma=0.9, rng=None):
     return buf, ns.flush(), ends
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", ['Breakout-v5', 'Pong-v5'])
 def test_atari_stacks_through_frame_replay(game):
     # EnvPool's channels-first stacks, recorded one frame per env step, come back out of frame replay as the whole stacks the
@@ -102,6 +104,7 @@ def test_atari_stacks_through_frame_replay(game):
     np.testing.assert_array_equal(got.S_next[gi][boot], want.S_next[wi][boot])
 
 
+@pytest.mark.slow
 def test_apex_atari_through_envpool():
     # Ape-X on an ALE id with actor_mode='envpool': EnvPool's (4, 84, 84) stacks, frame replay stack-first, the CNN reading
     # channels first; the evaluation env plays whole games with raw scores through EnvPool too; nothing is left running
@@ -168,6 +171,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_deterministic_through_envpool():
     # EnvPool seeds its envs when they are made (env i of a batch: the worker's seed + i), so a deterministic run through it
     # is a pure function of (seed, config): two runs give the same params, episodes and evaluation
@@ -178,6 +182,7 @@ def test_deterministic_through_envpool():
     assert a == b and a[-2] > 0, (a, b)
 
 
+@pytest.mark.slow
 def test_cli_actor_mode_envpool(tmp_path):
     # `rlnb train ... --actor-mode envpool`: the config field's flag; the run's checkpoint records the mode
     code = "import sys; from rlnb.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -246,6 +251,7 @@ def test_pixels_in_envpool_layout_learn_as_channels_last():
     assert out["same"] and out["updates"][0] == out["updates"][1] > 500, out
 
 
+@pytest.mark.slow
 def test_ready_ticks_trace_each_env_stream():
     # Ape-X through several EnvPool actors takes whichever actor is back first (ready ticks, rlnb.runtime.acting): each actor's step is
     # traced when its states come back, with the observations and actions it was sent with. Every 1-step transition in replay
@@ -288,6 +294,7 @@ def unroll_ticked_ppo(**kw):
     return agent
 
 
+@pytest.mark.slow
 def test_unroll_ticks_keep_each_env_column():
     # Unroll ticks (rlnb.runtime.acting): each actor acts again as soon as its own envs are back, and a step is traced once every actor's is in.
     # Every valid step of every unroll must then follow CartPole's physics from S under A to the observation it reached, and carry the
@@ -327,6 +334,7 @@ def test_unroll_ticks_keep_each_env_column():
     assert calls.count(1) > 12 * 16 and calls.count(3) >= 12, (calls.count(1), calls.count(3))  # one actor at a time, and all at each unroll's start
 
 
+@pytest.mark.slow
 def test_ppo_learns_cartpole_with_unroll_ticks():
     # PPO's CartPole defaults (8 envs, here 2 EnvPool actors of 4) with unroll ticks, not deterministic, so every run differs: 50k env
     # steps end at 500 in most runs on the machine this was written on, the lowest seen 239; a random policy scores about 22
@@ -347,6 +355,7 @@ agent.close()
 """
 
 
+@pytest.mark.slow
 def test_apex_learns_cartpole_with_ready_ticks():
     # the default config (4 EnvPool actors of 8 envs) with ready ticks, not deterministic. A greedy DQN policy on CartPole swings
     # between evaluations, so one final evaluation has no margin; the check is the best of six over 30k env steps: a random
@@ -377,6 +386,7 @@ print(json.dumps(dict(shape=list(pol.observation_space.shape), actions=np.asarra
 """
 
 
+@pytest.mark.slow
 def test_load_policy_of_an_envpool_atari_run():
     "`load_policy` of a run trained through EnvPool builds the spaces its actors saw (channels-first stacks) and acts on EnvPool's observations."
     proc = subprocess.run([sys.executable, "-c", POLICY_OF_ATARI_RUN], cwd=ROOT, capture_output=True, text=True, timeout=600,

@@ -23,6 +23,8 @@ from conftest import ROOT
 from rlnb.core import EnvWorkerError
 from rlnb.envs.pool import AsyncEnvWorker, AsyncWorkerPool, SyncEnvWorker, get_worker_pool
 
+pytestmark = pytest.mark.slow  # the slow tier: env worker processes killed, interrupted and orphaned
+
 
 def leftovers():
     "Child processes (the multiprocessing resource tracker excepted), rlnb threads."

@@ -128,6 +128,7 @@ print('OK')
 """
 
 
+@pytest.mark.slow
 def test_lazy_local_ray_does_not_block_the_loop():
     "Without ray.init, the first Ray worker starts a local instance from rlnb's `rlnb-ray` thread: the constructor returns at once, the loop keeps running (but for Ray's own pause, see below), and after ray.shutdown() that thread ends and no process is left."
     pytest.importorskip("ray", reason="Ray is not installed: pip install 'rlnb[ray]' (part of the dev extra)")
@@ -151,6 +152,7 @@ async def _drive(worker, actions):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("num_envs", [None, 4])
 def test_ray_workers_match_process_workers_step_for_step(ray, num_envs):
     "Two Ray workers and two process workers with the same seed and actions report the same states (single and vector envs)."
@@ -193,6 +195,7 @@ def failing_env(fail_at=5, how="raise"):
     return Failing
 
 
+@pytest.mark.slow
 def test_env_error_carries_the_remote_traceback(ray):
     async def main():
         w = AsyncEnvWorker(failing_env(), mode="ray", name="breaks")
@@ -214,6 +217,7 @@ def test_env_error_carries_the_remote_traceback(ray):
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_killed_actor_is_an_error_without_restart(ray):
     "Killed in the middle of a step (one that takes 600 s, so the kill surely lands while it runs)."
     async def main():
@@ -232,6 +236,7 @@ def test_killed_actor_is_an_error_without_restart(ray):
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_killed_actor_is_replaced_with_restart(ray):
     "Killed between steps while CartPole runs: `ray.kill` lands asynchronously, so a step or two may still come back; then a fresh actor takes over."
     async def main():
@@ -264,6 +269,7 @@ def test_killed_actor_is_replaced_with_restart(ray):
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_aclose_leaves_no_actor_thread_or_task(ray):
     async def main():
         ws = AsyncEnvWorker.from_environment("CartPole-v1", 3, mode="ray", num_envs=2)
@@ -288,6 +294,7 @@ def test_aclose_leaves_no_actor_thread_or_task(ray):
     assert _no_rlnb_threads() == []
 
 
+@pytest.mark.slow
 def test_hung_env_is_killed_after_cleanup_time(ray):
     "A step that never returns: get_state times out, and closing kills the actor with ray.kill once cleanup_time has passed."
     async def main():
@@ -306,6 +313,7 @@ def test_hung_env_is_killed_after_cleanup_time(ray):
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_apex_learns_cartpole_with_ray_actors(ray, tmp_path):
     "A deterministic 10,000-step Ape-X run with its actors on Ray reaches an evaluation return a random policy (about 22) fails."
     from rlnb.agent.agent import DistributedAgent

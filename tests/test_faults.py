@@ -16,6 +16,8 @@ import pytest
 from rlnb.agent.agent import DistributedAgent, list_checkpoints, read_checkpoint
 from rlnb.core import EnvWorkerError
 
+pytestmark = pytest.mark.slow  # the slow tier: env faults while an agent trains
+
 SMALL = dict(algo='apex-dqn', actor_mode='process', num_actors=2, envs_per_actor=2, num_learners=1, hidden=(32, 32),
              buffer_warmup=256, buffer_capacity=20_000)
 

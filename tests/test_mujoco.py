@@ -10,6 +10,8 @@ import numpy as np
 import psutil
 import pytest
 
+pytestmark = pytest.mark.slow  # the slow tier: MuJoCo envs through every actor mode, processes included
+
 pytest.importorskip("mujoco", reason="needs the mujoco extra: pip install 'rlnb[mujoco]'")
 
 

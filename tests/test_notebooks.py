@@ -1,8 +1,9 @@
 """Run every notebook in nbs/ through nbdev's test runner, one pytest test per notebook.
 
-Each notebook runs in its own process (a fresh JAX runtime with 8 host devices), with the cells
-flagged `#| slow` included unless the run deselects slow tests (`pytest -m "not slow"`); and once more on one device,
-its fast cells only, as a Colab GPU or a single TPU chip runs it.
+Each notebook runs in its own process (a fresh JAX runtime with 8 host devices), its fast cells in the fast tier
+(`pytest -m "not slow"`, the README's command). The slow tier (`pytest -m slow`) runs the notebooks that hold `#| slow`
+cells once more with those cells, and every notebook once more on one device, its fast cells only, as a Colab GPU or a
+single TPU chip runs it (`-m one_device` selects just that pass: CI runs it under the newest Python and JAX).
 """
 import importlib.util
 import os
@@ -12,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, skip_slow, xla_flags
+from conftest import ROOT, xla_flags
 
 NOTEBOOKS = sorted(p.relative_to(ROOT / "nbs").as_posix() for p in (ROOT / "nbs").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
 NBDEV_TEST = os.path.join(os.path.dirname(sys.executable), "nbdev-test")
@@ -25,26 +26,40 @@ def _has_slow_cells(name):
     return "#| slow" in (ROOT / "nbs" / name).read_text()
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook(name, request):
-    slow = _has_slow_cells(name) and not skip_slow(request.config)
+SLOW_NOTEBOOKS = [name for name in NOTEBOOKS if _has_slow_cells(name)]
+
+
+def _run_notebook(name: str, devices: int, slow: bool) -> str:
+    "Run one notebook in a fresh process with `devices` host devices, its `#| slow` cells too when `slow`; its output."
     flags = " ".join(["slow"] * slow + ["jaxenvs"] * HAS_GYMNAX + ["brax"] * HAS_BRAX + ["jumanji"] * HAS_JUMANJI)  # without gymnax its cells are skipped (see jax_envs/60_core)
     cmd = [NBDEV_TEST, f"nbs/{name}", "--n-workers", "0", "--do-print"] + (["--flags", flags] if flags else [])
-    env = {**os.environ, "XLA_FLAGS": xla_flags(8), "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "XLA_FLAGS": xla_flags(devices), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
     out = proc.stdout + proc.stderr
-    assert proc.returncode == 0 and "Success" in out, f"{name} failed (exit {proc.returncode}):\n{out[-8000:]}"
+    where = "" if devices == 8 else f" on {devices} device(s)"
+    assert proc.returncode == 0 and "Success" in out, f"{name} failed{where} (exit {proc.returncode}):\n{out[-8000:]}"
+    return out
 
 
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook(name):
+    "Every chapter's fast cells, top to bottom, with 8 host devices: the fast tier's unit tests."
+    _run_notebook(name, devices=8, slow=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SLOW_NOTEBOOKS)
+def test_notebook_with_slow_cells(name):
+    "The chapters that hold `#| slow` cells (learning runs to the env's target), every cell, with 8 host devices."
+    _run_notebook(name, devices=8, slow=True)
+
+
+@pytest.mark.slow
+@pytest.mark.one_device
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_on_one_device(name):
     "Every chapter runs top to bottom on one device, as on a Colab GPU or a single TPU chip: its fast cells, without the 8 host devices."
-    flags = " ".join(["jaxenvs"] * HAS_GYMNAX + ["brax"] * HAS_BRAX + ["jumanji"] * HAS_JUMANJI)
-    cmd = [NBDEV_TEST, f"nbs/{name}", "--n-workers", "0", "--do-print"] + (["--flags", flags] if flags else [])
-    env = {**os.environ, "XLA_FLAGS": xla_flags(1), "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0 and "Success" in out, f"{name} failed on one device (exit {proc.returncode}):\n{out[-8000:]}"
+    _run_notebook(name, devices=1, slow=False)
 
 
 def test_every_notebook_exports_or_is_documentation():
