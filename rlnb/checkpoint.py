@@ -25,9 +25,10 @@ from flax import serialization
 from .core import ConfigError, RLNBError
 
 # %% auto #0
-__all__ = ['CKPT_DIR', 'LOCK_FILE', 'save_state', 'load_state', 'register_streamed', 'write_checkpoint', 'read_checkpoint',
-           'list_checkpoints', 'process_dir', 'find_checkpoint', 'prune_checkpoints', 'check_run_dir', 'run_in_dir',
-           'claim_run_dir', 'release_run_dir', 'one_run_dir']
+__all__ = ['CKPT_DIR', 'LOCK_FILE', 'TRAIN_OPTIONS', 'save_state', 'load_state', 'register_streamed', 'write_checkpoint',
+           'read_checkpoint', 'list_checkpoints', 'process_dir', 'find_checkpoint', 'prune_checkpoints',
+           'check_run_dir', 'run_in_dir', 'claim_run_dir', 'release_run_dir', 'one_run_dir', 'write_train_options',
+           'read_train_options']
 
 # %% ../nbs/02_checkpoint.ipynb #712525fc
 def _write_npy(path:Path, x:np.ndarray):
@@ -323,3 +324,26 @@ def one_run_dir(path, run:int|None=None) -> Path:
     if not many: raise ConfigError(f"run={run}: {str(p)!r} is not a directory of many runs (no runs.json); leave run out to load it.")
     if not (p / f'run-{run}').is_dir(): raise ConfigError(f"run={run}: {str(p)!r} has no run-{run}; it holds {len(json.loads((p / 'runs.json').read_text())['runs'])} runs.")
     return p / f'run-{run}'
+
+# %% ../nbs/02_checkpoint.ipynb #35373b93
+TRAIN_OPTIONS = 'train.json'  # in a run directory: the options of the training that writes there (see `write_train_options`)
+
+def write_train_options(run_dir,  # the run directory
+                        options:dict,  # JSON-able options, e.g. dict(steps=200_000, target_return=float('inf'), preset='ppo-CartPole-v1')
+                       ) -> Path:
+    "Record the options a training runs with in `run_dir/train.json` (written whole or not at all); returns its path."
+    p = Path(run_dir) / TRAIN_OPTIONS
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + '.tmp')
+    tmp.write_text(json.dumps(options, indent=1))
+    os.replace(tmp, p)
+    return p
+
+def read_train_options(path) -> dict:
+    "The options `write_train_options` recorded for the run that `path` (its directory or one of its checkpoint files) belongs to; {} if none."
+    p = Path(path)
+    if p.is_file(): p = p.parent.parent if p.parent.name == CKPT_DIR else p.parent
+    f = p / TRAIN_OPTIONS
+    if not f.is_file(): return {}
+    try: return json.loads(f.read_text())
+    except json.JSONDecodeError as e: raise ConfigError(f"{str(f)!r} is not valid JSON ({e}); delete it to resume with the defaults, or fix it.") from None

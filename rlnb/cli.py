@@ -26,13 +26,13 @@ import gymnasium as gym
 from .core import EnvWorkerError, RLNBError, TrainingError, TransitionBatch, check_batch
 from .runtime.runtime import ALGOS, get_algo
 from .runtime.spec import RENAMED, env_kind
-from .agent.presets import PRESET_DIR, Preset, env_unavailable, preset_line, presets, resolve_preset, results_table
+from .agent.presets import Preset, preset_line, presets, presets_listing, resolve_preset
 from .envs.pixels import pixel_env
 from .envs.core import MissingDependencyError, check_env_id, dependency_error
 
 # %% auto #0
-__all__ = ['make_env', 'smoke', 'run_name', 'train', 'evaluate', 'config_flag', 'add_config_arguments', 'config_overrides',
-           'main', 'train_many']
+__all__ = ['RUN_OPTIONS', 'make_env', 'smoke', 'run_name', 'train', 'evaluate', 'config_flag', 'add_config_arguments',
+           'config_overrides', 'main', 'train_many']
 
 # %% ../nbs/80_cli.ipynb #405f6836
 def make_env(env_id:str, **kwargs) -> gym.Env:
@@ -142,6 +142,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
                           save_interval, resume, deterministic, log_interval, config, handle_signals, preset, existing_run)
     import jax
     from rlnb.agent.agent import DistributedAgent, find_checkpoint, check_run_dir
+    from rlnb.checkpoint import read_train_options, write_train_options
     if algo not in ALGOS: raise RLNBError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
     if env_kind(env_id) is None: make_env(env_id).close()  # an env stepped on the device (`gymnax:...`) is checked by its kind when the agent is built
     pre = resolve_preset(None if (resume is not None and preset == 'auto') else preset, algo, env_id)
@@ -170,6 +171,9 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
             agent = DistributedAgent(env_id, tag=f"{algo}-{env_id}", seed=seed, devices=devices, algo=algo, work_dir=run, existing_run=existing_run,
                                      deterministic=deterministic, preset=pre, **kw)
         if sig is not None: sig.agent = agent
+        pre_name = pre.name if pre is not None else read_train_options(resume).get('preset') if resume is not None else None
+        write_train_options(agent.work_dir, dict(steps=steps, target_return=float('inf') if target_return is None else target_return, eval_interval=eval_interval,
+                            eval_episodes=num_eval_episodes, save_interval=save_interval, log_interval=log_interval, preset=pre_name))
         try:
             res = agent.train(steps, log_interval=log_interval, eval_interval=eval_interval,
                               save_interval=save_interval, num_eval_episodes=num_eval_episodes, target_return=target_return,
@@ -183,7 +187,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
         raise _Interrupted(sig.signum)
     ev = res['eval'] or dict(mean=float('nan'), std=float('nan'))
     run = agent.work_dir  # the directory the run claimed: `run`, or the next free `run-<n>` when `run` held another run
-    out_d = dict(algo=algo, env=env_id, seed=agent.seed, preset=pre.name if pre is not None else None, eval_return=ev['mean'], eval_std=ev['std'],
+    out_d = dict(algo=algo, env=env_id, seed=agent.seed, preset=pre_name, eval_return=ev['mean'], eval_std=ev['std'],
                  env_steps=res['env_steps'], updates=res['updates'], episodes=res['episodes'], devices=len(agent.devices),
                  wall_s=round(res['wall_s'], 1), deterministic=deterministic, run_dir=str(run), checkpoint=res['checkpoint'],
                  metrics=str(run / 'metrics.csv'), tensorboard=str(run / 'tb'), curve=str(run / 'curve.png'), result=str(run / 'result.json'))
@@ -278,14 +282,15 @@ def _train_options(t:argparse.ArgumentParser, algo:str):
                         "if there is one; a resumed run keeps its checkpoint's config)")
     t.add_argument('--eval-interval', type=int, default=None, help="env steps between evaluations (default: the preset's, else 5000)")
     t.add_argument('--eval-episodes', type=int, default=None, help="episodes per evaluation (default: the preset's, else 10)")
-    t.add_argument('--save-interval', type=int, default=5_000, help='env steps between checkpoints (default: 5000)')
+    t.add_argument('--save-interval', type=int, default=None, help='env steps between checkpoints (default: 5000)')
     t.add_argument('--target-return', type=_target, default=None, metavar='FLOAT|none',
                    help="stop at the first evaluation reaching it (default: the env's reward_threshold, e.g. 475 for CartPole-v1; 'none': train every step)")
-    t.add_argument('--resume', default=None, metavar='RUN_DIR_or_CKPT', help='continue a run from its latest checkpoint (or this file)')
+    t.add_argument('--resume', default=None, metavar='RUN_DIR_or_CKPT',
+                   help="continue a run from its latest checkpoint (or this file), with the run's own budget, target, intervals and preset; flags given replace them")
     t.add_argument('--existing-run', choices=('new', 'error'), default='new',
                    help="when the run directory holds another run: new (default: write to the next free OUT-2, OUT-3, ... and say so) or error")
     t.add_argument('--deterministic', action='store_true', help='fixed seeded schedule: bit-for-bit repeatable, slower')
-    t.add_argument('--log-interval', type=float, default=10.0, help='seconds between log lines (default: 10)')
+    t.add_argument('--log-interval', type=float, default=None, help='seconds between log lines (default: 10)')
     t.add_argument('--no-progress', action='store_true', help='no progress bar and no log lines')
     t.add_argument('--wandb', action='store_true', help="also log to Weights & Biases (pip install 'rlnb[wandb]'; WANDB_MODE=offline works without an account)")
     t.add_argument('--wandb-project', default='rlnb', help='W&B project (default: rlnb)')
@@ -349,6 +354,20 @@ def _parser():
     return p
 
 # %% ../nbs/80_cli.ipynb #b52a356b
+RUN_OPTIONS = ('steps', 'target_return', 'eval_interval', 'eval_episodes', 'save_interval', 'log_interval')  # what `--resume` keeps of a run
+
+def _keep_run_options(args:argparse.Namespace):
+    "`--resume`: the run's own options (its `train.json`) where the command gives none; one line on stderr says what it kept and what it replaced."
+    from rlnb.checkpoint import read_train_options
+    saved = read_train_options(args.resume)
+    flag = lambda k, v: f"--{k.replace('_', '-')} {'none' if v == float('inf') else v}"
+    kept = [flag(k, saved[k]) for k in RUN_OPTIONS if k in saved and getattr(args, k) is None]
+    given = [flag(k, getattr(args, k)) for k in RUN_OPTIONS if k in saved and getattr(args, k) not in (None, saved[k])]
+    for k in RUN_OPTIONS:
+        if k in saved and getattr(args, k) is None: setattr(args, k, saved[k])
+    if saved.get('preset') and args.preset is None: kept.append(f"preset {saved['preset']} (its config is in the checkpoint)")
+    if kept or given: print(f"rlnb: resuming with the run's own {' '.join(kept) or 'options'}" + (f"; replaced by this command: {' '.join(given)}" if given else ''), file=sys.stderr)
+
 def main(argv:list[str]|None=None) -> int:
     "Console entry point `rlnb`; returns the process exit code."
     p = _parser()
@@ -357,11 +376,12 @@ def main(argv:list[str]|None=None) -> int:
         v = getattr(args, name, None)
         if v is not None and v <= 0: p.error(f"--{name.replace('_', '-')} must be a positive integer, got {v}")
     for old in sorted(config_overrides(args).keys() & RENAMED.keys()): p.error(f"{config_flag(old)} is called {config_flag(RENAMED[old])} now")
-    if getattr(args, 'log_interval', 1) < 0: p.error(f"--log-interval must be >= 0 seconds, got {args.log_interval}")
+    if (getattr(args, 'log_interval', None) or 0) < 0: p.error(f"--log-interval must be >= 0 seconds, got {args.log_interval}")
     try:
         if args.command == 'smoke': print(json.dumps(_rounded(smoke(args.env, args.steps, args.seed))))
-        elif args.command == 'presets': _print_presets(args)
+        elif args.command == 'presets': print(presets_listing(args.name, args.algo, args.env, args.json), end='')
         elif args.command == 'train':
+            if args.resume is not None: _keep_run_options(args)
             pre = resolve_preset(args.preset or (None if args.resume else 'auto'), args.algo, args.env)
             if pre is not None: print(f"rlnb: {preset_line(pre, args.env)}", file=sys.stderr)  # a family preset (image observations) says why it applies
             train_opts = pre.train if pre is not None else {}
@@ -372,7 +392,8 @@ def main(argv:list[str]|None=None) -> int:
             if (seeds is not None or sweep is not None) and args.wandb: raise RLNBError("--wandb logs one run; with --seeds or --sweep leave it out (each run writes TensorBoard events).")
             r = train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out,
                       args.eval_interval or train_opts.get('eval_interval', 5_000), episodes, _target_of(args, pre),
-                      not args.no_progress, args.save_interval, args.resume, args.deterministic, args.log_interval, config_overrides(args),
+                      not args.no_progress, args.save_interval or 5_000, args.resume, args.deterministic,
+                      10.0 if args.log_interval is None else args.log_interval, config_overrides(args),
                       handle_signals=True, preset=pre, wandb=dict(project=args.wandb_project) if args.wandb else False, existing_run=args.existing_run,
                       seeds=seeds, sweep=sweep)
             if 'summary' in r:  # many runs: the table, then the summary and the paths as JSON
@@ -446,6 +467,9 @@ def train_many(algo:str, env_id:str, steps:int|None, seeds, sweep, num_actors:in
             agent = MultiRunAgent(env_id, seeds=seeds, sweep=sweep, tag=f"{algo}-{env_id}", algo=algo, work_dir=run, devices=devices,
                                   deterministic=deterministic, preset=pre, existing_run=existing_run, **kw)
         if sig is not None: sig.agent = agent
+        from rlnb.checkpoint import write_train_options
+        write_train_options(agent.work_dir, dict(steps=steps, target_return=float('inf') if target_return is None else target_return, eval_interval=eval_interval,
+                            eval_episodes=num_eval_episodes, save_interval=save_interval, log_interval=log_interval))
         try:
             res = agent.train(steps, log_interval=log_interval, eval_interval=eval_interval, save_interval=save_interval,
                               num_eval_episodes=num_eval_episodes, target_return=target_return, progress=progress, verbose=progress)
@@ -457,28 +481,3 @@ def train_many(algo:str, env_id:str, steps:int|None, seeds, sweep, num_actors:in
         stopped_message()
         raise _Interrupted(sig.signum)
     return dict(res, table=str(agent.table()))
-
-# %% ../nbs/80_cli.ipynb #65ab4125
-def _short_reason(e:RLNBError) -> str:
-    "A few words for a preset's row: the extra (or package) to install, or 'unknown env id'."
-    extra, package = getattr(e, 'extra', None), getattr(e, 'package', None)
-    return f"needs rlnb[{extra}]" if extra else f"needs {package}" if package else "unknown env id"
-
-def _print_presets(args):
-    "`rlnb presets`: a table of the shipped presets (those whose env cannot be made here marked), their JSON, or one preset's file."
-    if args.name is not None:
-        from rlnb.agent.presets import get_preset
-        print(get_preset(args.name).path.read_text(), end='')
-        return
-    found = presets(args.algo, args.env)
-    why = {env: env_unavailable(env) for env in sorted({p.env for p in found})}  # one check per env
-    if args.json:
-        for p in found: print(json.dumps(dict(name=p.name, algo=p.algo, env=p.env, steps=p.train.get('steps'), target_return=p.train.get('target_return'),
-                                              result=p.result, description=p.description, path=str(p.path), available=why[p.env] is None,
-                                              unavailable=None if why[p.env] is None else str(why[p.env]))))
-        return
-    if not found: raise RLNBError(f"no presets match" + (f" --algo {args.algo}" if args.algo else '') + (f" --env {args.env}" if args.env else '') + '.')
-    print(results_table(found, notes={p.name: f"not here: {_short_reason(why[p.env])}" for p in found if why[p.env] is not None}))
-    print(f"(files in {PRESET_DIR}; `rlnb presets NAME` prints one; `rlnb train ALGO --env ENV` uses its pair's, flags override it)")
-    for env, e in why.items():
-        if e is not None: print(f"not here: {e}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import pathlib
 import tomllib
 import warnings
@@ -23,7 +24,8 @@ from ..runtime.spec import check_renamed, env_spaces
 
 # %% auto #0
 __all__ = ['PRESET_DIR', 'TRAIN_KEYS', 'FAMILIES', 'Preset', 'read_preset', 'env_family', 'family_preset', 'preset_line',
-           'presets', 'find_preset', 'get_preset', 'resolve_preset', 'env_unavailable', 'result_cells', 'results_table']
+           'presets', 'find_preset', 'get_preset', 'resolve_preset', 'env_unavailable', 'result_cells', 'results_table',
+           'presets_listing']
 
 # %% ../../nbs/agent/70_presets.ipynb #38bc54b9
 PRESET_DIR = pathlib.Path(rlnb.__file__).parent / 'hyperparams'  # the presets shipped with rlnb
@@ -212,3 +214,26 @@ def results_table(found:list[Preset], markdown:bool=False, notes:dict|None=None)
     fmt = lambda d: '  '.join(f"{d[c]:>{w[c]}}" if c in right else f"{d[c]:<{w[c]}}" for c in cols)
     out = [fmt(heads).rstrip()] + [(fmt(r) + (f"  [{notes[r['name']]}]" if notes and notes.get(r['name']) else '')).rstrip() for r in rows]
     return '\n'.join(out)
+
+# %% ../../nbs/agent/70_presets.ipynb #ec961f5d
+def _short_reason(e:ConfigError) -> str:
+    "A few words for a preset's row: the extra (or package) to install, or 'unknown env id'."
+    extra, package = getattr(e, 'extra', None), getattr(e, 'package', None)
+    return f"needs rlnb[{extra}]" if extra else f"needs {package}" if package else "unknown env id"
+
+def presets_listing(name:str|None=None,  # a preset's name or .toml path: its file's text
+                    algo:str|None=None, env:str|None=None,  # only the presets of this algorithm / env
+                    as_json:bool=False,  # one JSON object per line instead of the table
+                   ) -> str:
+    "The shipped presets as a table (those whose env cannot be made here marked, and why), as JSON lines, or one preset's file."
+    if name is not None: return get_preset(name).path.read_text()
+    found = presets(algo, env)
+    why = {e: env_unavailable(e) for e in sorted({p.env for p in found})}  # one check per env
+    if as_json:
+        return ''.join(json.dumps(dict(name=p.name, algo=p.algo, env=p.env, steps=p.train.get('steps'), target_return=p.train.get('target_return'),
+                                       result=p.result, description=p.description, path=str(p.path), available=why[p.env] is None,
+                                       unavailable=None if why[p.env] is None else str(why[p.env]))) + '\n' for p in found)
+    if not found: raise ConfigError("no presets match" + (f" --algo {algo}" if algo else '') + (f" --env {env}" if env else '') + '.')
+    lines = [results_table(found, notes={p.name: f"not here: {_short_reason(why[p.env])}" for p in found if why[p.env] is not None}),
+             f"(files in {PRESET_DIR}; `rlnb presets NAME` prints one; `rlnb train ALGO --env ENV` uses its pair's, flags override it)"]
+    return '\n'.join(lines + [f"not here: {e}" for e in why.values() if e is not None]) + '\n'
