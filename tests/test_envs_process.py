@@ -285,3 +285,26 @@ def test_forkserver_start_method():
     assert s.obs.shape == (6,)
     kids, threads = leftovers()
     assert [c for c in kids if "forkserver" not in c[1]] == [] and threads == []
+
+
+def test_script_without_a_main_guard_fails_at_once_naming_the_guard(tmp_path):
+    "A script that starts process workers at module level: each spawned child imports it and dies before its env starts; the error says why, with no restarts."
+    script = tmp_path / "unguarded.py"
+    script.write_text(textwrap.dedent("""
+        import asyncio
+        from rlnb.envs.pool import AsyncEnvWorker
+
+        async def main():
+            w = AsyncEnvWorker("CartPole-v1", mode="process", restart=True, max_restarts=3)
+            try: await w.get_state()
+            finally: await w.aclose()
+
+        asyncio.run(main())
+    """))
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    took = time.monotonic() - t0
+    assert proc.returncode != 0 and "EnvWorkerError" in proc.stderr, proc.stderr[-3000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "if __name__ == '__main__':" in last and str(script) in last and "gave up after" not in last, last
+    assert took < 60, took  # one child's failed import, not max_restarts of them

@@ -428,7 +428,7 @@ def action_checker(space:gym.Space) -> Callable[[Any], Any]:
 class EnvRunner(abc.ABC):
     "Where a worker's `EnvCore` runs (a thread, a process, a Ray actor): takes commands, reports states on the worker's event loop."
     def __init__(self,
-                 report:Callable,  # `report(runner, item)`, called on the loop with ('H', describe), ('S', EnvState) or ('E', (message, traceback))
+                 report:Callable,  # `report(runner, item)`, called on the loop with ('H', describe), ('S', EnvState) or ('E', (message, traceback[, retry]))
                  name:str,  # the worker's name, given to its thread or process
                 ):
         self.report, self.name = report, name

@@ -160,6 +160,14 @@ def _start_child(proc):
             for k in added: os.environ.pop(k, None)
 
 # %% ../../nbs/envs/13_process.ipynb #b8bcf00f
+def _main_guard_hint() -> str:
+    "Why a child exits with code 1 before it says hello, when the main module is a script: it builds and trains at module level."
+    path = getattr(sys.modules.get('__main__'), '__file__', None)
+    if not path: return ''  # a notebook or an interactive shell: the child does not import it
+    return (f" before it started its env. A spawned child imports the main module ({path}) first, so a script that starts "
+            "process actors must build and train under `if __name__ == '__main__':`, as multiprocessing needs; or use actor_mode='thread'")
+
+# %% ../../nbs/envs/13_process.ipynb #541ee38b
 class ProcessRunner(EnvRunner):
     "Runs an `EnvCore` in a spawned child; pipe for one-byte commands, shared memory for the data."
     def __init__(self,
@@ -214,9 +222,11 @@ class ProcessRunner(EnvRunner):
         "The pipe closed: poll (by timer, never blocking) until the exit code is known, then report."
         if self.proc.exitcode is None and time.monotonic() < deadline and loop is not None and not loop.is_closed():
             loop.call_later(0.005, self._wait_exit, loop, deadline); return
-        self.report(self, ('E', (f"worker process (pid {self.proc.pid}) died without reporting an error ({_exit_text(self.proc.exitcode)})", None)))
+        msg = f"worker process (pid {self.proc.pid}) died without reporting an error ({_exit_text(self.proc.exitcode)})"
+        hint = _main_guard_hint() if self.views is None and self.proc.exitcode == 1 else ''
+        self.report(self, ('E', (msg + hint, None, not hint)))  # a child that cannot even import the script fails the same way again: no restart
 
-# %% ../../nbs/envs/13_process.ipynb #f2dd2abf
+# %% ../../nbs/envs/13_process.ipynb #d0643b2f
 @patch_to(ProcessRunner)
 def _setup(self, d):
     obs_spec, act_spec = _array_spec(d['observation_space']), _array_spec(d['action_space'])
@@ -242,7 +252,7 @@ def _read(self, msg) -> EnvState:
     return EnvState(obs, float(v['reward']), bool(v['terminated']), bool(v['truncated']), info,
                     int(v['episode']), int(v['step']), bool(v['first']), final)
 
-# %% ../../nbs/envs/13_process.ipynb #bfd62cc3
+# %% ../../nbs/envs/13_process.ipynb #40022d5e
 @patch_to(ProcessRunner)
 def _send(self, msg):
     "A command to the child. A child that has died closed the pipe: the send is dropped, and the pipe's end of file, seen by the reader, reports the death to the worker."

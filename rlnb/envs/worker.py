@@ -135,8 +135,8 @@ def abort(self, reason:str):
 
 # %% ../../nbs/envs/11_worker.ipynb #d6350a1e
 class _Failure:
-    "An env failure as reported by a runner: message and traceback text."
-    def __init__(self, message:str, tb:str|None=None): self.message, self.tb = message, tb
+    "An env failure as reported by a runner: message, traceback text, and whether a fresh env could fare better (`retry`)."
+    def __init__(self, message:str, tb:str|None=None, retry:bool=True): self.message, self.tb, self.retry = message, tb, retry
 
 def _as_list(x): return x.tolist() if isinstance(x, np.ndarray) else x
 
@@ -154,7 +154,7 @@ def _deliver(self, result):
         self._stop_runner()
         if self._closed: return
         last = self._state
-        if self.restart and self.restarts < self.max_restarts:
+        if self.restart and self.restarts < self.max_restarts and result.retry:
             lost = dict(restart=self.restarts + 1, error=result.message, traceback=result.tb, failed_at=time.monotonic(),
                         episode=None if last is None else _as_list(last.episode), step=None if last is None else _as_list(last.step))
             self.restarts += 1; self.lost_episodes.append(lost); self._restart_info = lost
@@ -164,7 +164,7 @@ def _deliver(self, result):
             except Exception as e:  # the fresh env cannot even be started: the worker fails, with both reasons
                 self._runner = None
                 result = _Failure(f"{result.message}; then starting a fresh env failed: {type(e).__name__}: {e}", traceback.format_exc())
-        extra = f" (gave up after {self.restarts} restarts, max_restarts={self.max_restarts})" if self.restart else ""
+        extra = f" (gave up after {self.restarts} restarts, max_restarts={self.max_restarts})" if self.restart and result.retry else ""
         self._failed = result.message + extra
         err = EnvWorkerError(f"env failed during {self._last_cmd}: {result.message}{extra}", worker=self.name, remote_traceback=result.tb)
         self._error = err
