@@ -22,7 +22,7 @@ from ..runtime.runtime import Runtime, TrainedPolicy, env_spaces, get_algo, patc
 from ..runtime.evaluation import _renamed_policy
 from ..runtime.spec import check_options, check_renamed
 from ..envs.envpool import backend_of
-from .presets import Preset, preset_line, resolve_preset
+from .presets import Preset, find_preset, preset_line, resolve_preset
 from ..envs.monitor import CSVSink, TensorBoardSink, WandbSink, _fmt, _logger, read_wandb_offline
 from .checkpoints import AgentCheckpoints, _read_run
 from ..checkpoint import CKPT_DIR, check_run_dir, find_checkpoint, list_checkpoints, one_run_dir, process_dir, release_run_dir
@@ -70,6 +70,7 @@ def _resolve_devices(devices, num_learners) -> list:
 # %% ../../nbs/agent/72_agent.ipynb #9e2292f2
 _HEAD = ('wall_s', 'env_steps', 'updates', 'episodes', 'env_steps_per_s', 'updates_per_s', 'avg_G')  # columns before the algorithm's metrics
 _TAIL = ('lag_mean', 'lag_max', 'eval_return', 'eval_std')
+_PRESET_LEFT_OUT: set = set()  # (algo, env) pairs whose unused preset this process has named (see `DistributedAgent`)
 
 TUNE = 'rlnb.agent.tune:tune'  # what `DistributedAgent.tune(...)` runs (imported on first use, as MANY_RUNS)
 MANY_RUNS = 'rlnb.agent.runs:MultiRunAgent'  # what `DistributedAgent(..., seeds=..., sweep=...)` builds ('module:name', imported on first use: its chapter comes after this one)
@@ -132,6 +133,10 @@ class DistributedAgent(AgentCheckpoints):
         self.wall_s = 0.0  # training wall-clock over all sessions (continues across resume)
         self.logger = _logger(tag)
         if isinstance(preset, str) and preset == 'auto' and self.preset is not None: self.logger.info(preset_line(self.preset, env))  # what 'auto' picked, and why
+        elif preset is None and isinstance(env, str) and (own := find_preset(algo, env)) is not None and own.config and (algo, env) not in _PRESET_LEFT_OUT:
+            _PRESET_LEFT_OUT.add((algo, env))  # said once per process: a MultiRunAgent's runs, a loop of agents
+            self.logger.warning(f"{env} has a tuned preset, {own.name}, which this agent leaves out: it runs {cls.Config.__name__}'s defaults, where `rlnb train` "
+                                f"takes the preset. Pass preset='auto' to take it, or preset='none' to keep the defaults without this line.")
         self._task: asyncio.Task|None = None
         self._tb: TensorBoardSink|None = None  # while training
         self._wandb: WandbSink|None = None  # from the first `atrain(wandb=...)` until `close()`
@@ -276,7 +281,7 @@ async def atrain(self,
                  compile:bool=True,  # compile the learner update before the clock starts (else on first use)
                  target_return:float|None=None,  # stop at the first evaluation reaching this mean return
                  progress:bool=True,  # tqdm progress bar (a widget in notebooks, text in terminals)
-                 verbose:bool=True,  # log lines to the `rlnb.<tag>` logger (stdout)
+                 verbose:bool=True,  # log lines to the `rlnb.<tag>` logger (stderr)
                  tensorboard:bool=True,  # TensorBoard event files in work_dir/tb
                  wandb=False,  # also log the rows to Weights & Biases: True, or a dict of `wandb.init` arguments (project, mode, ...); the `wandb` extra
                 ) -> dict:

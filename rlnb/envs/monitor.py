@@ -27,19 +27,19 @@ from ..core import ConfigError, in_thread, patch_to
 __all__ = ['TrainMonitor', 'CSVSink', 'TensorBoardSink', 'WandbSink', 'read_wandb_offline']
 
 # %% ../../nbs/envs/16_monitor.ipynb #50ee20d1
-class _StdoutHandler(logging.StreamHandler):
-    "Writes to whatever `sys.stdout` is when a record is emitted (Jupyter swaps it per cell)."
+class _StderrHandler(logging.StreamHandler):
+    "Writes to whatever `sys.stderr` is when a record is emitted (Jupyter swaps it per cell)."
     @property
     def stream(self):
         import sys  # looked up at emit time; also safe during interpreter shutdown
-        return sys.stdout
+        return sys.stderr
     @stream.setter
     def stream(self, value): pass
 
 def _logger(name):
     log = logging.getLogger(f'rlnb.{name}')
     if not log.handlers:
-        h = _StdoutHandler()
+        h = _StderrHandler()
         h.setFormatter(logging.Formatter(f'[{name}|%(levelname)s] %(message)s'))
         log.addHandler(h)
         log.setLevel(logging.INFO)
