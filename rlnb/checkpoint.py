@@ -28,7 +28,7 @@ from .core import ConfigError, RLNBError
 __all__ = ['CKPT_DIR', 'LOCK_FILE', 'TRAIN_OPTIONS', 'save_state', 'load_state', 'register_streamed', 'write_checkpoint',
            'read_checkpoint', 'list_checkpoints', 'process_dir', 'find_checkpoint', 'prune_checkpoints',
            'check_run_dir', 'run_in_dir', 'claim_run_dir', 'release_run_dir', 'one_run_dir', 'write_train_options',
-           'read_train_options']
+           'run_dir_of', 'read_train_options']
 
 # %% ../nbs/02_checkpoint.ipynb #712525fc
 def _write_npy(path:Path, x:np.ndarray):
@@ -339,11 +339,15 @@ def write_train_options(run_dir,  # the run directory
     os.replace(tmp, p)
     return p
 
+def run_dir_of(path) -> Path:
+    "The run directory that `path` (the directory itself, or one of its checkpoint files) belongs to."
+    p = Path(path)
+    if p.is_file(): return p.parent.parent if p.parent.name == CKPT_DIR else p.parent
+    return p
+
 def read_train_options(path) -> dict:
     "The options `write_train_options` recorded for the run that `path` (its directory or one of its checkpoint files) belongs to; {} if none."
-    p = Path(path)
-    if p.is_file(): p = p.parent.parent if p.parent.name == CKPT_DIR else p.parent
-    f = p / TRAIN_OPTIONS
+    f = run_dir_of(path) / TRAIN_OPTIONS
     if not f.is_file(): return {}
     try: return json.loads(f.read_text())
     except json.JSONDecodeError as e: raise ConfigError(f"{str(f)!r} is not valid JSON ({e}); delete it to resume with the defaults, or fix it.") from None

@@ -82,10 +82,14 @@ def run_name(*parts) -> str:
 # %% ../nbs/80_cli.ipynb #1e555e5f
 def _run_dir_of(resume:str) -> str:
     "The run directory a `--resume` path belongs to."
-    from rlnb.agent.agent import CKPT_DIR
-    p = pathlib.Path(resume)
-    if p.is_file(): return str(p.parent.parent if p.parent.name == CKPT_DIR else p.parent)
-    return str(p)
+    from rlnb.checkpoint import run_dir_of
+    return str(run_dir_of(resume))
+
+def _record_options(run, steps, target_return, eval_interval, num_eval_episodes, save_interval, log_interval, **more):
+    "Write the run's `train.json` (`rlnb.checkpoint.write_train_options`): what `--resume` keeps; no target is recorded as 'none' (inf)."
+    from rlnb.checkpoint import write_train_options
+    write_train_options(run, dict(steps=steps, target_return=float('inf') if target_return is None else target_return, eval_interval=eval_interval,
+                                  eval_episodes=num_eval_episodes, save_interval=save_interval, log_interval=log_interval, **more))
 
 # %% ../nbs/80_cli.ipynb #69be69e3
 class _Interrupted(KeyboardInterrupt):
@@ -142,7 +146,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
                           save_interval, resume, deterministic, log_interval, config, handle_signals, preset, existing_run)
     import jax
     from rlnb.agent.agent import DistributedAgent, find_checkpoint, check_run_dir
-    from rlnb.checkpoint import read_train_options, write_train_options
+    from rlnb.checkpoint import read_train_options
     if algo not in ALGOS: raise RLNBError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
     if env_kind(env_id) is None: make_env(env_id).close()  # an env stepped on the device (`gymnax:...`) is checked by its kind when the agent is built
     pre = resolve_preset(None if (resume is not None and preset == 'auto') else preset, algo, env_id)
@@ -172,8 +176,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
                                      deterministic=deterministic, preset=pre, **kw)
         if sig is not None: sig.agent = agent
         pre_name = pre.name if pre is not None else read_train_options(resume).get('preset') if resume is not None else None
-        write_train_options(agent.work_dir, dict(steps=steps, target_return=float('inf') if target_return is None else target_return, eval_interval=eval_interval,
-                            eval_episodes=num_eval_episodes, save_interval=save_interval, log_interval=log_interval, preset=pre_name))
+        _record_options(agent.work_dir, steps, target_return, eval_interval, num_eval_episodes, save_interval, log_interval, preset=pre_name)
         try:
             res = agent.train(steps, log_interval=log_interval, eval_interval=eval_interval,
                               save_interval=save_interval, num_eval_episodes=num_eval_episodes, target_return=target_return,
@@ -467,9 +470,7 @@ def train_many(algo:str, env_id:str, steps:int|None, seeds, sweep, num_actors:in
             agent = MultiRunAgent(env_id, seeds=seeds, sweep=sweep, tag=f"{algo}-{env_id}", algo=algo, work_dir=run, devices=devices,
                                   deterministic=deterministic, preset=pre, existing_run=existing_run, **kw)
         if sig is not None: sig.agent = agent
-        from rlnb.checkpoint import write_train_options
-        write_train_options(agent.work_dir, dict(steps=steps, target_return=float('inf') if target_return is None else target_return, eval_interval=eval_interval,
-                            eval_episodes=num_eval_episodes, save_interval=save_interval, log_interval=log_interval))
+        _record_options(agent.work_dir, steps, target_return, eval_interval, num_eval_episodes, save_interval, log_interval)
         try:
             res = agent.train(steps, log_interval=log_interval, eval_interval=eval_interval, save_interval=save_interval,
                               num_eval_episodes=num_eval_episodes, target_return=target_return, progress=progress, verbose=progress)
