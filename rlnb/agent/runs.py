@@ -21,7 +21,8 @@ from ..runtime.registry import get_algo
 from ..checkpoint import claim_run_dir, release_run_dir
 from ..envs.monitor import _logger
 from .agent import DistributedAgent, MetricsTable, _progress_bar
-from .seeds import RESAMPLES, bootstrap_ci, curve_band, iqm, parse_seeds, structural_fields, sweep_points
+from .seeds import (RESAMPLES, bootstrap_ci, curve_band, iqm, parse_seeds, structural_fields,
+                              sweep_points)
 
 # %% auto #0
 __all__ = ['ENV_PROCESS_BYTES', 'run_bytes', 'available_bytes', 'check_fits', 'MultiRunAgent', 'summarize', 'read_plan']
@@ -37,6 +38,7 @@ def run_bytes(agent) -> dict:
     envs = a.config.num_actors * ENV_PROCESS_BYTES if a.config.actor_mode == 'process' else 0
     return dict(learner=learner, replay=replay, envs=envs)
 
+# %% ../../nbs/agent/74_runs.ipynb #f04de9d8
 def available_bytes() -> int|None:
     "The memory the operating system can give this process now (Linux's MemAvailable), or None where it does not say."
     try:
@@ -47,6 +49,7 @@ def available_bytes() -> int|None:
 
 def _gib(n:int) -> str: return f"{n / 2**30:.2f} GiB"
 
+# %% ../../nbs/agent/74_runs.ipynb #0a41c73e
 def check_fits(per_run:dict, runs:int, available:int|None=None, share:float=0.8):
     "Raise a `ConfigError` unless `runs` runs of `per_run` bytes (`run_bytes`) fit in `share` of the memory `available` (None: `available_bytes()`)."
     available = available_bytes() if available is None else available
@@ -54,8 +57,10 @@ def check_fits(per_run:dict, runs:int, available:int|None=None, share:float=0.8)
     if available is None or one * runs <= share * available: return
     fits = int(share * available // max(one, 1))
     parts = ', '.join(f"{k} {_gib(v)}" for k, v in per_run.items() if v)
-    raise ConfigError(f"{runs} runs need about {_gib(one * runs)} ({_gib(one)} each: {parts}); {_gib(available)} is available, so {fits} "
-                      f"run{'s' * (fits != 1)} fit{'s' * (fits == 1)}. Pass fewer seeds or settings, or a smaller buffer_capacity.")
+    raise ConfigError(f"{runs} runs need about {_gib(one * runs)} ({_gib(one)} each: {parts}); "
+                      f"{_gib(available)} is available, so {fits} "
+                      f"run{'s' * (fits != 1)} fit{'s' * (fits == 1)}. "
+                      f"Pass fewer seeds or settings, or a smaller buffer_capacity.")
 
 # %% ../../nbs/agent/74_runs.ipynb #3151064b
 class MultiRunAgent:
@@ -72,72 +77,91 @@ class MultiRunAgent:
                  **kwargs,  # everything else `DistributedAgent` takes (eval_env, devices, preset, deterministic, func, config fields); a swept field wins
                 ):
         if 'seed' in kwargs: raise ConfigError(f"seed={kwargs['seed']!r} with seeds=: pass the seeds as seeds=[...] alone.")
-        if 'init_model_path' in kwargs: raise ConfigError("init_model_path= with many runs: resume them with atrain(init_model_path=DIR) or MultiRunAgent.from_checkpoint(DIR).")
-        self._setup(algo, tag, env if isinstance(env, str) else None, seeds, sweep, work_dir, existing_run, {k: v for k, v in kwargs.items() if _plain(v)})
+        if 'init_model_path' in kwargs:
+            raise ConfigError("init_model_path= with many runs: resume them with atrain(init_model_path=DIR) "
+                              "or MultiRunAgent.from_checkpoint(DIR).")
+        self._setup(algo, tag, env if isinstance(env, str) else None, seeds, sweep, work_dir, existing_run,
+                    {k: v for k, v in kwargs.items() if _plain(v)})
         both = sorted({k for p in self.points for k in p} & set(kwargs))
         if both: raise ConfigError(f"{', '.join(both)} is both swept and set (={kwargs[both[0]]!r}); leave it out of one of them.")
-        self._build(lambda r: DistributedAgent(env, seed=r['seed'], tag=f"{tag}-run-{r['run']}", algo=algo, work_dir=self.work_dir / f"run-{r['run']}",
+        self._build(lambda r: DistributedAgent(env, seed=r['seed'], tag=f"{tag}-run-{r['run']}", algo=algo,
+                                               work_dir=self.work_dir / f"run-{r['run']}",
                                                existing_run='error', **{**kwargs, **r['setting']}), memory_share)
 
-    def _setup(self, algo, tag, env_id, seeds, sweep, work_dir, existing_run, options):
-        "Check the plan and record it: the runs (index, seed, setting), the directory, the options runs.json keeps."
-        cls = get_algo(algo)
-        self.seeds, self.points = parse_seeds([0] if seeds is None else seeds), sweep_points(sweep, cls.Config)
-        if existing_run not in ('new', 'error'): raise ConfigError(f"existing_run={existing_run!r}: use 'new' (a fresh numbered run directory) or 'error'.")
-        self.runs = [dict(run=i, seed=s, setting=p) for i, (p, s) in enumerate(itertools.product(self.points, self.seeds))]
-        self.algo_name, self.tag, self.env_id, self.existing_run, self.options = algo, tag, env_id, existing_run, options  # options: plain data only (a network or an env factory is not)
-        self.work_dir, self.run_claimed, self.resumed_from = Path(work_dir if work_dir is not None else Path('runs') / tag), False, None
-        self.logger, self.structural = _logger(tag), structural_fields(self.points, cls.Config)
-        self.agents: list[DistributedAgent] = []
-        self._task, self.results = None, None
-
-    def _build(self, make, memory_share:float=0.8):
-        "One agent per run from `make(run)`; the memory check after the first, before the others are built; every agent closed if one fails."
-        try:
-            for r in self.runs:
-                self.agents.append(make(r))
-                if len(self.agents) == 1: check_fits(run_bytes(self.agents[0]), len(self.runs), share=memory_share)
-        except BaseException:
-            for a in self.agents: a.close()
-            raise
-        if len(self.points) > 1:
-            sw = ', '.join(f"{k} ({'structural' if k in self.structural else 'numeric'})" for k in dict.fromkeys(k for p in self.points for k in p))
-            self.logger.info(f"{len(self.runs)} runs: {len(self.points)} settings x {len(self.seeds)} seed{'s' * (len(self.seeds) != 1)}; swept {sw}; each run compiles its own programs")
-
-    @classmethod
-    def from_checkpoint(cls,
-                        path,  # a directory of many runs (its runs.json and run-<i>/)
-                        env=None,  # env id or factory; None: the id runs.json holds
-                        **kwargs,  # more arguments of every run's `DistributedAgent.from_checkpoint` (devices, eval_env, func, ...)
-                       ) -> MultiRunAgent:
-        "Rebuild every run of a directory of many runs from its latest checkpoint (its algorithm, config and seed); training continues in that directory."
-        path, plan = Path(path), read_plan(path)
-        env = env if env is not None else plan['env']
-        if env is None: raise ConfigError(f"{str(path)!r} was trained on an env factory, not an id: pass env=... to rebuild it.")
-        self = cls.__new__(cls)
-        settings = plan['settings']
-        self._setup(plan['algo'], kwargs.pop('tag', plan['tag']), env if isinstance(env, str) else None, plan['seeds'], None if settings == [{}] else settings,
-                    path, kwargs.pop('existing_run', 'new'), plan['options'])
-        self._build(lambda r: DistributedAgent.from_checkpoint(path / f"run-{r['run']}", env, work_dir=path / f"run-{r['run']}", tag=f"{self.tag}-run-{r['run']}", **kwargs))
-        self.resumed_from = path
-        return self
-
     def __repr__(self):
-        return (f"MultiRunAgent({self.algo_name}, tag={self.tag!r}, runs={len(self.runs)} ({len(self.points)} settings x {len(self.seeds)} seeds), "
+        return (f"MultiRunAgent({self.algo_name}, tag={self.tag!r}, "
+                f"runs={len(self.runs)} ({len(self.points)} settings x {len(self.seeds)} seeds), "
                 f"env_steps={sum(a.algo.env_steps for a in self.agents):,}, running={self.running})")
 
     def __len__(self): return len(self.agents)
     def __getitem__(self, i:int) -> DistributedAgent: return self.agents[i]
 
-    @property
-    def running(self) -> bool:
-        "True while a background call (`start`) is in progress."
-        return self._task is not None and not self._task.done()
-
 def _plain(v) -> bool:
     "Whether `v` is plain data that JSON keeps (the options `runs.json` records)."
     try: json.dumps(v); return True
     except (TypeError, ValueError): return False
+
+# %% ../../nbs/agent/74_runs.ipynb #8bf691d7
+@patch_to(MultiRunAgent)
+def _setup(self, algo, tag, env_id, seeds, sweep, work_dir, existing_run, options):
+    "Check the plan and record it: the runs (index, seed, setting), the directory, the options runs.json keeps."
+    cls = get_algo(algo)
+    self.seeds, self.points = parse_seeds([0] if seeds is None else seeds), sweep_points(sweep, cls.Config)
+    if existing_run not in ('new', 'error'):
+        raise ConfigError(f"existing_run={existing_run!r}: use 'new' (a fresh numbered run directory) or 'error'.")
+    self.runs = [dict(run=i, seed=s, setting=p) for i, (p, s) in enumerate(itertools.product(self.points, self.seeds))]
+    # options: plain data only (a network or an env factory is not)
+    self.algo_name, self.tag, self.env_id, self.existing_run, self.options = algo, tag, env_id, existing_run, options
+    self.work_dir, self.run_claimed, self.resumed_from = (Path(work_dir if work_dir is not None else Path('runs') / tag),
+                                                          False, None)
+    self.logger, self.structural = _logger(tag), structural_fields(self.points, cls.Config)
+    self.agents: list[DistributedAgent] = []
+    self._task, self.results = None, None
+
+# %% ../../nbs/agent/74_runs.ipynb #37ccb89f
+@patch_to(MultiRunAgent)
+def _build(self, make, memory_share:float=0.8):
+    "One agent per run from `make(run)`; the memory check after the first, before the others are built; every agent closed if one fails."
+    try:
+        for r in self.runs:
+            self.agents.append(make(r))
+            if len(self.agents) == 1: check_fits(run_bytes(self.agents[0]), len(self.runs), share=memory_share)
+    except BaseException:
+        for a in self.agents: a.close()
+        raise
+    if len(self.points) > 1:
+        sw = ', '.join(f"{k} ({'structural' if k in self.structural else 'numeric'})"
+                       for k in dict.fromkeys(k for p in self.points for k in p))
+        self.logger.info(f"{len(self.runs)} runs: {len(self.points)} settings x {len(self.seeds)} "
+                         f"seed{'s' * (len(self.seeds) != 1)}; swept {sw}; each run compiles its own programs")
+
+# %% ../../nbs/agent/74_runs.ipynb #ff38013c
+@patch_to(MultiRunAgent)
+@classmethod
+def from_checkpoint(cls,
+                    path,  # a directory of many runs (its runs.json and run-<i>/)
+                    env=None,  # env id or factory; None: the id runs.json holds
+                    **kwargs,  # more arguments of every run's `DistributedAgent.from_checkpoint` (devices, eval_env, func, ...)
+                   ) -> MultiRunAgent:
+    "Rebuild every run of a directory of many runs from its latest checkpoint (its algorithm, config and seed); training continues in that directory."
+    path, plan = Path(path), read_plan(path)
+    env = env if env is not None else plan['env']
+    if env is None: raise ConfigError(f"{str(path)!r} was trained on an env factory, not an id: pass env=... to rebuild it.")
+    self = cls.__new__(cls)
+    settings = plan['settings']
+    self._setup(plan['algo'], kwargs.pop('tag', plan['tag']), env if isinstance(env, str) else None, plan['seeds'],
+                None if settings == [{}] else settings,
+                path, kwargs.pop('existing_run', 'new'), plan['options'])
+    self._build(lambda r: DistributedAgent.from_checkpoint(path / f"run-{r['run']}", env, work_dir=path / f"run-{r['run']}",
+                                                           tag=f"{self.tag}-run-{r['run']}", **kwargs))
+    self.resumed_from = path
+    return self
+
+@patch_to(MultiRunAgent)
+@property
+def running(self) -> bool:
+    "True while a background call (`start`) is in progress."
+    return self._task is not None and not self._task.done()
 
 # %% ../../nbs/agent/74_runs.ipynb #e6d16b1b
 def _status(e:BaseException|None) -> str:
@@ -153,26 +177,32 @@ def _run_result(agent, run:dict, res, target_return) -> dict:
     out = dict(run=run['run'], seed=run['seed'], setting=run['setting'], status=status, final_eval=final,
                best_eval=max((float(e['mean']) for e in agent.evals), default=float('nan')), env_steps=agent.algo.env_steps,
                updates=agent.algo.updates, wall_s=round(agent.wall_s, 3), reached=reached,
-               env_steps_to_target=agent.algo.env_steps if reached else None, seconds_to_target=round(agent.wall_s, 3) if reached else None,
-               evals=[[int(e['env_steps']), float(e['mean'])] for e in agent.evals], checkpoint=str(agent.last_checkpoint) if agent.last_checkpoint else None,
+               env_steps_to_target=agent.algo.env_steps if reached else None,
+               seconds_to_target=round(agent.wall_s, 3) if reached else None,
+               evals=[[int(e['env_steps']), float(e['mean'])] for e in agent.evals],
+               checkpoint=str(agent.last_checkpoint) if agent.last_checkpoint else None,
                work_dir=str(agent.work_dir))
     if err is not None: out['error'] = f"{type(err).__name__}: {err}"
     return out
 
+# %% ../../nbs/agent/74_runs.ipynb #eb055c8a
 def summarize(results:list[dict], target_return:float|None=None) -> list[dict]:
     "Per setting, over its seeds: the IQM of the final evaluations with its 95 % bootstrap interval, runs solved, median env steps to the target."
     out, groups = [], {}
-    for r in results: groups.setdefault(json.dumps(r['setting'], sort_keys=True, default=str), []).append(r)  # settings in the order they were given
+    for r in results:  # settings in the order they were given
+        groups.setdefault(json.dumps(r['setting'], sort_keys=True, default=str), []).append(r)
     for rs in groups.values():
         rs = sorted(rs, key=lambda r: r['seed'])
         finals = [r['final_eval'] for r in rs]
         lo, hi = bootstrap_ci(finals)
         row = dict(setting=rs[0]['setting'], seeds=[r['seed'] for r in rs], runs=[r['run'] for r in rs], final_eval=finals,
-                   iqm_final_eval=iqm(finals), iqm_ci95=[lo, hi], failed=[r['run'] for r in rs if r['status'] in ('diverged', 'failed')])
+                   iqm_final_eval=iqm(finals), iqm_ci95=[lo, hi],
+                   failed=[r['run'] for r in rs if r['status'] in ('diverged', 'failed')])
         if target_return is not None:
             steps = sorted(r['env_steps_to_target'] if r['reached'] else math.inf for r in rs)
             med = float(np.median(steps))
-            row.update(solved=f"{sum(r['reached'] for r in rs)}/{len(rs)}", median_env_steps_to_target=None if math.isinf(med) else med)
+            row.update(solved=f"{sum(r['reached'] for r in rs)}/{len(rs)}",
+                       median_env_steps_to_target=None if math.isinf(med) else med)
         out.append(row)
     return out
 
@@ -184,6 +214,16 @@ def _plan(self) -> dict:
                 settings=self.points, structural=self.structural, options=self.options,
                 runs=[dict(r, dir=f"run-{r['run']}") for r in self.runs])
 
+def read_plan(path) -> dict:
+    "The runs.json of a directory of many runs, or a `ConfigError` that says what the directory is instead."
+    f = Path(path) / 'runs.json'
+    if not f.exists():
+        raise ConfigError(f"{str(path)!r} is not a directory of many runs (no runs.json)"
+                          + ("; it holds one run: resume it with DistributedAgent(...).atrain(init_model_path=...)."
+                             if (Path(path) / 'checkpoints').exists() else "."))
+    return json.loads(f.read_text())
+
+# %% ../../nbs/agent/74_runs.ipynb #7f0fc525
 @patch_to(MultiRunAgent)
 def _claim(self, init_model_path) -> Path|None:
     "Claim the directory of all runs (once) and point every run into it; returns the directory each run resumes from (None: a fresh start)."
@@ -192,8 +232,9 @@ def _claim(self, init_model_path) -> Path|None:
         src = Path(init_model_path)
         plan = read_plan(src)
         if [(r['seed'], r['setting']) for r in plan['runs']] != [(r['seed'], r['setting']) for r in json.loads(json.dumps(self.runs))]:
-            raise ConfigError(f"init_model_path={str(src)!r} holds {len(plan['runs'])} runs of seeds {plan['seeds']} and settings {plan['settings']}; "
-                              f"this agent has {len(self.runs)} runs of seeds {self.seeds} and settings {self.points}: build it with the same seeds and sweep.")
+            raise ConfigError(f"init_model_path={str(src)!r} holds {len(plan['runs'])} runs of seeds {plan['seeds']} "
+                              f"and settings {plan['settings']}; this agent has {len(self.runs)} runs of seeds {self.seeds} "
+                              f"and settings {self.points}: build it with the same seeds and sweep.")
     if not self.run_claimed:
         continuing = any(p is not None and Path(p).resolve() == self.work_dir.resolve() for p in (src, self.resumed_from))
         asked, self.work_dir = self.work_dir, claim_run_dir(self.work_dir, self.existing_run, continuing)
@@ -202,14 +243,7 @@ def _claim(self, init_model_path) -> Path|None:
         for r, a in zip(self.runs, self.agents): a.work_dir = self.work_dir / f"run-{r['run']}"
     return src
 
-def read_plan(path) -> dict:
-    "The runs.json of a directory of many runs, or a `ConfigError` that says what the directory is instead."
-    f = Path(path) / 'runs.json'
-    if not f.exists():
-        raise ConfigError(f"{str(path)!r} is not a directory of many runs (no runs.json)" + ("; it holds one run: resume it with DistributedAgent(...).atrain(init_model_path=...)."
-                                                                                            if (Path(path) / 'checkpoints').exists() else "."))
-    return json.loads(f.read_text())
-
+# %% ../../nbs/agent/74_runs.ipynb #a1354d79
 @patch_to(MultiRunAgent)
 async def atrain(self,
                  num_train_steps:int|None=None,  # env steps of every run (a resumed run counts what it had); None: the preset's, else the algorithm's
@@ -226,16 +260,19 @@ async def atrain(self,
                  on_eval=None,  # called as `on_eval(i, evaluation)` after each evaluation of run i (a tuner's report); a true return stops run i alone, with a checkpoint
                 ) -> dict:
     "Train every run side by side; returns `results` (one entry per run), `summary` (one per setting) and the paths written."
-    if self.running and self._task is not asyncio.current_task(): raise ConfigError(f"[{self.tag}] a background call is in progress; `await agent.stop()` first.")
+    if self.running and self._task is not asyncio.current_task():
+        raise ConfigError(f"[{self.tag}] a background call is in progress; `await agent.stop()` first.")
     goal = self.agents[0]._check_train_args(num_train_steps, log_interval, eval_interval, save_interval, num_eval_episodes)
     src = self._claim(init_model_path)
     (self.work_dir / 'runs.json').write_text(json.dumps(self._plan(), indent=1, default=str))
     for a in self.agents: a._stop_requested = False
-    kw = dict(log_interval=min(log_interval, 1.0) if log_interval else 0, eval_interval=eval_interval, save_interval=save_interval, num_eval_episodes=num_eval_episodes,
+    kw = dict(log_interval=min(log_interval, 1.0) if log_interval else 0, eval_interval=eval_interval,
+              save_interval=save_interval, num_eval_episodes=num_eval_episodes,
               target_return=target_return, progress=False, verbose=False, tensorboard=tensorboard, compile=compile)
-    tasks = [asyncio.ensure_future(a.atrain(goal, init_model_path=None if src is None else src / f"run-{r['run']}", **kw)) for r, a in zip(self.runs, self.agents)]
-    bar = _progress_bar(total=goal * len(tasks), initial=min(sum(a.algo.env_steps for a in self.agents), goal * len(tasks)), unit='step',
-                        desc=f"{self.tag} ({len(tasks)} runs)", disable=not progress, dynamic_ncols=True)
+    tasks = [asyncio.ensure_future(a.atrain(goal, init_model_path=None if src is None else src / f"run-{r['run']}", **kw))
+             for r, a in zip(self.runs, self.agents)]
+    bar = _progress_bar(total=goal * len(tasks), initial=min(sum(a.algo.env_steps for a in self.agents), goal * len(tasks)),
+                        unit='step', desc=f"{self.tag} ({len(tasks)} runs)", disable=not progress, dynamic_ncols=True)
     loop, outcome, seen = asyncio.get_running_loop(), {}, [len(a.evals) for a in self.agents]
     next_log = loop.time() + log_interval
     try:
@@ -260,6 +297,7 @@ async def atrain(self,
     if unexpected: raise unexpected[0]  # a bug, not a run's fault: every run has ended
     return self._write_results(outcome, target_return)
 
+# %% ../../nbs/agent/74_runs.ipynb #a8eaef4c
 @patch_to(MultiRunAgent)
 def _report_evals(self, on_eval, seen:list):
     "Hand every evaluation made since the last call to `on_eval`; stop a run whose call returns true."
@@ -272,7 +310,9 @@ def _report_evals(self, on_eval, seen:list):
 def _ended_line(self, i:int, res, target_return) -> str:
     r, a = self.runs[i], self.agents[i]
     head = f"run-{i} (seed {r['seed']}{', ' + _setting_str(r['setting']) if r['setting'] else ''})"
-    if isinstance(res, BaseException): return f"{head} stopped alone at {a.algo.env_steps:,} env steps: {type(res).__name__}: {str(res).splitlines()[0]}"
+    if isinstance(res, BaseException):
+        return (f"{head} stopped alone at {a.algo.env_steps:,} env steps: "
+                f"{type(res).__name__}: {str(res).splitlines()[0]}")
     ev = res['eval']['mean'] if res.get('eval') else float('nan')
     at = f"reached {target_return:g} " if res.get('reached_target') else ''
     return f"{head} {at}at {res['env_steps']:,} env steps in {res['wall_s']:.1f} s: eval {ev:.1f}"
@@ -282,24 +322,32 @@ def _progress_line(self, goal:int, target_return) -> str:
     finals = [a.evals[-1]['mean'] for a in self.agents if a.evals]
     steps = sum(a.algo.env_steps for a in self.agents)
     line = f"{steps:,}/{goal * len(self.agents):,} env steps"
-    if finals: line += f"; latest evaluations: IQM {iqm(finals):.1f} (min {min(finals):.1f}, max {max(finals):.1f}) over {len(finals)} runs"
-    if target_return is not None: line += f"; {sum(bool(a.evals) and a.evals[-1]['mean'] >= target_return for a in self.agents)}/{len(self.agents)} at {target_return:g}"
+    if finals:
+        line += (f"; latest evaluations: IQM {iqm(finals):.1f} (min {min(finals):.1f}, "
+                 f"max {max(finals):.1f}) over {len(finals)} runs")
+    if target_return is not None:
+        line += (f"; {sum(bool(a.evals) and a.evals[-1]['mean'] >= target_return for a in self.agents)}"
+                 f"/{len(self.agents)} at {target_return:g}")
     return line
 
 def _setting_str(setting:dict) -> str: return ', '.join(f"{k}={v}" for k, v in setting.items()) or 'defaults'
 
+# %% ../../nbs/agent/74_runs.ipynb #c880b914
 @patch_to(MultiRunAgent)
 def _write_results(self, outcome:dict, target_return) -> dict:
     "Each run's result.json, then results.json and curves.png of all runs; returns what results.json holds, with the paths."
     results = [_run_result(a, r, outcome.get(i), target_return) for i, (r, a) in enumerate(zip(self.runs, self.agents))]
     for res, a in zip(results, self.agents): (a.work_dir / 'result.json').write_text(json.dumps(res, indent=1, default=str))
-    self.results = dict(algo=self.algo_name, env=self.env_id, target_return=target_return, runs=results, summary=summarize(results, target_return),
+    self.results = dict(algo=self.algo_name, env=self.env_id, target_return=target_return, runs=results,
+                        summary=summarize(results, target_return),
                         interval=f"IQM of final_eval over seeds, 95% percentile bootstrap ({RESAMPLES:,} resamples; Agarwal et al. 2021)",
-                        work_dir=str(self.work_dir), results=str(self.work_dir / 'results.json'), curves=str(self.work_dir / 'curves.png'))
+                        work_dir=str(self.work_dir), results=str(self.work_dir / 'results.json'),
+                        curves=str(self.work_dir / 'curves.png'))
     (self.work_dir / 'results.json').write_text(json.dumps(self.results, indent=1, default=str))
     if any(r['evals'] for r in results): self.plot(self.work_dir / 'curves.png')
     return self.results
 
+# %% ../../nbs/agent/74_runs.ipynb #feb47b74
 @patch_to(MultiRunAgent)
 def train(self, num_train_steps:int|None=None, **kwargs) -> dict:
     "Plain form of `atrain`: in a script, or in a notebook cell (then on a private loop in a helper thread)."
@@ -311,12 +359,15 @@ def train(self, num_train_steps:int|None=None, **kwargs) -> dict:
 def start(self, num_train_steps:int|None=None, **kwargs) -> asyncio.Task:
     "Run `atrain` as a task on the running loop and return at once (progress and verbose off unless given); `await agent.stop()` ends every run with a checkpoint."
     try: loop = asyncio.get_running_loop()
-    except RuntimeError: raise ConfigError("start() runs training as a task on the running event loop (a notebook cell or a coroutine); in a plain script call train(...) instead.") from None
+    except RuntimeError:
+        raise ConfigError("start() runs training as a task on the running event loop (a notebook cell or a coroutine); "
+                          "in a plain script call train(...) instead.") from None
     if self.running: raise ConfigError(f"[{self.tag}] is already training in the background; `await agent.stop()` first.")
     kwargs.setdefault('progress', False); kwargs.setdefault('verbose', False)
     self._task = loop.create_task(self.atrain(num_train_steps, **kwargs), name=f"rlnb-runs:{self.tag}")
     return self._task
 
+# %% ../../nbs/agent/74_runs.ipynb #a6269c13
 @patch_to(MultiRunAgent)
 def request_stop(self):
     "Ask every run to end at its next tick with a checkpoint; returns at once. Safe to call from a signal handler."
@@ -330,6 +381,7 @@ async def stop(self) -> dict|None:
     try: return await self._task
     finally: self._task = None
 
+# %% ../../nbs/agent/74_runs.ipynb #66652a8c
 @patch_to(MultiRunAgent)
 async def aclose(self):
     "Stop a background call, then close every run's envs and release the directory."
@@ -350,15 +402,19 @@ def table(self) -> MetricsTable:
     "The summary per setting as a markdown table (rendered in notebooks): IQM of the final evaluations [95 % CI], runs solved, median env steps to the target."
     if self.results is None: raise ConfigError(f"[{self.tag}] has no results yet: train first.")
     target = self.results['target_return']
-    head = ['setting', 'seeds', 'IQM final eval [95% CI]'] + (['solved', 'median env steps to target'] if target is not None else []) + ['failed']
+    head = (['setting', 'seeds', 'IQM final eval [95% CI]']
+            + (['solved', 'median env steps to target'] if target is not None else []) + ['failed'])
     rows = []
     for s in self.results['summary']:
         lo, hi = s['iqm_ci95']
         row = [_setting_str(s['setting']), str(len(s['seeds'])), f"{s['iqm_final_eval']:.1f} [{lo:.1f}, {hi:.1f}]"]
-        if target is not None: row += [s['solved'], '-' if s['median_env_steps_to_target'] is None else f"{s['median_env_steps_to_target']:,.0f}"]
+        if target is not None:
+            row += [s['solved'], '-' if s['median_env_steps_to_target'] is None
+                    else f"{s['median_env_steps_to_target']:,.0f}"]
         rows.append(row + [', '.join(f'run-{i}' for i in s['failed']) or '-'])
     return MetricsTable('\n'.join('| ' + ' | '.join(r) + ' |' for r in [head, ['---'] * len(head), *rows]))
 
+# %% ../../nbs/agent/74_runs.ipynb #d8e815f9
 @patch_to(MultiRunAgent)
 def plot(self,
          path=None,  # also write a PNG here
@@ -369,7 +425,8 @@ def plot(self,
     fig = ax.figure if ax is not None else Figure(figsize=(7, 4))
     ax = ax if ax is not None else fig.add_subplot()
     for p in self.points:
-        curves = [[(int(e['env_steps']), float(e['mean'])) for e in a.evals] for r, a in zip(self.runs, self.agents) if r['setting'] == p]
+        curves = [[(int(e['env_steps']), float(e['mean'])) for e in a.evals]
+                  for r, a in zip(self.runs, self.agents) if r['setting'] == p]
         curves = [c for c in curves if c]
         if not curves: continue
         x, m, lo, hi = curve_band(curves)
