@@ -16,7 +16,7 @@ import warnings
 
 import rlnb
 
-from ..core import ConfigError
+from ..core import ConfigError, patch_to
 from ..envs.core import check_env_id
 from ..envs.pixels import is_image_space, pixel_env
 from ..runtime.runtime import ALGOS, get_algo
@@ -29,7 +29,8 @@ __all__ = ['PRESET_DIR', 'TRAIN_KEYS', 'FAMILIES', 'Preset', 'read_preset', 'env
 
 # %% ../../nbs/agent/70_presets.ipynb #38bc54b9
 PRESET_DIR = pathlib.Path(rlnb.__file__).parent / 'hyperparams'  # the presets shipped with rlnb
-TRAIN_KEYS = {'steps': int, 'eval_interval': int, 'num_eval_episodes': int, 'target_return': float}  # what a preset's `train` table may set
+TRAIN_KEYS = {'steps': int, 'eval_interval': int, 'num_eval_episodes': int,
+              'target_return': float}  # what a preset's `train` table may set
 
 @dataclasses.dataclass(frozen=True)
 class Preset:
@@ -43,23 +44,29 @@ class Preset:
     description: str = ''  # one line: what the preset changes and why
     path: pathlib.Path|None = None  # the file it came from
 
-    def summary(self) -> str:
-        "One line: the tuned outcome, e.g. 'reached -110 in 3/3 seeds (median 95,000 env steps of 200,000)', with notes on seeds still to run or to run again."
-        r, t = self.result, self.train
-        if not r.get('seeds'): return f"not measured yet ({r['status']})" if r.get('status') else 'not measured yet'
-        pending = [f"{len(r['seeds'])} of {len(r['planned_seeds'])} seeds run so far"] if r.get('planned_seeds') else []
-        if r.get('outdated_seeds'):  # runs made before a change of the code that alters the outcome: they run again
-            old = r['outdated_seeds']
-            pending.append(('run' if len(old) == len(r['seeds']) else f"seed{'s' * (len(old) > 1)} {', '.join(map(str, old))} run")
-                          + f" before {r['outdated_by']}, to run again")
-        if str(r.get('solved', '')).startswith('0/'):
-            best = max(r.get('final_eval') or [float('nan')])
-            notes = [f"best final evaluation {best:g}"] + pending
-            return f"did not reach {t.get('target_return', '?'):g} in {len(r['seeds'])} seeds of {t.get('steps', 0):,} env steps ({'; '.join(notes)})"
-        med = r.get('median_env_steps_to_target')
-        notes = ([f"median {med:,} env steps of {t.get('steps', 0):,}"] if isinstance(med, int) else []) + pending
-        return f"reached {t.get('target_return', '?'):g} in {r.get('solved', '?')} seeds" + (f" ({'; '.join(notes)})" if notes else '')
+# %% ../../nbs/agent/70_presets.ipynb #68cdc476
+@patch_to(Preset)
+def summary(self) -> str:
+    ("One line: the tuned outcome, e.g. 'reached -110 in 3/3 seeds (median 95,000 env steps of 200,000)', "
+     "with notes on seeds still to run or to run again.")
+    r, t = self.result, self.train
+    if not r.get('seeds'): return f"not measured yet ({r['status']})" if r.get('status') else 'not measured yet'
+    pending = [f"{len(r['seeds'])} of {len(r['planned_seeds'])} seeds run so far"] if r.get('planned_seeds') else []
+    if r.get('outdated_seeds'):  # runs made before a change of the code that alters the outcome: they run again
+        old = r['outdated_seeds']
+        pending.append(('run' if len(old) == len(r['seeds']) else f"seed{'s' * (len(old) > 1)} {', '.join(map(str, old))} run")
+                      + f" before {r['outdated_by']}, to run again")
+    if str(r.get('solved', '')).startswith('0/'):
+        best = max(r.get('final_eval') or [float('nan')])
+        notes = [f"best final evaluation {best:g}"] + pending
+        return (f"did not reach {t.get('target_return', '?'):g} in {len(r['seeds'])} seeds "
+                f"of {t.get('steps', 0):,} env steps ({'; '.join(notes)})")
+    med = r.get('median_env_steps_to_target')
+    notes = ([f"median {med:,} env steps of {t.get('steps', 0):,}"] if isinstance(med, int) else []) + pending
+    return (f"reached {t.get('target_return', '?'):g} in {r.get('solved', '?')} seeds"
+            + (f" ({'; '.join(notes)})" if notes else ''))
 
+# %% ../../nbs/agent/70_presets.ipynb #5a933a27
 def _config_value(cfg_cls, name, v):
     "TOML arrays become tuples where the field's default is a tuple (network widths)."
     default = {f.name: f.default for f in dataclasses.fields(cfg_cls)}[name]
@@ -72,7 +79,9 @@ def read_preset(path) -> Preset:
     try: raw = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e: raise ConfigError(f"preset {path}: not valid TOML ({e}).") from None
     unknown = sorted(set(raw) - {'algo', 'env', 'description', 'config', 'train', 'result'})
-    if unknown: raise ConfigError(f"preset {path}: unknown key(s) {', '.join(unknown)}; a preset has algo, env, description, [config], [train] and [result].")
+    if unknown:
+        raise ConfigError(f"preset {path}: unknown key(s) {', '.join(unknown)}; "
+                          f"a preset has algo, env, description, [config], [train] and [result].")
     for key in ('algo', 'env'):
         if not isinstance(raw.get(key), str): raise ConfigError(f"preset {path}: `{key} = \"...\"` is missing.")
     algo = raw['algo']
@@ -81,12 +90,14 @@ def read_preset(path) -> Preset:
     fields = {f.name for f in dataclasses.fields(cfg_cls)}
     config = dict(raw.get('config', {}))
     bad = sorted(set(config) - fields)
-    check_renamed(bad, f"{algo} in preset {path}'s [config]", fields, keyword=False)  # an old name (rlnb.runtime.spec.RENAMED) gets its new one
+    check_renamed(bad, f"{algo} in preset {path}'s [config]", fields,
+                  keyword=False)  # an old name (rlnb.runtime.spec.RENAMED) gets its new one
     if bad:
         hints = [f"{b} (did you mean {m[0]}?)" if (m := difflib.get_close_matches(b, fields, 1)) else b for b in bad]
         raise ConfigError(f"preset {path}: [config] has field(s) {cfg_cls.__name__} does not: {', '.join(hints)}.")
     for k in ('seed', 'deterministic'):
-        if k in config: raise ConfigError(f"preset {path}: [config] must not set {k}: it belongs to the run, not to the tuning.")
+        if k in config:
+            raise ConfigError(f"preset {path}: [config] must not set {k}: it belongs to the run, not to the tuning.")
     config = {k: _config_value(cfg_cls, k, v) for k, v in config.items()}
     try: cfg_cls(**config)
     except ConfigError as e: raise ConfigError(f"preset {path}: {e}") from None
@@ -95,7 +106,8 @@ def read_preset(path) -> Preset:
         check_renamed([k], f"preset {path}'s [train]", TRAIN_KEYS, keyword=False)
         if k not in TRAIN_KEYS: raise ConfigError(f"preset {path}: [train] key {k!r} is not one of {', '.join(TRAIN_KEYS)}.")
         if not isinstance(v, (int, float)) or isinstance(v, bool) or (TRAIN_KEYS[k] is int and (not isinstance(v, int) or v <= 0)):
-            raise ConfigError(f"preset {path}: [train] {k}={v!r} must be {'a positive int' if TRAIN_KEYS[k] is int else 'a number'}.")
+            raise ConfigError(f"preset {path}: [train] {k}={v!r} must be "
+                              f"{'a positive int' if TRAIN_KEYS[k] is int else 'a number'}.")
     return Preset(path.stem, algo, raw['env'], config, train, dict(raw.get('result', {})), str(raw.get('description', '')), path)
 
 # %% ../../nbs/agent/70_presets.ipynb #0d1d0ff7
