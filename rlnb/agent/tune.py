@@ -28,7 +28,8 @@ __all__ = ['SPACES', 'distributions', 'space_from_text', 'curve_value', 'toml_va
 
 # %% ../../nbs/agent/75_tune.ipynb #4e92d5fd
 SPACES = {  # algorithm -> the search space `tune` takes without `space=`
-    'ppo': dict(learning_rate=('log', 1e-4, 3e-3), gamma=(0.95, 0.999), lambda_=(0.8, 0.99), clip_eps=(0.1, 0.3), entropy_coef=(0.0, 0.02)),
+    'ppo': dict(learning_rate=('log', 1e-4, 3e-3), gamma=(0.95, 0.999), lambda_=(0.8, 0.99), clip_eps=(0.1, 0.3),
+                entropy_coef=(0.0, 0.02)),
     'impala': dict(learning_rate=('log', 1e-4, 3e-3), gamma=(0.95, 0.999), lambda_=(0.8, 1.0), entropy_coef=(0.0, 0.05)),
     'apex-dqn': dict(learning_rate=('log', 1e-4, 3e-3), gamma=(0.95, 0.999), epsilon=(0.2, 0.8), replay_ratio=('log', 0.5, 4.0)),
     'r2d2': dict(learning_rate=('log', 1e-4, 3e-3), epsilon=(0.2, 0.8), replay_ratio=('log', 0.5, 4.0)),
@@ -36,6 +37,7 @@ SPACES = {  # algorithm -> the search space `tune` takes without `space=`
     'td3': dict(gamma=(0.95, 0.999), exploration_noise=(0.05, 0.3), target_noise=(0.1, 0.3)),
 }
 
+# %% ../../nbs/agent/75_tune.ipynb #feeca3eb
 def _dist(name:str, spec):
     "The Optuna distribution of one field of a search space."
     import optuna.distributions as D
@@ -43,16 +45,19 @@ def _dist(name:str, spec):
         if not spec: raise ConfigError(f"space[{name!r}]: a list of choices needs at least one.")
         return D.CategoricalDistribution([list(c) if isinstance(c, tuple) else c for c in spec])  # Optuna stores tuples as lists
     if isinstance(spec, tuple) and len(spec) == 2: spec = ('float', *spec)
-    if not (isinstance(spec, tuple) and len(spec) == 3 and spec[0] in ('log', 'float', 'int') and all(isinstance(v, (int, float)) for v in spec[1:])
+    if not (isinstance(spec, tuple) and len(spec) == 3 and spec[0] in ('log', 'float', 'int')
+            and all(isinstance(v, (int, float)) for v in spec[1:])
             and spec[1] < spec[2]):
-        raise ConfigError(f"space[{name!r}]={spec!r}: use ('log', lo, hi), (lo, hi), ('int', lo, hi) with lo < hi, or a list of choices.")
+        raise ConfigError(f"space[{name!r}]={spec!r}: use ('log', lo, hi), (lo, hi), ('int', lo, hi) with lo < hi, "
+                          f"or a list of choices.")
     kind, lo, hi = spec
     if kind == 'int': return D.IntDistribution(int(lo), int(hi))
     if kind == 'log' and lo <= 0: raise ConfigError(f"space[{name!r}]={spec!r}: a log-uniform range needs lo > 0.")
     return D.FloatDistribution(float(lo), float(hi), log=kind == 'log')
 
 def distributions(space:dict, config_cls:type) -> dict:
-    "Optuna distributions of `space`, after checking that its fields are fields of `config_cls` and that both ends of every range are valid values."
+    ("Optuna distributions of `space`, after checking that its fields are fields of `config_cls` "
+     "and that both ends of every range are valid values.")
     out = {k: _dist(k, v) for k, v in space.items()}
     ends = []
     for k, d in out.items():
@@ -61,8 +66,10 @@ def distributions(space:dict, config_cls:type) -> dict:
     sweep_points(ends, config_cls, 'space')  # unknown fields, renamed ones and bad values fail now
     return out
 
+# %% ../../nbs/agent/75_tune.ipynb #03a40891
 def space_from_text(items:list[str], config_cls:type) -> dict:
-    "Command-line items (`--space`) as a search space: `FIELD=log:LO:HI`, `FIELD=LO:HI`, `FIELD=int:LO:HI`, or choices `FIELD=A|B` (a tuple field's as `64x64`)."
+    ("Command-line items (`--space`) as a search space: `FIELD=log:LO:HI`, `FIELD=LO:HI`, `FIELD=int:LO:HI`, "
+     "or choices `FIELD=A|B` (a tuple field's as `64x64`).")
     out = {}
     for item in items:
         name, eq, spec = item.partition('=')
@@ -85,8 +92,10 @@ def _optuna():
 
 # %% ../../nbs/agent/75_tune.ipynb #4a81b3e9
 def curve_value(evals:list, steps:int, eval_interval:int) -> float:
-    "The mean of a run's evaluation returns over the `steps // eval_interval` evaluation points of the budget; a run that ended early (at its target) counts its last return for the points it skipped."
-    vals = [float(e['mean'] if isinstance(e, dict) else e[1] if isinstance(e, (list, tuple)) else e) for e in evals]  # evaluations, [env_steps, return] pairs or returns
+    ("The mean of a run's evaluation returns over the `steps // eval_interval` evaluation points of the budget; "
+     "a run that ended early (at its target) counts its last return for the points it skipped.")
+    vals = [float(e['mean'] if isinstance(e, dict) else e[1] if isinstance(e, (list, tuple)) else e)
+            for e in evals]  # evaluations, [env_steps, return] pairs or returns
     if not vals: return float('nan')
     n = max(steps // eval_interval, len(vals))
     return float(sum(vals + [vals[-1]] * (n - len(vals))) / n)
@@ -95,7 +104,8 @@ def curve_value(evals:list, steps:int, eval_interval:int) -> float:
 def toml_value(v) -> str:
     "`v` as a TOML value: booleans, numbers, strings, lists and tuples (arrays)."
     if isinstance(v, bool): return 'true' if v else 'false'
-    if isinstance(v, (int, float)): return repr(v) if math.isfinite(v) else ('nan' if math.isnan(v) else ('inf' if v > 0 else '-inf'))
+    if isinstance(v, (int, float)):
+        return repr(v) if math.isfinite(v) else ('nan' if math.isnan(v) else ('inf' if v > 0 else '-inf'))
     if isinstance(v, str): return json.dumps(v)
     if isinstance(v, (list, tuple)): return '[' + ', '.join(toml_value(x) for x in v) + ']'
     raise ConfigError(f"{v!r} ({type(v).__name__}) has no TOML form: a preset holds numbers, strings, booleans and lists.")
@@ -110,6 +120,84 @@ def write_preset(path, algo:str, env:str, config:dict, train:dict, description:s
     Path(path).write_text('\n'.join(lines) + '\n')
     return Path(path)
 
+# %% ../../nbs/agent/75_tune.ipynb #bdac254c
+def _budget(pre, cls, steps, eval_interval, num_eval_episodes, target_return) -> tuple:
+    "A trial's (steps, eval_interval, num_eval_episodes, target_return): the arguments', else the preset's, else the defaults."
+    opts = pre.train if pre is not None else {}
+    steps = steps or int(opts.get('steps', cls.train_steps))
+    eval_interval = eval_interval or int(opts.get('eval_interval', 5_000))
+    num_eval_episodes = num_eval_episodes or int(opts.get('num_eval_episodes', 10))
+    target_return = target_return if target_return is not None else opts.get('target_return')
+    if target_return is not None and math.isinf(target_return):
+        target_return = None  # inf (--target-return none): no target, every trial trains its budget
+    return steps, eval_interval, num_eval_episodes, target_return
+
+# %% ../../nbs/agent/75_tune.ipynb #3a33b82e
+def _open_study(optuna, root:Path, algo:str, env:str, seed:int, pruner):
+    "The study of `root/study.db`, created or loaded; a trial left running by an interrupted call is told FAIL."
+    study = optuna.create_study(study_name=f"{algo}-{env}", storage=f"sqlite:///{root / 'study.db'}", direction='maximize',
+                                load_if_exists=True, sampler=optuna.samplers.TPESampler(seed=seed),
+                                pruner=pruner if pruner is not None else optuna.pruners.MedianPruner(n_startup_trials=5))
+    S = optuna.trial.TrialState
+    for t in study.get_trials(deepcopy=False, states=(S.RUNNING,)):
+        study.tell(t.number, state=S.FAIL)  # left running by an interrupted call: asked again
+    return study
+
+# %% ../../nbs/agent/75_tune.ipynb #af94f56a
+async def _train_batch(study, asked:list, b:int, root:Path, env:str, algo:str, seed:int, base:dict, kwargs:dict,
+                       steps:int, eval_interval:int, num_eval_episodes:int, target_return, progress:bool) -> set:
+    "Train the trials `asked` as batch `b` and tell the study their outcomes; returns the runs the pruner stopped."
+    S = _optuna().trial.TrialState
+    settings = [{k: tuple(v) if isinstance(v, list) else v for k, v in t.params.items()} for t in asked]
+    for t in asked: t.set_user_attr('batch', b)
+    distinct = list({json.dumps(s, sort_keys=True): s for s in settings}.values())  # a setting asked twice trains once
+    runs = MultiRunAgent(env, seeds=[seed], sweep=distinct, tag=f"tune-{algo}-b{b}", algo=algo, work_dir=root / f'batch-{b}',
+                         **base, **kwargs)
+    of = {json.dumps(s, sort_keys=True): i for i, s in enumerate(distinct)}
+    owners = {i: [t for t, s in zip(asked, settings) if of[json.dumps(s, sort_keys=True)] == i] for i in range(len(distinct))}
+    pruned = set()
+    def on_eval(i, ev):
+        k = len(runs[i].evals) - 1
+        for t in owners[i]: t.report(float(ev['mean']), step=k)
+        if target_return is not None and ev['mean'] >= target_return: return False  # it is stopping at its target anyway
+        if owners[i][0].should_prune(): pruned.add(i); return True
+        return False
+    try: res = await runs.atrain(steps, eval_interval=eval_interval, save_interval=eval_interval,
+                                 num_eval_episodes=num_eval_episodes, target_return=target_return, progress=progress,
+                                 verbose=False, on_eval=on_eval)
+    finally: runs.close()
+    for i, r in enumerate(res['runs']):
+        for t in owners[i]:
+            t.set_user_attr('run_dir', r['work_dir']); t.set_user_attr('env_steps', r['env_steps'])
+            t.set_user_attr('final_eval', r['final_eval'])
+            if i in pruned: study.tell(t, state=S.PRUNED)
+            elif r['status'] in ('diverged', 'failed'): t.set_user_attr('error', r.get('error', '')); study.tell(t, state=S.FAIL)
+            else: study.tell(t, curve_value(r['evals'], steps, eval_interval))
+    return pruned
+
+# %% ../../nbs/agent/75_tune.ipynb #9266ad33
+def _write_best(study, finished, root:Path, algo:str, env:str, cls, seed:int, space:dict, base:dict, kwargs:dict,
+                steps:int, eval_interval:int, num_eval_episodes:int, target_return) -> dict:
+    "Write the best trial as the preset `root/best.toml`; returns it with the study's counts."
+    S = _optuna().trial.TrialState
+    best = study.best_trial
+    params = {k: tuple(v) if isinstance(v, list) else v for k, v in best.params.items()}
+    fields = {f.name for f in dataclasses.fields(cls.Config)} - {'seed', 'deterministic'}
+    config = {**base, **{k: v for k, v in kwargs.items() if k in fields}, **params}
+    train = dict(steps=steps, eval_interval=eval_interval, num_eval_episodes=num_eval_episodes,
+                 **({} if target_return is None else dict(target_return=target_return)))
+    n_done = len(finished())
+    path = write_preset(root / 'best.toml', algo, env, config, train,
+                        f"tuned by rlnb tune: trial {best.number} of {n_done}, mean evaluation {best.value:.1f} over the budget",
+                        dict(trials=n_done, best_trial=best.number, value=float(best.value), seed=seed, study=str(root / 'study.db'),
+                             space=json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in space.items()}),
+                             command=' '.join(['rlnb', *map(shlex.quote, sys.argv[1:])]) if Path(sys.argv[0]).name == 'rlnb'
+                                     else 'rlnb.agent.tune.tune(...)'))
+    counts = {s.name.lower(): sum(t.state == s for t in study.trials) for s in (S.COMPLETE, S.PRUNED, S.FAIL)}
+    return dict(best_trial=best.number, best_value=float(best.value), best_params=params, preset=str(path),
+                study=str(root / 'study.db'), work_dir=str(root), trials=counts)
+
+# %% ../../nbs/agent/75_tune.ipynb #09e2185a
 async def atune(env:str,  # gymnasium env id (or any id `DistributedAgent` takes)
                 algo:str='ppo',  # algorithm, a key of `ALGOS`
                 trials:int=32,  # finished trials the study should hold (a resumed study counts its own)
@@ -127,7 +215,8 @@ async def atune(env:str,  # gymnasium env id (or any id `DistributedAgent` takes
                 verbose:bool=True,  # log lines: each batch's trials and the best so far
                 **kwargs,  # more options of every run (`DistributedAgent`'s: num_actors, devices, deterministic, config fields)
                ) -> dict:
-    "Search `space` for `algo` on `env` with an Optuna study, `parallel` trials at a time on the run axis; returns the best trial and the preset written."
+    ("Search `space` for `algo` on `env` with an Optuna study, `parallel` trials at a time on the run axis; "
+     "returns the best trial and the preset written.")
     optuna = _optuna()
     cls = get_algo(algo)
     for name, v in (('trials', trials), ('parallel', parallel)):
@@ -139,65 +228,33 @@ async def atune(env:str,  # gymnasium env id (or any id `DistributedAgent` takes
     base = {k: v for k, v in (pre.config if pre is not None else {}).items() if k not in space}
     both = sorted(set(kwargs) & set(space))
     if both: raise ConfigError(f"{', '.join(both)} is both searched and set; leave it out of one of them.")
-    opts = pre.train if pre is not None else {}
-    steps = steps or int(opts.get('steps', cls.train_steps))
-    eval_interval = eval_interval or int(opts.get('eval_interval', 5_000))
-    num_eval_episodes = num_eval_episodes or int(opts.get('num_eval_episodes', 10))
-    target_return = target_return if target_return is not None else opts.get('target_return')
-    if target_return is not None and math.isinf(target_return): target_return = None  # inf (--target-return none): no target, every trial trains its budget
-    root = claim_run_dir(Path(work_dir) if work_dir is not None else Path('runs') / f"tune-{algo}-{env}".replace('/', '-').replace(':', '-'), 'new', continuing=True)
+    steps, eval_interval, num_eval_episodes, target_return = _budget(pre, cls, steps, eval_interval, num_eval_episodes,
+                                                                     target_return)
+    root = claim_run_dir(Path(work_dir) if work_dir is not None
+                         else Path('runs') / f"tune-{algo}-{env}".replace('/', '-').replace(':', '-'), 'new', continuing=True)
     log = _logger(f"tune-{algo}")
     try:
-        study = optuna.create_study(study_name=f"{algo}-{env}", storage=f"sqlite:///{root / 'study.db'}", direction='maximize', load_if_exists=True,
-                                    sampler=optuna.samplers.TPESampler(seed=seed), pruner=pruner if pruner is not None else optuna.pruners.MedianPruner(n_startup_trials=5))
+        study = _open_study(optuna, root, algo, env, seed, pruner)
         S = optuna.trial.TrialState
-        for t in study.get_trials(deepcopy=False, states=(S.RUNNING,)): study.tell(t.number, state=S.FAIL)  # left running by an interrupted call: asked again
-        finished = lambda: [t for t in study.get_trials(deepcopy=False) if t.state in (S.COMPLETE, S.PRUNED) or (t.state == S.FAIL and 'final_eval' in t.user_attrs)]
+        finished = lambda: [t for t in study.get_trials(deepcopy=False)
+                            if t.state in (S.COMPLETE, S.PRUNED) or (t.state == S.FAIL and 'final_eval' in t.user_attrs)]
         while len(finished()) < trials:
             b = sum(1 for _ in root.glob('batch-*'))
             asked = [study.ask(dists) for _ in range(min(parallel, trials - len(finished())))]
-            settings = [{k: tuple(v) if isinstance(v, list) else v for k, v in t.params.items()} for t in asked]
-            for t in asked: t.set_user_attr('batch', b)
-            distinct = list({json.dumps(s, sort_keys=True): s for s in settings}.values())  # a setting asked twice trains once
-            runs = MultiRunAgent(env, seeds=[seed], sweep=distinct, tag=f"tune-{algo}-b{b}", algo=algo, work_dir=root / f'batch-{b}', **base, **kwargs)
-            of = {json.dumps(s, sort_keys=True): i for i, s in enumerate(distinct)}
-            owners = {i: [t for t, s in zip(asked, settings) if of[json.dumps(s, sort_keys=True)] == i] for i in range(len(distinct))}
-            pruned = set()
-            def on_eval(i, ev):
-                k = len(runs[i].evals) - 1
-                for t in owners[i]: t.report(float(ev['mean']), step=k)
-                if target_return is not None and ev['mean'] >= target_return: return False  # it is stopping at its target anyway
-                if owners[i][0].should_prune(): pruned.add(i); return True
-                return False
-            try: res = await runs.atrain(steps, eval_interval=eval_interval, save_interval=eval_interval, num_eval_episodes=num_eval_episodes,
-                                         target_return=target_return, progress=progress, verbose=False, on_eval=on_eval)
-            finally: runs.close()
-            for i, r in enumerate(res['runs']):
-                for t in owners[i]:
-                    t.set_user_attr('run_dir', r['work_dir']); t.set_user_attr('env_steps', r['env_steps']); t.set_user_attr('final_eval', r['final_eval'])
-                    if i in pruned: study.tell(t, state=S.PRUNED)
-                    elif r['status'] in ('diverged', 'failed'): t.set_user_attr('error', r.get('error', '')); study.tell(t, state=S.FAIL)
-                    else: study.tell(t, curve_value(r['evals'], steps, eval_interval))
+            pruned = await _train_batch(study, asked, b, root, env, algo, seed, base, kwargs,
+                                        steps, eval_interval, num_eval_episodes, target_return, progress)
             if verbose:
                 done = [t for t in study.trials if t.state == S.COMPLETE]
-                best = f"; best so far trial {study.best_trial.number}: {study.best_value:.1f} ({_params_str(study.best_trial.params)})" if done else ''
+                best = (f"; best so far trial {study.best_trial.number}: {study.best_value:.1f} "
+                        f"({_params_str(study.best_trial.params)})" if done else '')
                 log.info(f"batch {b}: {len(asked)} trials ({len(pruned)} pruned); {len(finished())}/{trials} finished{best}")
-        if not any(t.state == S.COMPLETE for t in study.trials): raise ConfigError(f"no trial of {root / 'study.db'} completed (all pruned or failed); widen the space or the budget.")
-        best = study.best_trial
-        params = {k: tuple(v) if isinstance(v, list) else v for k, v in best.params.items()}
-        fields = {f.name for f in dataclasses.fields(cls.Config)} - {'seed', 'deterministic'}
-        config = {**base, **{k: v for k, v in kwargs.items() if k in fields}, **params}
-        train = dict(steps=steps, eval_interval=eval_interval, num_eval_episodes=num_eval_episodes, **({} if target_return is None else dict(target_return=target_return)))
-        n_done = len(finished())
-        path = write_preset(root / 'best.toml', algo, env, config, train, f"tuned by rlnb tune: trial {best.number} of {n_done}, mean evaluation {best.value:.1f} over the budget",
-                            dict(trials=n_done, best_trial=best.number, value=float(best.value), seed=seed, study=str(root / 'study.db'),
-                                 space=json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in space.items()}),
-                                 command=' '.join(['rlnb', *map(shlex.quote, sys.argv[1:])]) if Path(sys.argv[0]).name == 'rlnb' else 'rlnb.agent.tune.tune(...)'))
-        counts = {s.name.lower(): sum(t.state == s for t in study.trials) for s in (S.COMPLETE, S.PRUNED, S.FAIL)}
-        return dict(best_trial=best.number, best_value=float(best.value), best_params=params, preset=str(path), study=str(root / 'study.db'),
-                    work_dir=str(root), trials=counts)
+        if not any(t.state == S.COMPLETE for t in study.trials):
+            raise ConfigError(f"no trial of {root / 'study.db'} completed (all pruned or failed); widen the space or the budget.")
+        return _write_best(study, finished, root, algo, env, cls, seed, space, base, kwargs,
+                           steps, eval_interval, num_eval_episodes, target_return)
     finally: release_run_dir(root)
 
+# %% ../../nbs/agent/75_tune.ipynb #99d8bf90
 def _params_str(p:dict) -> str: return ', '.join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in p.items())
 
 def tune(env:str, algo:str='ppo', **kwargs) -> dict:
