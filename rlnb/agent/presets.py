@@ -114,7 +114,9 @@ def read_preset(path) -> Preset:
 FAMILIES = {'<images>': 'image observations'}  # the `env` of a family preset -> what the envs it serves have in common
 
 def env_family(env) -> str|None:
-    "The family of `env` (a key of `FAMILIES`): '<images>' where its observations are images (`is_image_space`); None for any other env, or one that cannot be made here (making it for the run then says why)."
+    ("The family of `env` (a key of `FAMILIES`): '<images>' where its observations are images "
+     "(`is_image_space`); None for any other env, or one that cannot be made here (making it for "
+     "the run then says why).")
     if isinstance(env, str) and env.startswith(('ALE/', 'MinAtar/')): return '<images>'  # Atari stacks and MinAtar grids, known without making one
     if isinstance(env, str) and env in FAMILIES: return env
     try: obs_space, _ = env_spaces(pixel_env(env))
@@ -122,14 +124,16 @@ def env_family(env) -> str|None:
     return '<images>' if is_image_space(obs_space) else None
 
 def family_preset(algo:str, env, folder=None) -> Preset|None:
-    "The family preset of `algo` for `env`'s observations (`apex-dqn-images` for an image env), or None; `env` is made only where `algo` has a family preset."
+    ("The family preset of `algo` for `env`'s observations (`apex-dqn-images` for an image env), "
+     "or None; `env` is made only where `algo` has a family preset.")
     found = [p for p in presets(algo, folder=folder) if p.env in FAMILIES]
     if not found: return None
     family = env_family(env)
     return next((p for p in found if p.env == family), None)
 
 def preset_line(p:Preset, env) -> str:
-    "What a run says when it takes preset `p` on `env`: the preset's name, file and tuned result; for a family preset, why it applies and the fields it sets."
+    ("What a run says when it takes preset `p` on `env`: the preset's name, file and tuned "
+     "result; for a family preset, why it applies and the fields it sets.")
     if p.env not in FAMILIES: return f"preset {p.name} ({p.path}): {p.summary()}"
     what = env if isinstance(env, str) else 'this env'
     fields = ', '.join(f"{k}={v}" for k, v in p.config.items())
@@ -137,7 +141,8 @@ def preset_line(p:Preset, env) -> str:
 
 # %% ../../nbs/agent/70_presets.ipynb #884aa3ce
 def presets(algo:str|None=None, env:str|None=None, folder=None) -> list[Preset]:
-    "Presets in `folder` (default: the shipped ones), optionally only those of `algo` and/or `env`, sorted by name."
+    ("Presets in `folder` (default: the shipped ones), optionally only those of `algo` and/or "
+     "`env`, sorted by name.")
     found = [read_preset(f) for f in sorted(pathlib.Path(folder or PRESET_DIR).glob('*.toml'))]
     return [p for p in found if (algo is None or p.algo == algo) and (env is None or p.env == env)]
 
@@ -158,7 +163,9 @@ def get_preset(name_or_path, folder=None) -> Preset:
     raise ConfigError(f"no preset named {s!r}." + (f" Did you mean {', '.join(close)}?" if close else '') + " `rlnb presets` lists them; a path to a .toml file works too.")
 
 def resolve_preset(preset, algo:str, env) -> Preset|None:
-    "What `preset=` means for `algo` on `env`: None or 'none' (no preset), 'auto' (the shipped one for the pair, else the family preset of `env`'s observations, `family_preset`), a name, a path or a `Preset`."
+    ("What `preset=` means for `algo` on `env`: None or 'none' (no preset), 'auto' (the shipped "
+     "one for the pair, else the family preset of `env`'s observations, `family_preset`), a name, "
+     "a path or a `Preset`.")
     if preset is None or (isinstance(preset, str) and preset.lower() == 'none'): return None
     if isinstance(preset, str) and preset == 'auto':
         own = find_preset(algo, env) if isinstance(env, str) else None
@@ -171,7 +178,9 @@ def resolve_preset(preset, algo:str, env) -> Preset|None:
 
 # %% ../../nbs/agent/70_presets.ipynb #d1bff251
 def env_unavailable(env:str) -> ConfigError|None:
-    "Why env id `env` cannot be made here: the error making it would raise (a missing package with its extra, an unknown id), or None where it can be made (and for a family preset's `env`, `FAMILIES`)."
+    ("Why env id `env` cannot be made here: the error making it would raise (a missing package "
+     "with its extra, an unknown id), or None where it can be made (and for a family preset's "
+     "`env`, `FAMILIES`).")
     if env in FAMILIES: return None  # no env of its own: it serves whichever env of its kind a run names
     try:
         made = pixel_env(env)  # ALE/ and MinAtar/ ids through their packages
@@ -193,7 +202,10 @@ def _outdated_text(r) -> str:
     return f" ({'' if n == len(r['seeds']) else f'{n} '}run before {commit})"
 
 def result_cells(p:Preset) -> dict:
-    "One row of the results table: budget, target, seeds (marked where they are the tuning seeds, where only some of the planned seeds have run, or where some ran before a code change that alters the outcome), solved k/n, median env steps to the target, IQM [95% CI] of the final evaluations."
+    ("One row of the results table: budget, target, seeds (marked where they are the tuning "
+     "seeds, where only some of the planned seeds have run, or where some ran before a code "
+     "change that alters the outcome), solved k/n, median env steps to the target, IQM [95% CI] "
+     "of the final evaluations.")
     r, t = p.result, p.train
     seeds = r.get('seeds') or []
     lo_hi = r.get('iqm_ci95')
@@ -210,7 +222,9 @@ _HEADS = dict(name='preset', algo='algo', env='env', steps='budget', target='tar
               median_steps='median steps to target', iqm='IQM final eval [95% CI]', commit='commit')
 
 def results_table(found:list[Preset], markdown:bool=False, notes:dict|None=None) -> str:
-    "The results table of presets `found`: aligned text (`rlnb presets`; `notes` adds a word per preset name, e.g. why it cannot run here) or a markdown table with each result's commit and machine."
+    ("The results table of presets `found`: aligned text (`rlnb presets`; `notes` adds a word per "
+     "preset name, e.g. why it cannot run here) or a markdown table with each result's commit and "
+     "machine.")
     rows = [result_cells(p) for p in found]
     if markdown:
         cols = list(_HEADS)
@@ -237,7 +251,8 @@ def presets_listing(name:str|None=None,  # a preset's name or .toml path: its fi
                     algo:str|None=None, env:str|None=None,  # only the presets of this algorithm / env
                     as_json:bool=False,  # one JSON object per line instead of the table
                    ) -> str:
-    "The shipped presets as a table (those whose env cannot be made here marked, and why), as JSON lines, or one preset's file."
+    ("The shipped presets as a table (those whose env cannot be made here marked, and why), as "
+     "JSON lines, or one preset's file.")
     if name is not None: return get_preset(name).path.read_text()
     found = presets(algo, env)
     why = {e: env_unavailable(e) for e in sorted({p.env for p in found})}  # one check per env
