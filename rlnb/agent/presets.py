@@ -16,7 +16,7 @@ import warnings
 
 import rlnb
 
-from ..core import ConfigError
+from ..core import ConfigError, patch_to
 from ..envs.core import check_env_id
 from ..envs.pixels import is_image_space, pixel_env
 from ..runtime.runtime import ALGOS, get_algo
@@ -29,7 +29,8 @@ __all__ = ['PRESET_DIR', 'TRAIN_KEYS', 'FAMILIES', 'Preset', 'read_preset', 'env
 
 # %% ../../nbs/agent/70_presets.ipynb #38bc54b9
 PRESET_DIR = pathlib.Path(rlnb.__file__).parent / 'hyperparams'  # the presets shipped with rlnb
-TRAIN_KEYS = {'steps': int, 'eval_interval': int, 'num_eval_episodes': int, 'target_return': float}  # what a preset's `train` table may set
+TRAIN_KEYS = {'steps': int, 'eval_interval': int, 'num_eval_episodes': int,
+              'target_return': float}  # what a preset's `train` table may set
 
 @dataclasses.dataclass(frozen=True)
 class Preset:
@@ -43,23 +44,29 @@ class Preset:
     description: str = ''  # one line: what the preset changes and why
     path: pathlib.Path|None = None  # the file it came from
 
-    def summary(self) -> str:
-        "One line: the tuned outcome, e.g. 'reached -110 in 3/3 seeds (median 95,000 env steps of 200,000)', with notes on seeds still to run or to run again."
-        r, t = self.result, self.train
-        if not r.get('seeds'): return f"not measured yet ({r['status']})" if r.get('status') else 'not measured yet'
-        pending = [f"{len(r['seeds'])} of {len(r['planned_seeds'])} seeds run so far"] if r.get('planned_seeds') else []
-        if r.get('outdated_seeds'):  # runs made before a change of the code that alters the outcome: they run again
-            old = r['outdated_seeds']
-            pending.append(('run' if len(old) == len(r['seeds']) else f"seed{'s' * (len(old) > 1)} {', '.join(map(str, old))} run")
-                          + f" before {r['outdated_by']}, to run again")
-        if str(r.get('solved', '')).startswith('0/'):
-            best = max(r.get('final_eval') or [float('nan')])
-            notes = [f"best final evaluation {best:g}"] + pending
-            return f"did not reach {t.get('target_return', '?'):g} in {len(r['seeds'])} seeds of {t.get('steps', 0):,} env steps ({'; '.join(notes)})"
-        med = r.get('median_env_steps_to_target')
-        notes = ([f"median {med:,} env steps of {t.get('steps', 0):,}"] if isinstance(med, int) else []) + pending
-        return f"reached {t.get('target_return', '?'):g} in {r.get('solved', '?')} seeds" + (f" ({'; '.join(notes)})" if notes else '')
+# %% ../../nbs/agent/70_presets.ipynb #68cdc476
+@patch_to(Preset)
+def summary(self) -> str:
+    ("One line: the tuned outcome, e.g. 'reached -110 in 3/3 seeds (median 95,000 env steps of 200,000)', "
+     "with notes on seeds still to run or to run again.")
+    r, t = self.result, self.train
+    if not r.get('seeds'): return f"not measured yet ({r['status']})" if r.get('status') else 'not measured yet'
+    pending = [f"{len(r['seeds'])} of {len(r['planned_seeds'])} seeds run so far"] if r.get('planned_seeds') else []
+    if r.get('outdated_seeds'):  # runs made before a change of the code that alters the outcome: they run again
+        old = r['outdated_seeds']
+        pending.append(('run' if len(old) == len(r['seeds']) else f"seed{'s' * (len(old) > 1)} {', '.join(map(str, old))} run")
+                      + f" before {r['outdated_by']}, to run again")
+    if str(r.get('solved', '')).startswith('0/'):
+        best = max(r.get('final_eval') or [float('nan')])
+        notes = [f"best final evaluation {best:g}"] + pending
+        return (f"did not reach {t.get('target_return', '?'):g} in {len(r['seeds'])} seeds "
+                f"of {t.get('steps', 0):,} env steps ({'; '.join(notes)})")
+    med = r.get('median_env_steps_to_target')
+    notes = ([f"median {med:,} env steps of {t.get('steps', 0):,}"] if isinstance(med, int) else []) + pending
+    return (f"reached {t.get('target_return', '?'):g} in {r.get('solved', '?')} seeds"
+            + (f" ({'; '.join(notes)})" if notes else ''))
 
+# %% ../../nbs/agent/70_presets.ipynb #5a933a27
 def _config_value(cfg_cls, name, v):
     "TOML arrays become tuples where the field's default is a tuple (network widths)."
     default = {f.name: f.default for f in dataclasses.fields(cfg_cls)}[name]
@@ -72,7 +79,9 @@ def read_preset(path) -> Preset:
     try: raw = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e: raise ConfigError(f"preset {path}: not valid TOML ({e}).") from None
     unknown = sorted(set(raw) - {'algo', 'env', 'description', 'config', 'train', 'result'})
-    if unknown: raise ConfigError(f"preset {path}: unknown key(s) {', '.join(unknown)}; a preset has algo, env, description, [config], [train] and [result].")
+    if unknown:
+        raise ConfigError(f"preset {path}: unknown key(s) {', '.join(unknown)}; "
+                          f"a preset has algo, env, description, [config], [train] and [result].")
     for key in ('algo', 'env'):
         if not isinstance(raw.get(key), str): raise ConfigError(f"preset {path}: `{key} = \"...\"` is missing.")
     algo = raw['algo']
@@ -81,12 +90,14 @@ def read_preset(path) -> Preset:
     fields = {f.name for f in dataclasses.fields(cfg_cls)}
     config = dict(raw.get('config', {}))
     bad = sorted(set(config) - fields)
-    check_renamed(bad, f"{algo} in preset {path}'s [config]", fields, keyword=False)  # an old name (rlnb.runtime.spec.RENAMED) gets its new one
+    check_renamed(bad, f"{algo} in preset {path}'s [config]", fields,
+                  keyword=False)  # an old name (rlnb.runtime.spec.RENAMED) gets its new one
     if bad:
         hints = [f"{b} (did you mean {m[0]}?)" if (m := difflib.get_close_matches(b, fields, 1)) else b for b in bad]
         raise ConfigError(f"preset {path}: [config] has field(s) {cfg_cls.__name__} does not: {', '.join(hints)}.")
     for k in ('seed', 'deterministic'):
-        if k in config: raise ConfigError(f"preset {path}: [config] must not set {k}: it belongs to the run, not to the tuning.")
+        if k in config:
+            raise ConfigError(f"preset {path}: [config] must not set {k}: it belongs to the run, not to the tuning.")
     config = {k: _config_value(cfg_cls, k, v) for k, v in config.items()}
     try: cfg_cls(**config)
     except ConfigError as e: raise ConfigError(f"preset {path}: {e}") from None
@@ -95,14 +106,17 @@ def read_preset(path) -> Preset:
         check_renamed([k], f"preset {path}'s [train]", TRAIN_KEYS, keyword=False)
         if k not in TRAIN_KEYS: raise ConfigError(f"preset {path}: [train] key {k!r} is not one of {', '.join(TRAIN_KEYS)}.")
         if not isinstance(v, (int, float)) or isinstance(v, bool) or (TRAIN_KEYS[k] is int and (not isinstance(v, int) or v <= 0)):
-            raise ConfigError(f"preset {path}: [train] {k}={v!r} must be {'a positive int' if TRAIN_KEYS[k] is int else 'a number'}.")
+            raise ConfigError(f"preset {path}: [train] {k}={v!r} must be "
+                              f"{'a positive int' if TRAIN_KEYS[k] is int else 'a number'}.")
     return Preset(path.stem, algo, raw['env'], config, train, dict(raw.get('result', {})), str(raw.get('description', '')), path)
 
 # %% ../../nbs/agent/70_presets.ipynb #0d1d0ff7
 FAMILIES = {'<images>': 'image observations'}  # the `env` of a family preset -> what the envs it serves have in common
 
 def env_family(env) -> str|None:
-    "The family of `env` (a key of `FAMILIES`): '<images>' where its observations are images (`is_image_space`); None for any other env, or one that cannot be made here (making it for the run then says why)."
+    ("The family of `env` (a key of `FAMILIES`): '<images>' where its observations are images "
+     "(`is_image_space`); None for any other env, or one that cannot be made here (making it for "
+     "the run then says why).")
     if isinstance(env, str) and env.startswith(('ALE/', 'MinAtar/')): return '<images>'  # Atari stacks and MinAtar grids, known without making one
     if isinstance(env, str) and env in FAMILIES: return env
     try: obs_space, _ = env_spaces(pixel_env(env))
@@ -110,14 +124,16 @@ def env_family(env) -> str|None:
     return '<images>' if is_image_space(obs_space) else None
 
 def family_preset(algo:str, env, folder=None) -> Preset|None:
-    "The family preset of `algo` for `env`'s observations (`apex-dqn-images` for an image env), or None; `env` is made only where `algo` has a family preset."
+    ("The family preset of `algo` for `env`'s observations (`apex-dqn-images` for an image env), "
+     "or None; `env` is made only where `algo` has a family preset.")
     found = [p for p in presets(algo, folder=folder) if p.env in FAMILIES]
     if not found: return None
     family = env_family(env)
     return next((p for p in found if p.env == family), None)
 
 def preset_line(p:Preset, env) -> str:
-    "What a run says when it takes preset `p` on `env`: the preset's name, file and tuned result; for a family preset, why it applies and the fields it sets."
+    ("What a run says when it takes preset `p` on `env`: the preset's name, file and tuned "
+     "result; for a family preset, why it applies and the fields it sets.")
     if p.env not in FAMILIES: return f"preset {p.name} ({p.path}): {p.summary()}"
     what = env if isinstance(env, str) else 'this env'
     fields = ', '.join(f"{k}={v}" for k, v in p.config.items())
@@ -125,7 +141,8 @@ def preset_line(p:Preset, env) -> str:
 
 # %% ../../nbs/agent/70_presets.ipynb #884aa3ce
 def presets(algo:str|None=None, env:str|None=None, folder=None) -> list[Preset]:
-    "Presets in `folder` (default: the shipped ones), optionally only those of `algo` and/or `env`, sorted by name."
+    ("Presets in `folder` (default: the shipped ones), optionally only those of `algo` and/or "
+     "`env`, sorted by name.")
     found = [read_preset(f) for f in sorted(pathlib.Path(folder or PRESET_DIR).glob('*.toml'))]
     return [p for p in found if (algo is None or p.algo == algo) and (env is None or p.env == env)]
 
@@ -146,7 +163,9 @@ def get_preset(name_or_path, folder=None) -> Preset:
     raise ConfigError(f"no preset named {s!r}." + (f" Did you mean {', '.join(close)}?" if close else '') + " `rlnb presets` lists them; a path to a .toml file works too.")
 
 def resolve_preset(preset, algo:str, env) -> Preset|None:
-    "What `preset=` means for `algo` on `env`: None or 'none' (no preset), 'auto' (the shipped one for the pair, else the family preset of `env`'s observations, `family_preset`), a name, a path or a `Preset`."
+    ("What `preset=` means for `algo` on `env`: None or 'none' (no preset), 'auto' (the shipped "
+     "one for the pair, else the family preset of `env`'s observations, `family_preset`), a name, "
+     "a path or a `Preset`.")
     if preset is None or (isinstance(preset, str) and preset.lower() == 'none'): return None
     if isinstance(preset, str) and preset == 'auto':
         own = find_preset(algo, env) if isinstance(env, str) else None
@@ -159,7 +178,9 @@ def resolve_preset(preset, algo:str, env) -> Preset|None:
 
 # %% ../../nbs/agent/70_presets.ipynb #d1bff251
 def env_unavailable(env:str) -> ConfigError|None:
-    "Why env id `env` cannot be made here: the error making it would raise (a missing package with its extra, an unknown id), or None where it can be made (and for a family preset's `env`, `FAMILIES`)."
+    ("Why env id `env` cannot be made here: the error making it would raise (a missing package "
+     "with its extra, an unknown id), or None where it can be made (and for a family preset's "
+     "`env`, `FAMILIES`).")
     if env in FAMILIES: return None  # no env of its own: it serves whichever env of its kind a run names
     try:
         made = pixel_env(env)  # ALE/ and MinAtar/ ids through their packages
@@ -181,7 +202,10 @@ def _outdated_text(r) -> str:
     return f" ({'' if n == len(r['seeds']) else f'{n} '}run before {commit})"
 
 def result_cells(p:Preset) -> dict:
-    "One row of the results table: budget, target, seeds (marked where they are the tuning seeds, where only some of the planned seeds have run, or where some ran before a code change that alters the outcome), solved k/n, median env steps to the target, IQM [95% CI] of the final evaluations."
+    ("One row of the results table: budget, target, seeds (marked where they are the tuning "
+     "seeds, where only some of the planned seeds have run, or where some ran before a code "
+     "change that alters the outcome), solved k/n, median env steps to the target, IQM [95% CI] "
+     "of the final evaluations.")
     r, t = p.result, p.train
     seeds = r.get('seeds') or []
     lo_hi = r.get('iqm_ci95')
@@ -198,7 +222,9 @@ _HEADS = dict(name='preset', algo='algo', env='env', steps='budget', target='tar
               median_steps='median steps to target', iqm='IQM final eval [95% CI]', commit='commit')
 
 def results_table(found:list[Preset], markdown:bool=False, notes:dict|None=None) -> str:
-    "The results table of presets `found`: aligned text (`rlnb presets`; `notes` adds a word per preset name, e.g. why it cannot run here) or a markdown table with each result's commit and machine."
+    ("The results table of presets `found`: aligned text (`rlnb presets`; `notes` adds a word per "
+     "preset name, e.g. why it cannot run here) or a markdown table with each result's commit and "
+     "machine.")
     rows = [result_cells(p) for p in found]
     if markdown:
         cols = list(_HEADS)
@@ -225,7 +251,8 @@ def presets_listing(name:str|None=None,  # a preset's name or .toml path: its fi
                     algo:str|None=None, env:str|None=None,  # only the presets of this algorithm / env
                     as_json:bool=False,  # one JSON object per line instead of the table
                    ) -> str:
-    "The shipped presets as a table (those whose env cannot be made here marked, and why), as JSON lines, or one preset's file."
+    ("The shipped presets as a table (those whose env cannot be made here marked, and why), as "
+     "JSON lines, or one preset's file.")
     if name is not None: return get_preset(name).path.read_text()
     found = presets(algo, env)
     why = {e: env_unavailable(e) for e in sorted({p.env for p in found})}  # one check per env
