@@ -221,14 +221,14 @@ def check_run_dir(path,  # run directory (created when missing)
     p = Path(path)
     for q in (p, p / CKPT_DIR):
         if q.exists() and not q.is_dir():
-            raise ConfigError(f"the run directory {str(q)!r} is an existing file; pass a directory (work_dir=... / --out DIR) or move the file away.")
+            raise ConfigError(f"the run directory {str(q)!r} is an existing file; pass a directory (work_dir=... / --work-dir DIR) or move the file away.")
     try: p.mkdir(parents=True, exist_ok=True)
-    except OSError as e: raise ConfigError(f"cannot create the run directory {str(p)!r} ({e.strerror or e}); pass a writable place (work_dir=... / --out DIR).") from None
+    except OSError as e: raise ConfigError(f"cannot create the run directory {str(p)!r} ({e.strerror or e}); pass a writable place (work_dir=... / --work-dir DIR).") from None
     probe = p / f".rlnb-probe-{os.getpid()}-{threading.get_ident()}"
     try:
         probe.write_bytes(b'')
         probe.unlink()
-    except OSError as e: raise ConfigError(f"the run directory {str(p)!r} does not accept files ({e.strerror or e}); fix its permissions or pass another (work_dir=... / --out DIR).") from None
+    except OSError as e: raise ConfigError(f"the run directory {str(p)!r} does not accept files ({e.strerror or e}); fix its permissions or pass another (work_dir=... / --work-dir DIR).") from None
     free = shutil.disk_usage(p).free
     if free < need_bytes:
         raise ConfigError(f"the disk of {str(p)!r} has {free / 2**20:,.0f} MiB free; this run's checkpoints need about {need_bytes / 2**20:,.0f} MiB "
@@ -294,11 +294,11 @@ def claim_run_dir(path,  # the run directory asked for
         held = run_in_dir(p)
         if held is None and p.resolve() in _CLAIMED and not (n == 1 and continuing): held = 'run'  # another run of this process has it
         if held == 'running' and n == 1 and (continuing or existing == 'error'):
-            raise ConfigError(f"another run is writing into {str(p)!r} now (process {_lock_holder(p)}); wait for it to end or pass another directory (work_dir=... / --out DIR).")
+            raise ConfigError(f"another run is writing into {str(p)!r} now (process {_lock_holder(p)}); wait for it to end or pass another directory (work_dir=... / --work-dir DIR).")
         if held == 'run' and n == 1 and not continuing:
             if existing == 'error':
                 raise ConfigError(f"{str(p)!r} holds an earlier run. Continue it (init_model_path={str(p)!r} / --resume {p}), pass another directory "
-                                  f"(work_dir=... / --out DIR), or let rlnb number a new one (existing_run='new' / --existing-run new).")
+                                  f"(work_dir=... / --work-dir DIR), or let rlnb number a new one (existing_run='new' / --existing-run new).")
             continue
         if held is None or (n == 1 and continuing and held == 'run'):
             if _take_lock(p):

@@ -23,7 +23,7 @@ import time
 import numpy as np
 import gymnasium as gym
 
-from .core import EnvWorkerError, RLNBError, TrainingError, TransitionBatch, check_batch
+from .core import EnvWorkerError, RLNBError, TrainingError, TransitionBatch, check_batch, patch_to
 from .runtime.runtime import ALGOS, get_algo
 from .runtime.spec import RENAMED, env_kind
 from .agent.presets import Preset, preset_line, presets, presets_listing, resolve_preset
@@ -31,17 +31,18 @@ from .envs.pixels import pixel_env
 from .envs.core import MissingDependencyError, check_env_id, dependency_error
 
 # %% auto #0
-__all__ = ['RUN_OPTIONS', 'make_env', 'smoke', 'run_name', 'train', 'evaluate', 'config_flag', 'add_config_arguments',
-           'config_overrides', 'main', 'train_many']
+__all__ = ['RUN_OPTIONS', 'make_env', 'smoke', 'run_name', 'train', 'evaluate', 'main', 'train_many', 'config_flag',
+           'add_config_arguments', 'config_overrides']
 
 # %% ../nbs/80_cli.ipynb #405f6836
 def make_env(env_id:str, **kwargs) -> gym.Env:
-    "`gymnasium.make(env_id)` (Atari and MinAtar ids through `rlnb.envs.pixels.pixel_env`); an unknown id or a missing package is a `ConfigError` that says what to change."
+    "`gymnasium.make(env_id)`, Atari and MinAtar ids through `pixel_env`; a bad id is a `ConfigError` saying what to do."
     env = pixel_env(env_id)
     if callable(env): return env(**kwargs)
     check_env_id(env)
     try: return gym.make(env, **kwargs)
-    except gym.error.DependencyNotInstalled as e: raise dependency_error(f"env id {env_id!r}", e) from None  # e.g. pygame, to render
+    except gym.error.DependencyNotInstalled as e:  # e.g. pygame, to render
+        raise dependency_error(f"env id {env_id!r}", e) from None
 
 # %% ../nbs/80_cli.ipynb #743635de
 def smoke(env_id:str='CartPole-v1',  # gymnasium env id
@@ -76,7 +77,7 @@ def smoke(env_id:str='CartPole-v1',  # gymnasium env id
 
 # %% ../nbs/80_cli.ipynb #cccd0a8d
 def run_name(*parts) -> str:
-    "`parts` joined by `-`, each reduced to letters, digits, `.`, `_` and `-`: a name safe for a shell, `scp` and `rsync`."
+    "`parts` joined by `-`, each reduced to letters, digits, `.`, `_` and `-`: safe for a shell, `scp` and `rsync`."
     return '-'.join(re.sub(r'[^A-Za-z0-9._-]+', '-', str(p)).strip('-') for p in parts)
 
 # %% ../nbs/80_cli.ipynb #1e555e5f
@@ -85,11 +86,14 @@ def _run_dir_of(resume:str) -> str:
     from rlnb.checkpoint import run_dir_of
     return str(run_dir_of(resume))
 
-def _record_options(run, steps, target_return, eval_interval, num_eval_episodes, save_interval, log_interval, **more):
-    "Write the run's `train.json` (`rlnb.checkpoint.write_train_options`): what `--resume` keeps; no target is recorded as 'none' (inf)."
+def _record_options(run, steps, target_return, eval_interval, num_eval_episodes, save_interval, log_interval,
+                    **more):
+    "Write the run's `train.json`, what `--resume` keeps; no target is recorded as 'none' (inf)."
     from rlnb.checkpoint import write_train_options
-    write_train_options(run, dict(steps=steps, target_return=float('inf') if target_return is None else target_return, eval_interval=eval_interval,
-                                  eval_episodes=num_eval_episodes, save_interval=save_interval, log_interval=log_interval, **more))
+    target = float('inf') if target_return is None else target_return
+    write_train_options(run, dict(steps=steps, target_return=target, eval_interval=eval_interval,
+                                  eval_episodes=num_eval_episodes, save_interval=save_interval,
+                                  log_interval=log_interval, **more))
 
 # %% ../nbs/80_cli.ipynb #69be69e3
 class _Interrupted(KeyboardInterrupt):
@@ -97,7 +101,7 @@ class _Interrupted(KeyboardInterrupt):
     def __init__(self, signum): super().__init__(signum); self.signum = signum
 
 class _SignalStop:
-    "While `train` runs from the command line: the first SIGINT or SIGTERM asks the agent to stop with a checkpoint, a second is ignored while it saves, a third aborts at once."
+    "While `train` runs from the command line: the first SIGINT or SIGTERM stops the run with a checkpoint."
     def __init__(self): self.agent, self.signum, self.count, self.old = None, None, 0, {}
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
@@ -105,97 +109,134 @@ class _SignalStop:
         return self
     def __exit__(self, *exc):
         for sig, h in self.old.items(): signal.signal(sig, h)
-    def _handle(self, signum, frame):
-        self.count += 1
-        if self.agent is None: raise _Interrupted(signum)  # nothing is training yet: nothing to save
-        if self.count == 1:
-            self.signum = signum
-            self.agent.request_stop()
-            print(f"rlnb: {signal.Signals(signum).name}: stopping after the current step and writing a checkpoint (a third Ctrl-C aborts without one)",
-                  file=sys.stderr, flush=True)
-        elif self.count == 2: print("rlnb: still stopping: the checkpoint is being written", file=sys.stderr, flush=True)
-        else: raise _Interrupted(self.signum)
 
-# %% ../nbs/80_cli.ipynb #90c9c309
-def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
-          env_id:str='CartPole-v1',  # gymnasium env id
-          steps:int|None=None,  # env steps of the whole run (a resumed run counts what it had); None: the algorithm's `train_steps`
-          seed:int=0,  # base seed
-          num_actors:int|None=None,  # actors (default: the algorithm's)
-          devices:int|None=None,  # learner devices (default: every local device)
-          out:str|None=None,  # run directory (default: the resumed run's, else runs/{algo}-{env}-s{seed}, see `run_name`)
-          eval_interval:int=5_000,  # env steps between evaluations
-          num_eval_episodes:int=10,  # episodes per evaluation
-          target_return:float|None=None,  # stop at the first evaluation reaching this mean return (None: train every step; the command line defaults to the env's `reward_threshold`)
-          progress:bool=True,  # show a progress bar on stderr
-          save_interval:int=5_000,  # env steps between checkpoints
-          resume:str|None=None,  # run directory or checkpoint file to continue from
-          deterministic:bool=False,  # fixed seeded schedule (bit-for-bit repeatable, slower)
-          log_interval:float=10.0,  # seconds between log lines / metrics rows
-          config:dict|None=None,  # fields of the algorithm's config to override (e.g. dict(learning_rate=1e-3)); they win over the preset's
-          handle_signals:bool=False,  # Ctrl-C and SIGTERM stop the run with a checkpoint (the command line's behaviour; main thread only)
-          preset='auto',  # tuned hyperparameters (`rlnb.agent.presets`): 'auto' (the one for algo on env_id; a resumed run keeps its checkpoint's config instead), a name, a .toml path, a `Preset`, or None
-          wandb=False,  # also log to Weights & Biases: True, or a dict of `wandb.init` arguments
-          existing_run:str='new',  # when the run directory holds another run: 'new' (write to the next free `<out>-<n>`) or 'error'
-          seeds=None,  # many runs in one program, one per seed (a list, a count, or text such as '0-15'): `train_many`
-          sweep=None,  # many runs, one per setting (a dict of lists: every combination) and seed: `train_many`
-         ) -> dict:
-    "Train `algo` on `env_id` with a `DistributedAgent`, write the run directory, and return the result with the paths written; with `seeds` or `sweep` (or `resume` of a directory of many runs), `train_many`."
-    if seeds is not None or sweep is not None or (resume is not None and (pathlib.Path(resume) / 'runs.json').exists()):
-        return train_many(algo, env_id, steps, seeds, sweep, num_actors, devices, out, eval_interval, num_eval_episodes, target_return, progress,
-                          save_interval, resume, deterministic, log_interval, config, handle_signals, preset, existing_run)
-    import jax
-    from rlnb.agent.agent import DistributedAgent, find_checkpoint, check_run_dir
-    from rlnb.checkpoint import read_train_options
-    if algo not in ALGOS: raise RLNBError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
-    if env_kind(env_id) is None: make_env(env_id).close()  # an env stepped on the device (`gymnax:...`) is checked by its kind when the agent is built
-    pre = resolve_preset(None if (resume is not None and preset == 'auto') else preset, algo, env_id)
+# %% ../nbs/80_cli.ipynb #0801876f
+@patch_to(_SignalStop)
+def _handle(self, signum, frame):
+    self.count += 1
+    if self.agent is None: raise _Interrupted(signum)  # nothing is training yet: nothing to save
+    if self.count == 1:
+        self.signum = signum
+        self.agent.request_stop()
+        print(f"rlnb: {signal.Signals(signum).name}: stopping after the current step and writing a checkpoint "
+              "(a third Ctrl-C aborts without one)", file=sys.stderr, flush=True)
+    elif self.count == 2: print("rlnb: still stopping: the checkpoint is being written", file=sys.stderr, flush=True)
+    else: raise _Interrupted(self.signum)
+
+# %% ../nbs/80_cli.ipynb #6d75f857
+def _train_steps(steps:int|None, pre:Preset|None, algo:str) -> int:
+    "The run's budget: `steps`, else the preset's `steps`, else the algorithm's `train_steps`."
     if steps is None: steps = int(pre.train['steps']) if pre is not None and 'steps' in pre.train else get_algo(algo).train_steps
+    return steps
+
+def _flag_config(config:dict|None, num_actors:int|None) -> dict:
+    "The config fields given as flags (they win over the preset's): `config`, and `num_actors` when given."
+    return dict(config or {}, **({} if num_actors is None else dict(num_actors=num_actors)))
+
+def _train_plan(algo:str, env_id:str, steps:int|None, devices:int|None, resume:str|None, preset):
+    "Check `train`'s options before anything is built; returns the preset and the run's budget."
+    import jax
+    from rlnb.agent.agent import find_checkpoint
+    if algo not in ALGOS: raise RLNBError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
+    if env_kind(env_id) is None: make_env(env_id).close()  # a device env (`gymnax:...`) is checked when the agent is built
+    pre = resolve_preset(None if (resume is not None and preset == 'auto') else preset, algo, env_id)
+    steps = _train_steps(steps, pre, algo)
     n_dev = jax.local_device_count()
     if devices is not None and not 1 <= devices <= n_dev:
         raise RLNBError(f"--devices must be between 1 and the {n_dev} local devices, got {devices}.")
     if resume is not None:
         try: find_checkpoint(resume)
         except RLNBError as e: raise RLNBError(f"--resume: {e}") from None
+    return pre, steps
+
+# %% ../nbs/80_cli.ipynb #e5dbd2b1
+def _build_agent(algo, env_id, run, seed, devices, resume, deterministic, pre, kw:dict, existing_run):
+    "A new `DistributedAgent`, or the one of the checkpoint `resume` with `pre`'s config and `kw` on top."
+    from rlnb.agent.agent import DistributedAgent
+    if resume is None:
+        return DistributedAgent(env_id, tag=f"{algo}-{env_id}", seed=seed, devices=devices, algo=algo, work_dir=run,
+                                existing_run=existing_run, deterministic=deterministic, preset=pre, **kw)
+    agent = DistributedAgent.from_checkpoint(resume, env_id, work_dir=run, tag=f"{algo}-{env_id}", devices=devices,
+                                             existing_run=existing_run,
+                                             **{**(pre.config if pre is not None else {}), **kw})
+    if agent.algo_name != algo:
+        agent.close()
+        raise RLNBError(f"--resume: {resume} is a {agent.algo_name} run; resume it with rlnb train {agent.algo_name}.")
+    return agent
+
+def _stopped_message(agent, algo:str, env_id:str) -> str:
+    "Where an interrupted run stopped, its checkpoint, and the command that continues it."
+    ck = agent.last_checkpoint
+    return (f"rlnb: interrupted at {agent.algo.env_steps:,} env steps; actors and learner stopped, envs closed; "
+            f"checkpoint {ck if ck else '(none yet)'}"
+            + (f"; continue with: rlnb train {algo} --env {env_id} --resume {agent.work_dir}" if ck else ''))
+
+def _write_result(agent, res:dict, algo:str, env_id:str, preset:str|None, deterministic:bool) -> dict:
+    "The run's result with the paths it wrote, also written to `result.json` in its directory."
+    ev = res['eval'] or dict(mean=float('nan'), std=float('nan'))
+    run = agent.work_dir  # the directory the run claimed: `run`, or the next free `run-<n>` when `run` held another run
+    out = dict(algo=algo, env=env_id, seed=agent.seed, preset=preset, eval_return=ev['mean'], eval_std=ev['std'],
+               env_steps=res['env_steps'], updates=res['updates'], episodes=res['episodes'],
+               devices=len(agent.devices), wall_s=round(res['wall_s'], 1), deterministic=deterministic,
+               run_dir=str(run), checkpoint=res['checkpoint'], metrics=str(run / 'metrics.csv'),
+               tensorboard=str(run / 'tb'), curve=str(run / 'curve.png'), result=str(run / 'result.json'))
+    (run / 'result.json').write_text(json.dumps(out, indent=1))
+    return out
+
+# %% ../nbs/80_cli.ipynb #90c9c309
+def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
+          env_id:str='CartPole-v1',  # gymnasium env id
+          steps:int|None=None,  # env steps of the whole run, a resumed run's included; None: the preset's, else the algorithm's
+          seed:int=0,  # base seed
+          num_actors:int|None=None,  # actors (default: the algorithm's)
+          devices:int|None=None,  # learner devices (default: every local device)
+          out:str|None=None,  # run directory (default: the resumed run's, else runs/{algo}-{env}-s{seed})
+          eval_interval:int=5_000,  # env steps between evaluations
+          num_eval_episodes:int=10,  # episodes per evaluation
+          target_return:float|None=None,  # stop at the first evaluation reaching this mean return (None: train every step)
+          progress:bool=True,  # show a progress bar on stderr
+          save_interval:int=5_000,  # env steps between checkpoints
+          resume:str|None=None,  # run directory or checkpoint file to continue from
+          deterministic:bool=False,  # fixed seeded schedule (bit-for-bit repeatable, slower)
+          log_interval:float=10.0,  # seconds between log lines / metrics rows
+          config:dict|None=None,  # config fields to override (e.g. dict(learning_rate=1e-3)); they win over the preset's
+          handle_signals:bool=False,  # Ctrl-C and SIGTERM stop the run with a checkpoint (the command line's way)
+          preset='auto',  # tuned hyperparameters: 'auto', a name, a .toml path, a `Preset`, or None
+          wandb=False,  # also log to Weights & Biases: True, or a dict of `wandb.init` arguments
+          existing_run:str='new',  # when `out` holds another run: 'new' (the next free `<out>-<n>`) or 'error'
+          seeds=None,  # many runs in one program, one per seed (a list, a count, or text such as '0-15')
+          sweep=None,  # many runs, one per setting (a dict of lists: every combination) and seed
+         ) -> dict:
+    "Train `algo` on `env_id` with a `DistributedAgent`, write the run directory, return the result and its paths."
+    if seeds is not None or sweep is not None or (resume is not None and (pathlib.Path(resume) / 'runs.json').exists()):
+        return train_many(algo, env_id, steps, seeds, sweep, num_actors, devices, out, eval_interval, num_eval_episodes,
+                          target_return, progress, save_interval, resume, deterministic, log_interval, config,
+                          handle_signals, preset, existing_run)
+    from rlnb.agent.agent import check_run_dir
+    from rlnb.checkpoint import read_train_options
+    pre, steps = _train_plan(algo, env_id, steps, devices, resume, preset)
     run = pathlib.Path(out or (_run_dir_of(resume) if resume else f"runs/{run_name(algo, env_id, f's{seed}')}"))
     check_run_dir(run)  # before anything is built or compiled: a file or a place that takes no files fails at once
-    kw = dict(config or {}, **({} if num_actors is None else dict(num_actors=num_actors)))  # flags: they win over the preset
     sig = _SignalStop() if handle_signals else None
-    def stopped_message():
-        ck = agent.last_checkpoint
-        return (f"rlnb: interrupted at {agent.algo.env_steps:,} env steps; actors and learner stopped, envs closed; "
-                f"checkpoint {ck if ck else '(none yet)'}" + (f"; continue with: rlnb train {algo} --env {env_id} --resume {agent.work_dir}" if ck else ''))
     with sig or contextlib.nullcontext():
-        if resume is not None:  # the checkpoint's config, with what this call sets on top
-            agent = DistributedAgent.from_checkpoint(resume, env_id, work_dir=run, tag=f"{algo}-{env_id}", devices=devices, existing_run=existing_run,
-                                                     **{**(pre.config if pre is not None else {}), **kw})
-            if agent.algo_name != algo:
-                agent.close(); raise RLNBError(f"--resume: {resume} is a {agent.algo_name} run; resume it with rlnb train {agent.algo_name}.")
-        else:
-            agent = DistributedAgent(env_id, tag=f"{algo}-{env_id}", seed=seed, devices=devices, algo=algo, work_dir=run, existing_run=existing_run,
-                                     deterministic=deterministic, preset=pre, **kw)
+        agent = _build_agent(algo, env_id, run, seed, devices, resume, deterministic, pre,
+                             _flag_config(config, num_actors), existing_run)
         if sig is not None: sig.agent = agent
         pre_name = pre.name if pre is not None else read_train_options(resume).get('preset') if resume is not None else None
-        _record_options(agent.work_dir, steps, target_return, eval_interval, num_eval_episodes, save_interval, log_interval, preset=pre_name)
+        _record_options(agent.work_dir, steps, target_return, eval_interval, num_eval_episodes, save_interval,
+                        log_interval, preset=pre_name)
         try:
             res = agent.train(steps, log_interval=log_interval, eval_interval=eval_interval,
-                              save_interval=save_interval, num_eval_episodes=num_eval_episodes, target_return=target_return,
-                              progress=progress, verbose=progress, wandb=wandb)
+                              save_interval=save_interval, num_eval_episodes=num_eval_episodes,
+                              target_return=target_return, progress=progress, verbose=progress, wandb=wandb)
         except KeyboardInterrupt:
-            print(stopped_message(), file=sys.stderr)
+            print(_stopped_message(agent, algo, env_id), file=sys.stderr)
             raise
         finally: agent.close()
     if sig is not None and sig.signum is not None:
-        print(stopped_message(), file=sys.stderr)
+        print(_stopped_message(agent, algo, env_id), file=sys.stderr)
         raise _Interrupted(sig.signum)
-    ev = res['eval'] or dict(mean=float('nan'), std=float('nan'))
-    run = agent.work_dir  # the directory the run claimed: `run`, or the next free `run-<n>` when `run` held another run
-    out_d = dict(algo=algo, env=env_id, seed=agent.seed, preset=pre_name, eval_return=ev['mean'], eval_std=ev['std'],
-                 env_steps=res['env_steps'], updates=res['updates'], episodes=res['episodes'], devices=len(agent.devices),
-                 wall_s=round(res['wall_s'], 1), deterministic=deterministic, run_dir=str(run), checkpoint=res['checkpoint'],
-                 metrics=str(run / 'metrics.csv'), tensorboard=str(run / 'tb'), curve=str(run / 'curve.png'), result=str(run / 'result.json'))
-    (run / 'result.json').write_text(json.dumps(out_d, indent=1))
-    return out_d
+    return _write_result(agent, res, algo, env_id, pre_name, deterministic)
 
 # %% ../nbs/80_cli.ipynb #dfd55c74
 def evaluate(run:str,  # run directory or checkpoint file
@@ -208,214 +249,89 @@ def evaluate(run:str,  # run directory or checkpoint file
     except RLNBError as e: raise RLNBError(f"rlnb eval: {e}") from None
     try: r = agent.eval(episodes, history=False, video=video)
     finally: agent.close()
-    out = dict(run=str(run), checkpoint=str(agent.last_checkpoint), env=agent.env_id, algo=agent.algo_name, env_steps=agent.algo.env_steps,
-               episodes=episodes, eval_return=r['mean'], eval_std=r['std'], eval_min=r['min'], eval_max=r['max'])
-    if video is not None: out.update(video=r['video']['path'], video_frames=r['video']['frames'], video_return=r['video']['episode_return'])
+    out = dict(run=str(run), checkpoint=str(agent.last_checkpoint), env=agent.env_id, algo=agent.algo_name,
+               env_steps=agent.algo.env_steps, episodes=episodes, eval_return=r['mean'], eval_std=r['std'],
+               eval_min=r['min'], eval_max=r['max'])
+    if video is not None:
+        out.update(video=r['video']['path'], video_frames=r['video']['frames'], video_return=r['video']['episode_return'])
     return out
 
 # %% ../nbs/80_cli.ipynb #f426cfd1
-_OWN = ('seed', 'num_actors', 'deterministic')  # config fields the train command has its own options for
+from .cli_args import (_OWN, _POSITIVE, _Parser, _check_options, _field_help, _flag_names, _or_none, _parser,
+                           _smoke_options, _switch, _target, _target_of, _train_options, _train_run_options,
+                           _tune_options, add_config_arguments, config_flag, config_overrides)
+_all_ = ['config_flag', 'add_config_arguments', 'config_overrides']
 
-def _field_help(cls) -> dict:
-    "The comment on each config field's line, read from the source of `cls` and its dataclass bases (a subclass's wins)."
-    out = {}
-    for c in reversed(cls.__mro__):
-        if not dataclasses.is_dataclass(c): continue
-        try: src = inspect.getsource(c)
-        except (OSError, TypeError): continue
-        for m in re.finditer(r'^\s+(\w+)\s*:[^=\n]*=[^#\n]*#\s*(.+)$', src, re.M): out[m.group(1)] = m.group(2).strip()
-    return out
+# %% ../nbs/80_cli.ipynb #c98ec7d2
+# what `--resume` keeps of a run, by the names of `train.json` (the options' dests)
+RUN_OPTIONS = ('steps', 'target_return', 'eval_interval', 'eval_episodes', 'save_interval', 'log_interval')
 
-def _target(v:str) -> float:
-    "--target-return: a float, or 'none' (never reached: train every step)."
-    return float('inf') if v.lower() == 'none' else float(v)
-_target.__name__ = 'float'
-
-def _or_none(cast):
-    "An argparse type: 'none' is None, anything else `cast(v)`."
-    def parse(v:str): return None if v.lower() == 'none' else cast(v)
-    parse.__name__ = cast.__name__  # argparse names the type in its error messages
-    return parse
-
-def _switch(v:str):
-    "An argparse type for a `bool|None` field: true, false or none."
-    words = {'true': True, 'yes': True, '1': True, 'false': False, 'no': False, '0': False, 'none': None}
-    if v.lower() not in words: raise argparse.ArgumentTypeError(f"expected true, false or none, got {v!r}")
-    return words[v.lower()]
-
-def config_flag(name:str) -> str:
-    "The command-line flag of config field `name`: `learning_rate` -> `--learning-rate`, `lambda_` -> `--lambda`."
-    return '--' + name.rstrip('_').replace('_', '-')
-
-def add_config_arguments(parser:argparse.ArgumentParser, cfg_cls:type):
-    "One option per field of the config dataclass `cfg_cls` (dest `cfg_<field>`, absent unless given: the config's own default)."
-    helps, group = _field_help(cfg_cls), parser.add_argument_group(f"{cfg_cls.__name__} fields")
-    for f in dataclasses.fields(cfg_cls):
-        if f.name in _OWN: continue
-        d = f.default
-        kw = dict(dest=f'cfg_{f.name}', default=argparse.SUPPRESS, help=f"{helps.get(f.name, '')} (default: {d!r})".replace('%', '%%'))
-        if isinstance(d, bool): kw['action'] = argparse.BooleanOptionalAction
-        elif isinstance(d, tuple): kw.update(type=int, nargs='+', metavar='N')
-        elif 'bool' in str(f.type): kw.update(type=_switch, metavar='true|false|none')  # a switch that may be left to the algorithm (None)
-        elif d is None or 'None' in str(f.type):  # an optional field ('none' sets None): its annotation says int or float
-            cast = float if 'float' in str(f.type) else int
-            kw.update(type=_or_none(cast), metavar=f"{cast.__name__.upper()}|none")
-        else: kw.update(type=type(d), metavar=type(d).__name__.upper())
-        group.add_argument(config_flag(f.name), **kw)
-    fields = {f.name for f in dataclasses.fields(cfg_cls)} - set(_OWN)
-    for old, new in RENAMED.items():  # old flags, hidden: `main` names the new one
-        if new in fields: group.add_argument(config_flag(old), dest=f'cfg_{old}', nargs='*', default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-
-def config_overrides(args:argparse.Namespace) -> dict:
-    "The config fields given on the command line."
-    return {k[4:]: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items() if k.startswith('cfg_')}
-
-# %% ../nbs/80_cli.ipynb #bdca8c09
-def _train_options(t:argparse.ArgumentParser, algo:str):
-    t.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
-    t.add_argument('--steps', type=int, default=None, help=f"env steps of the whole run (default: {get_algo(algo).train_steps})")
-    t.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
-    t.add_argument('--seeds', default=None, metavar='SEEDS', help="many runs in one program, one per seed: '0-15', '0,3,7' or a count such as 16 (replaces --seed)")
-    t.add_argument('--sweep', nargs='+', default=None, metavar='FIELD=V1,V2', help='many runs, every combination of these config values (with every seed): learning_rate=1e-3,3e-4 gamma=0.98,0.99')
-    t.add_argument('--num-actors', type=int, default=None, help="actors (default: the algorithm's)")
-    t.add_argument('--devices', type=int, default=None, help='learner devices (default: all local devices)')
-    t.add_argument('--out', default=None, help='run directory (default: the resumed run, else runs/ALGO-ENV-sSEED)')
-    t.add_argument('--preset', default=None, metavar='NAME|PATH|none',
-                   help="tuned hyperparameters: a name (`rlnb presets`) or a .toml file; flags win over it (default: the preset of ALGO on --env, "
-                        "if there is one; a resumed run keeps its checkpoint's config)")
-    t.add_argument('--eval-interval', type=int, default=None, help="env steps between evaluations (default: the preset's, else 5000)")
-    t.add_argument('--eval-episodes', type=int, default=None, help="episodes per evaluation (default: the preset's, else 10)")
-    t.add_argument('--save-interval', type=int, default=None, help='env steps between checkpoints (default: 5000)')
-    t.add_argument('--target-return', type=_target, default=None, metavar='FLOAT|none',
-                   help="stop at the first evaluation reaching it (default: the env's reward_threshold, e.g. 475 for CartPole-v1; 'none': train every step)")
-    t.add_argument('--resume', default=None, metavar='RUN_DIR_or_CKPT',
-                   help="continue a run from its latest checkpoint (or this file), with the run's own budget, target, intervals and preset; flags given replace them")
-    t.add_argument('--existing-run', choices=('new', 'error'), default='new',
-                   help="when the run directory holds another run: new (default: write to the next free OUT-2, OUT-3, ... and say so) or error")
-    t.add_argument('--deterministic', action='store_true', help='fixed seeded schedule: bit-for-bit repeatable, slower')
-    t.add_argument('--log-interval', type=float, default=None, help='seconds between log lines (default: 10)')
-    t.add_argument('--no-progress', action='store_true', help='no progress bar and no log lines')
-    t.add_argument('--wandb', action='store_true', help="also log to Weights & Biases (pip install 'rlnb[wandb]'; WANDB_MODE=offline works without an account)")
-    t.add_argument('--wandb-project', default='rlnb', help='W&B project (default: rlnb)')
-    add_config_arguments(t, get_algo(algo).Config)
-
-def _target_of(args, pre:Preset|None=None) -> float|None:
-    "--target-return, else the preset's `target_return`, else the env's `reward_threshold` (None where it has none: train every step)."
-    if args.target_return is not None: return args.target_return
-    if pre is not None and 'target_return' in pre.train: return float(pre.train['target_return'])
-    if (kind := env_kind(args.env)) is not None: return kind.reward_threshold(args.env)  # e.g. 'gymnax:CartPole-v1'
-    try: return gym.spec(args.env).reward_threshold
-    except gym.error.Error: return None  # an unknown env id: `train` says so
-
-# %% ../nbs/80_cli.ipynb #06292ed2
-class _Parser(argparse.ArgumentParser):
-    "argparse, with a usage error on one line: what was wrong and where the options are listed (subcommands inherit it)."
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the options)\n")
-
-def _parser():
-    p = _Parser(prog='rlnb', description='rlnb: distributed RL on one host with asyncio + JAX.')
-    sub = p.add_subparsers(dest='command', required=True)
-    s = sub.add_parser('smoke', help='short random-policy run through the core pieces; prints JSON')
-    s.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
-    s.add_argument('--steps', type=int, default=1000, help='env steps (default: 1000)')
-    s.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
-    t = sub.add_parser('train', help='train an agent; progress on stderr, result JSON as the last line on stdout')
-    algos = t.add_subparsers(dest='algo', required=True, metavar='ALGO', help=f"algorithm, one of {', '.join(ALGOS)} (rlnb.runtime.runtime.ALGOS); "
-                             "`rlnb train ALGO --help` lists its options")
-    shipped = presets()
-    for name in ALGOS:
-        doc = (get_algo(name).__doc__ or '').strip()
-        envs = [pr.env for pr in shipped if pr.algo == name]
-        epilog = f"presets (picked by --env): {', '.join(envs)}" if envs else None
-        _train_options(algos.add_parser(name, help=doc, description=doc, epilog=epilog), name)
-    pr = sub.add_parser('presets', help='list the tuned presets (or print one); `rlnb train ALGO --env ENV` uses the one of its pair')
-    pr.add_argument('name', nargs='?', default=None, help='print this preset file')
-    pr.add_argument('--algo', default=None, help='only this algorithm')
-    pr.add_argument('--env', default=None, help='only this env id')
-    pr.add_argument('--json', action='store_true', help='one JSON object per preset instead of the table')
-    tu = sub.add_parser('tune', help='search hyperparameters with Optuna, --parallel trials at a time on the run axis; writes the best as a preset (pip install "rlnb[tune]")')
-    tu.add_argument('algo', choices=list(ALGOS), metavar='ALGO', help=f"algorithm, one of {', '.join(ALGOS)}")
-    tu.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
-    tu.add_argument('--trials', type=int, default=32, help='finished trials the study should hold (default: 32; a resumed study counts its own)')
-    tu.add_argument('--parallel', type=int, default=8, help='trials trained side by side (default: 8)')
-    tu.add_argument('--steps', type=int, default=None, help="env steps of a trial (default: the preset's, else the algorithm's)")
-    tu.add_argument('--seed', type=int, default=0, help='the seed of every trial and of the sampler (default: 0)')
-    tu.add_argument('--out', default=None, help='the study directory; the same one again continues the study (default: runs/tune-ALGO-ENV)')
-    tu.add_argument('--eval-interval', type=int, default=None, help="env steps between a trial's evaluations, its reports to the pruner (default: the preset's, else 5000)")
-    tu.add_argument('--eval-episodes', type=int, default=None, help="episodes per evaluation (default: the preset's, else 10)")
-    tu.add_argument('--target-return', type=_target, default=None, metavar='FLOAT|none', help="a trial stops at its first evaluation reaching it (default: the preset's; none: never)")
-    tu.add_argument('--space', nargs='+', default=None, metavar='FIELD=SPEC',
-                    help="the search space (default: the algorithm's, rlnb.agent.tune.SPACES): learning_rate=log:1e-4:3e-3 gamma=0.95:0.999 n_step=int:1:5 hidden=64x64|128x128")
-    tu.add_argument('--num-actors', type=int, default=None, help="actors of every trial (default: the algorithm's)")
-    tu.add_argument('--devices', type=int, default=None, help='learner devices of every trial (default: all local devices)')
-    tu.add_argument('--no-progress', action='store_true', help='no progress bars and no log lines')
-    e = sub.add_parser('eval', help="evaluate a saved run's latest checkpoint; prints JSON")
-    e.add_argument('run', metavar='RUN_DIR', help='run directory (or checkpoint file)')
-    e.add_argument('--episodes', type=int, default=10, help='evaluation episodes (default: 10)')
-    e.add_argument('--video', default=None, metavar='FILE', help="record one episode into FILE (.mp4 or .gif; needs pip install 'rlnb[video]')")
-    return p
-
-# %% ../nbs/80_cli.ipynb #b52a356b
-RUN_OPTIONS = ('steps', 'target_return', 'eval_interval', 'eval_episodes', 'save_interval', 'log_interval')  # what `--resume` keeps of a run
-
-def _keep_run_options(args:argparse.Namespace):
-    "`--resume`: the run's own options (its `train.json`) where the command gives none; one line on stderr says what it kept and what it replaced."
+def _keep_run_options(args:argparse.Namespace, p:argparse.ArgumentParser):
+    "The run's own options where the command gives none; one line on stderr says what it kept and what it replaced."
     from rlnb.checkpoint import read_train_options
     saved = read_train_options(args.resume)
-    flag = lambda k, v: f"--{k.replace('_', '-')} {'none' if v == float('inf') else v}"
+    flag = lambda k, v: f"{_flag_names(p, args, k).split('/')[0]} {'none' if v == float('inf') else v}"
     kept = [flag(k, saved[k]) for k in RUN_OPTIONS if k in saved and getattr(args, k) is None]
     given = [flag(k, getattr(args, k)) for k in RUN_OPTIONS if k in saved and getattr(args, k) not in (None, saved[k])]
     for k in RUN_OPTIONS:
         if k in saved and getattr(args, k) is None: setattr(args, k, saved[k])
     if saved.get('preset') and args.preset is None: kept.append(f"preset {saved['preset']} (its config is in the checkpoint)")
-    if kept or given: print(f"rlnb: resuming with the run's own {' '.join(kept) or 'options'}" + (f"; replaced by this command: {' '.join(given)}" if given else ''), file=sys.stderr)
+    if kept or given:
+        print(f"rlnb: resuming with the run's own {' '.join(kept) or 'options'}"
+              + (f"; replaced by this command: {' '.join(given)}" if given else ''), file=sys.stderr)
 
+# %% ../nbs/80_cli.ipynb #63d75a9d
+def _run_train(args:argparse.Namespace, p:argparse.ArgumentParser):
+    "`rlnb train`: one run (or many), its result on stdout."
+    if args.resume is not None: _keep_run_options(args, p)
+    pre = resolve_preset(args.preset or (None if args.resume else 'auto'), args.algo, args.env)
+    if pre is not None: print(f"rlnb: {preset_line(pre, args.env)}", file=sys.stderr)  # a family preset says why it applies
+    train_opts = pre.train if pre is not None else {}
+    episodes = args.eval_episodes or train_opts.get('num_eval_episodes', 10)
+    from rlnb.agent.seeds import sweep_from_text
+    seeds = None if args.seeds is None else int(args.seeds) if args.seeds.isdigit() else args.seeds  # a number: a count
+    sweep = None if args.sweep is None else sweep_from_text(args.sweep, get_algo(args.algo).Config)
+    if (seeds is not None or sweep is not None) and args.wandb:
+        raise RLNBError("--wandb logs one run; with --seeds or --sweep leave it out (each run writes TensorBoard events).")
+    r = train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out,
+              args.eval_interval or train_opts.get('eval_interval', 5_000), episodes, _target_of(args, pre),
+              not args.no_progress, args.save_interval or 5_000, args.resume, args.deterministic,
+              10.0 if args.log_interval is None else args.log_interval, config_overrides(args),
+              handle_signals=True, preset=pre, wandb=dict(project=args.wandb_project) if args.wandb else False,
+              existing_run=args.existing_run, seeds=seeds, sweep=sweep)
+    if 'summary' in r:  # many runs: the table, then the summary and the paths as JSON
+        print(r['table'])
+        print(json.dumps(_rounded({k: r[k] for k in ('summary', 'work_dir', 'results', 'curves')})))
+        return
+    print(f"final evaluation: {r['eval_return']:.1f} +- {r['eval_std']:.1f} over {episodes} episodes "
+          f"after {r['env_steps']:,} env steps")
+    for k in ('checkpoint', 'metrics', 'tensorboard', 'curve', 'result'): print(f"  {k:<12}{r[k]}")
+    print(json.dumps(_rounded(r)))
+
+def _run_tune(args:argparse.Namespace):
+    "`rlnb tune`: the study (`rlnb.agent.tune.tune`), the best preset's command on stderr, the result on stdout."
+    from rlnb.agent.tune import space_from_text, tune
+    space = None if args.space is None else space_from_text(args.space, get_algo(args.algo).Config)
+    kw = {k: v for k, v in dict(num_actors=args.num_actors, devices=args.devices).items() if v is not None}
+    r = tune(args.env, args.algo, trials=args.trials, parallel=args.parallel, steps=args.steps, space=space,
+             seed=args.seed, work_dir=args.out, eval_interval=args.eval_interval, num_eval_episodes=args.eval_episodes,
+             target_return=args.target_return, progress=not args.no_progress, verbose=not args.no_progress, **kw)
+    print(f"best trial {r['best_trial']}: {r['best_value']:.1f}; train it with: "
+          f"rlnb train {args.algo} --env {args.env} --preset {r['preset']}", file=sys.stderr)
+    print(json.dumps(_rounded(r)))
+
+# %% ../nbs/80_cli.ipynb #b52a356b
 def main(argv:list[str]|None=None) -> int:
     "Console entry point `rlnb`; returns the process exit code."
     p = _parser()
     args = p.parse_args(argv)
-    for name in ('steps', 'num_actors', 'eval_interval', 'eval_episodes', 'save_interval', 'episodes', 'devices', 'trials', 'parallel'):
-        v = getattr(args, name, None)
-        if v is not None and v <= 0: p.error(f"--{name.replace('_', '-')} must be a positive integer, got {v}")
-    for old in sorted(config_overrides(args).keys() & RENAMED.keys()): p.error(f"{config_flag(old)} is called {config_flag(RENAMED[old])} now")
-    if (getattr(args, 'log_interval', None) or 0) < 0: p.error(f"--log-interval must be >= 0 seconds, got {args.log_interval}")
+    _check_options(p, args)
     try:
         if args.command == 'smoke': print(json.dumps(_rounded(smoke(args.env, args.steps, args.seed))))
         elif args.command == 'presets': print(presets_listing(args.name, args.algo, args.env, args.json), end='')
-        elif args.command == 'train':
-            if args.resume is not None: _keep_run_options(args)
-            pre = resolve_preset(args.preset or (None if args.resume else 'auto'), args.algo, args.env)
-            if pre is not None: print(f"rlnb: {preset_line(pre, args.env)}", file=sys.stderr)  # a family preset (image observations) says why it applies
-            train_opts = pre.train if pre is not None else {}
-            episodes = args.eval_episodes or train_opts.get('num_eval_episodes', 10)
-            from rlnb.agent.seeds import sweep_from_text
-            seeds = None if args.seeds is None else int(args.seeds) if args.seeds.isdigit() else args.seeds  # a bare number is a count
-            sweep = None if args.sweep is None else sweep_from_text(args.sweep, get_algo(args.algo).Config)
-            if (seeds is not None or sweep is not None) and args.wandb: raise RLNBError("--wandb logs one run; with --seeds or --sweep leave it out (each run writes TensorBoard events).")
-            r = train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out,
-                      args.eval_interval or train_opts.get('eval_interval', 5_000), episodes, _target_of(args, pre),
-                      not args.no_progress, args.save_interval or 5_000, args.resume, args.deterministic,
-                      10.0 if args.log_interval is None else args.log_interval, config_overrides(args),
-                      handle_signals=True, preset=pre, wandb=dict(project=args.wandb_project) if args.wandb else False, existing_run=args.existing_run,
-                      seeds=seeds, sweep=sweep)
-            if 'summary' in r:  # many runs: the table, then the summary and the paths as JSON
-                print(r['table'])
-                print(json.dumps(_rounded({k: r[k] for k in ('summary', 'work_dir', 'results', 'curves')})))
-                return 0
-            print(f"final evaluation: {r['eval_return']:.1f} +- {r['eval_std']:.1f} over {episodes} episodes after {r['env_steps']:,} env steps")
-            for k in ('checkpoint', 'metrics', 'tensorboard', 'curve', 'result'): print(f"  {k:<12}{r[k]}")
-            print(json.dumps(_rounded(r)))
+        elif args.command == 'train': _run_train(args, p)
         elif args.command == 'eval': print(json.dumps(_rounded(evaluate(args.run, args.episodes, args.video))))
-        elif args.command == 'tune':
-            from rlnb.agent.tune import space_from_text, tune
-            space = None if args.space is None else space_from_text(args.space, get_algo(args.algo).Config)
-            kw = {k: v for k, v in dict(num_actors=args.num_actors, devices=args.devices).items() if v is not None}
-            r = tune(args.env, args.algo, trials=args.trials, parallel=args.parallel, steps=args.steps, space=space, seed=args.seed, work_dir=args.out,
-                     eval_interval=args.eval_interval, num_eval_episodes=args.eval_episodes, target_return=args.target_return, progress=not args.no_progress,
-                     verbose=not args.no_progress, **kw)
-            print(f"best trial {r['best_trial']}: {r['best_value']:.1f}; train it with: rlnb train {args.algo} --env {args.env} --preset {r['preset']}", file=sys.stderr)
-            print(json.dumps(_rounded(r)))
+        elif args.command == 'tune': _run_tune(args)
     except (TrainingError, EnvWorkerError) as e:  # a fault while training, not a bad option: exit 1, the checkpoint named in the note
         print(f"rlnb: error: {_with_notes(e)}", file=sys.stderr)
         return 1
@@ -434,46 +350,57 @@ def main(argv:list[str]|None=None) -> int:
 def _with_notes(e:BaseException) -> str: return '\n'.join([str(e), *getattr(e, '__notes__', [])])
 
 def _rounded(x, digits:int=6):
-    "`x` with every float in it rounded to `digits` significant digits, for the JSON printed on stdout (`result.json` keeps them all)."
+    "`x` with every float rounded to `digits` significant digits, for the JSON on stdout (`result.json` keeps them all)."
     if isinstance(x, float): return float(f'{x:.{digits}g}')
     if isinstance(x, dict): return {k: _rounded(v, digits) for k, v in x.items()}
     if isinstance(x, (list, tuple)): return [_rounded(v, digits) for v in x]
     return x
 
 # %% ../nbs/80_cli.ipynb #dc63fc47
-def train_many(algo:str, env_id:str, steps:int|None, seeds, sweep, num_actors:int|None, devices:int|None, out:str|None, eval_interval:int,
-               num_eval_episodes:int, target_return:float|None, progress:bool, save_interval:int, resume:str|None, deterministic:bool,
-               log_interval:float, config:dict|None, handle_signals:bool, preset, existing_run:str) -> dict:
-    "`train` for many runs (`rlnb.agent.runs.MultiRunAgent`): every setting of `sweep` with every seed of `seeds`; returns results.json's content and the table."
+def _seeds_span(seeds:list) -> str:
+    "The seeds part of a directory of many runs' default name: `s0-15` for a range, else `s0.3.7`."
+    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 1: return f"s{seeds[0]}-{seeds[-1]}"
+    return 's' + '.'.join(map(str, seeds))
+
+def train_many(algo:str, env_id:str, steps:int|None, seeds, sweep, num_actors:int|None, devices:int|None,
+               out:str|None, eval_interval:int, num_eval_episodes:int, target_return:float|None, progress:bool,
+               save_interval:int, resume:str|None, deterministic:bool, log_interval:float, config:dict|None,
+               handle_signals:bool, preset, existing_run:str) -> dict:
+    "`train` for many runs (`rlnb.agent.runs.MultiRunAgent`): every setting of `sweep` with every seed of `seeds`."
     from rlnb.agent.runs import MultiRunAgent
     from rlnb.agent.seeds import parse_seeds
     if env_kind(env_id) is None: make_env(env_id).close()
-    kw = dict(config or {}, **({} if num_actors is None else dict(num_actors=num_actors)))
+    kw = _flag_config(config, num_actors)
     if resume is None:
         seeds = parse_seeds([0] if seeds is None else seeds)
         pre = resolve_preset(preset, algo, env_id)
-        if steps is None: steps = int(pre.train['steps']) if pre is not None and 'steps' in pre.train else get_algo(algo).train_steps
-        span = f"s{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 1 else 's' + '.'.join(map(str, seeds))
-        run = pathlib.Path(out or f"runs/{run_name(algo, env_id, span)}")
+        steps = _train_steps(steps, pre, algo)
+        run = pathlib.Path(out or f"runs/{run_name(algo, env_id, _seeds_span(seeds))}")
     else: run = pathlib.Path(resume)
     sig = _SignalStop() if handle_signals else None
     agent = None
     stopped_message = lambda: print(f"rlnb: interrupted; every run stopped with a checkpoint in {agent.work_dir}; "
-                                    f"continue with: rlnb train {algo} --env {env_id} --resume {agent.work_dir}", file=sys.stderr)
+                                    f"continue with: rlnb train {algo} --env {env_id} --resume {agent.work_dir}",
+                                    file=sys.stderr)
     with sig or contextlib.nullcontext():
         if resume is not None:
             agent = MultiRunAgent.from_checkpoint(resume, env_id, devices=devices, existing_run=existing_run, **kw)
             if agent.algo_name != algo:
-                agent.close(); raise RLNBError(f"--resume: {resume} holds {agent.algo_name} runs; resume them with rlnb train {agent.algo_name}.")
+                agent.close()
+                raise RLNBError(f"--resume: {resume} holds {agent.algo_name} runs; "
+                                f"resume them with rlnb train {agent.algo_name}.")
             if steps is None: steps = max(a.default_steps for a in agent.agents)
         else:
-            agent = MultiRunAgent(env_id, seeds=seeds, sweep=sweep, tag=f"{algo}-{env_id}", algo=algo, work_dir=run, devices=devices,
-                                  deterministic=deterministic, preset=pre, existing_run=existing_run, **kw)
+            agent = MultiRunAgent(env_id, seeds=seeds, sweep=sweep, tag=f"{algo}-{env_id}", algo=algo, work_dir=run,
+                                  devices=devices, deterministic=deterministic, preset=pre, existing_run=existing_run,
+                                  **kw)
         if sig is not None: sig.agent = agent
-        _record_options(agent.work_dir, steps, target_return, eval_interval, num_eval_episodes, save_interval, log_interval)
+        _record_options(agent.work_dir, steps, target_return, eval_interval, num_eval_episodes, save_interval,
+                        log_interval)
         try:
             res = agent.train(steps, log_interval=log_interval, eval_interval=eval_interval, save_interval=save_interval,
-                              num_eval_episodes=num_eval_episodes, target_return=target_return, progress=progress, verbose=progress)
+                              num_eval_episodes=num_eval_episodes, target_return=target_return, progress=progress,
+                              verbose=progress)
         except KeyboardInterrupt:
             stopped_message()
             raise

@@ -20,7 +20,7 @@ from flax import struct
 
 # %% auto #0
 __all__ = ['RLNBError', 'ConfigError', 'SpaceMismatchError', 'TrainingError', 'NonFiniteError', 'EnvWorkerError', 'space_spec',
-           'preallocate', 'check_batch', 'TransitionBatch', 'patch_to', 'run_sync', 'in_thread', 'count_compiles',
+           'preallocate', 'check_batch', 'patch_to', 'TransitionBatch', 'run_sync', 'in_thread', 'count_compiles',
            'fix_mmap_threshold', 'trim_heap']
 
 # %% ../nbs/00_core.ipynb #17aaa598
@@ -110,6 +110,17 @@ def check_batch(space:gym.Space,  # Space of one element
         raise SpaceMismatchError(f"{name}: all fields must share the batch size, got sizes {sizes}.")
     return sizes[0] if sizes else 0
 
+# %% ../nbs/00_core.ipynb #bc46aa76
+def patch_to(cls):
+    "Decorator: add the function (or property) to `cls` as its member, so a class can be written over several cells."
+    def add(f):
+        fn = f.fget if isinstance(f, property) else f
+        fn.__qualname__ = f"{cls.__name__}.{fn.__name__}"
+        setattr(cls, fn.__name__, f)
+        if isinstance(cls, abc.ABCMeta): abc.update_abstractmethods(cls)  # a method added now may fill an abstract one
+        return f
+    return add
+
 # %% ../nbs/00_core.ipynb #6d0be9f2
 @struct.dataclass
 class TransitionBatch:
@@ -127,17 +138,17 @@ class TransitionBatch:
     version: Any = None  # param version that produced each transition
 
     def __post_init__(self):
-        "Every array field must share `Rn`'s leading axis: a shape check, free under `jit`; skipped per example (under `vmap`, `Rn` is a scalar)."
+        "Every array field must share `Rn`'s leading axis (free under `jit`; skipped under `vmap`, where `Rn` is a scalar)."
         lead = getattr(self.Rn, 'shape', ())
         if not lead or not isinstance(self.Rn, (np.ndarray, jax.Array)): return
         k = len(lead)
         if all(x.shape[:k] == lead for x in jax.tree.leaves(self) if isinstance(x, (np.ndarray, jax.Array))): return
-        rows = {f: [tuple(x.shape) for x in jax.tree.leaves(getattr(self, f)) if isinstance(x, (np.ndarray, jax.Array))]
-                for f in self.__dataclass_fields__}
+        rows = {f: [tuple(x.shape) for x in jax.tree.leaves(getattr(self, f))
+                    if isinstance(x, (np.ndarray, jax.Array))] for f in self.__dataclass_fields__}
         bad = {f: v for f, v in rows.items() if any(s[:k] != lead for s in v)}
-        raise SpaceMismatchError(f"TransitionBatch: every field must have {lead[0] if k == 1 else lead} rows like Rn {lead}, but "
-                                 + '; '.join(f"{f} has shape{'s' if len(v) > 1 else ''} {', '.join(map(str, v))}" for f, v in bad.items())
-                                 + ". Build each field with one row per transition.")
+        shapes = '; '.join(f"{f} has shape{'s' if len(v) > 1 else ''} {', '.join(map(str, v))}" for f, v in bad.items())
+        raise SpaceMismatchError(f"TransitionBatch: every field must have {lead[0] if k == 1 else lead} rows like Rn {lead}, "
+                                 f"but {shapes}. Build each field with one row per transition.")
 
     @classmethod
     def from_single(cls, s, a, r, terminated:bool, s_next, gamma:float=0.9, logp:float=0.0, w:float=1.0,
@@ -145,21 +156,12 @@ class TransitionBatch:
         "A batch of size one from a single raw transition `(s, a, r, terminated, s_next)`."
         add = lambda x: None if x is None else jax.tree.map(lambda v: np.asarray(v)[None], x)
         return cls(S=add(s), A=add(a), logP=np.array([logp], np.float32), Rn=np.array([r], np.float32),
-                   In=np.array([0.0 if terminated else gamma], np.float32), S_next=add(s_next),
-                   A_next=add(a_next), logP_next=None if logp_next is None else np.array([logp_next], np.float32),
-                   W=np.array([w], np.float32), idx=np.array([idx], np.int64), version=np.array([version], np.int64))
-
-    @property
-    def batch_size(self) -> int:
-        "Size of the leading axis."
-        return int(np.shape(self.Rn)[0])
+                   In=np.array([0.0 if terminated else gamma], np.float32), S_next=add(s_next), A_next=add(a_next),
+                   logP_next=None if logp_next is None else np.array([logp_next], np.float32),
+                   W=np.array([w], np.float32), idx=np.array([idx], np.int64),
+                   version=np.array([version], np.int64))
 
     def __len__(self): return self.batch_size
-
-    def __getitem__(self, index):
-        "Index or slice every field along the batch axis (an int keeps a batch of one)."
-        if isinstance(index, (int, np.integer)): index = slice(index, index + 1 if index != -1 else None)
-        return jax.tree.map(lambda x: x[index], self)
 
     @staticmethod
     def concatenate(batches:Sequence[TransitionBatch]) -> TransitionBatch:
@@ -173,20 +175,23 @@ class TransitionBatch:
         cat = jnp.concatenate if isinstance(jax.tree.leaves(batches[0])[0], jax.Array) else np.concatenate
         return jax.tree.map(lambda *xs: cat(xs, axis=0), *batches)
 
-    def to_singles(self):
-        "Iterate over the batch as batches of size one."
-        for i in range(self.batch_size): yield self[i]
+# %% ../nbs/00_core.ipynb #95b081f1
+@patch_to(TransitionBatch)
+@property
+def batch_size(self) -> int:
+    "Size of the leading axis."
+    return int(np.shape(self.Rn)[0])
 
-# %% ../nbs/00_core.ipynb #bc46aa76
-def patch_to(cls):
-    "Decorator: add the function (or property) to `cls` as a member, under the class's name, so a class can be written over several cells."
-    def add(f):
-        fn = f.fget if isinstance(f, property) else f
-        fn.__qualname__ = f"{cls.__name__}.{fn.__name__}"
-        setattr(cls, fn.__name__, f)
-        if isinstance(cls, abc.ABCMeta): abc.update_abstractmethods(cls)  # a method added now may fill an abstract one
-        return f
-    return add
+@patch_to(TransitionBatch)
+def __getitem__(self, index):
+    "Index or slice every field along the batch axis (an int keeps a batch of one)."
+    if isinstance(index, (int, np.integer)): index = slice(index, index + 1 if index != -1 else None)
+    return jax.tree.map(lambda x: x[index], self)
+
+@patch_to(TransitionBatch)
+def to_singles(self):
+    "Iterate over the batch as batches of size one."
+    for i in range(self.batch_size): yield self[i]
 
 # %% ../nbs/00_core.ipynb #c21138a9
 def run_sync(coro):

@@ -104,14 +104,15 @@ def gather(tree, axis:int=0, axis_name:str=AXIS):
 def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; calls `pmean` on its gradients
                   mesh:Mesh|None=None,  # device mesh; default every local device
                   num_fused:int=1,  # K updates per dispatch (batch leaves then have shape (K, B, ...))
-                  batch_axis:int=0,  # axis of each (unfused) batch leaf that is split over the devices, e.g. 1 for [T, B] trajectories
-                  max_in_flight:int|None=None,  # outstanding calls allowed; default 8 on multi-device CPU meshes, else unbounded
+                  batch_axis:int=0,  # axis of each (unfused) batch leaf split over the devices, e.g. 1 for [T, B]
+                  max_in_flight:int|None=None,  # outstanding calls allowed; default 8 on multi-device CPU meshes
                  ) -> Callable:
     "Run `step` data-parallel over `mesh` (pmap semantics), optionally fusing `num_fused` updates per dispatch."
     mesh = make_mesh() if mesh is None else mesh
     if num_fused < 1: raise ConfigError(f"data_parallel: num_fused must be >= 1, got {num_fused}.")
     axis, n = mesh.axis_names[0], mesh.size
-    if not isinstance(batch_axis, int) or batch_axis < 0: raise ConfigError(f"data_parallel: batch_axis must be an int >= 0, got {batch_axis!r}.")
+    if not isinstance(batch_axis, int) or batch_axis < 0:
+        raise ConfigError(f"data_parallel: batch_axis must be an int >= 0, got {batch_axis!r}.")
     bdim = batch_axis + (0 if num_fused == 1 else 1)
     cache = {}
     if max_in_flight is None and mesh.devices.flat[0].platform == 'cpu' and n > 1: max_in_flight = 8
@@ -120,35 +121,6 @@ def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; c
     def local(state, batch):
         if num_fused == 1: return step(state, batch)
         return jax.lax.scan(step, state, batch)
-
-    def build(state, batch):
-        sizes = {np.shape(l)[bdim] for l in jax.tree.leaves(batch)}
-        if len(sizes) != 1:
-            raise ConfigError(f"data_parallel: batch leaves disagree on the batch axis {bdim}: sizes {sorted(sizes)}.")
-        size = sizes.pop()
-        if size % n: raise ConfigError(f"data_parallel: batch size {size} does not divide over {n} devices; use a multiple of {n}.")
-        if num_fused > 1 and {np.shape(l)[0] for l in jax.tree.leaves(batch)} != {num_fused}:
-            raise ConfigError(f"data_parallel: with num_fused={num_fused} every batch leaf needs leading axis {num_fused}.")
-        if n == 1:  # one device: no mapping at all (the collectives are identities outside a mapped axis); traced once, it compiles in about two thirds of the time
-            on_device = NamedSharding(mesh, P())
-            return jax.jit(local, in_shardings=on_device, out_shardings=on_device)
-        # the dtype jax will really use (int64 numpy fields become int32 without x64): jax 0.11 warns at each
-        # ShapeDtypeStruct asked for a dtype it does not have
-        # the metrics' shapes on one device, traced with the mesh axis bound (a vmap over it), so that collectives such as `gather` see it
-        local_batch = jax.tree.map(lambda l: jax.ShapeDtypeStruct(
-            (n,) + np.shape(l)[:bdim] + (size // n,) + np.shape(l)[bdim + 1:], jax.dtypes.canonicalize_dtype(l.dtype)), batch)
-        _, m_shape = jax.eval_shape(jax.vmap(local, in_axes=(None, 0), axis_name=axis, axis_size=n), state, local_batch)
-        m_shape = jax.tree.map(lambda m: jax.ShapeDtypeStruct(m.shape[1:], m.dtype), m_shape)
-        per_sample = jax.tree.map(lambda m: m.ndim > bdim and m.shape[bdim] == size // n, m_shape)
-        m_specs = jax.tree.map(lambda ps: P(*([None] * bdim), axis) if ps else P(), per_sample)
-
-        def body(state, batch):
-            state, metrics = local(state, batch)
-            metrics = jax.tree.map(lambda m, ps: m if ps else jax.lax.pmean(m, axis), metrics, per_sample)
-            return state, metrics
-
-        in_specs = (P(), P(*([None] * bdim), axis))
-        return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=(P(), m_specs), check_vma=False))
 
     multi = spans_processes(mesh)
     in_sharding = NamedSharding(mesh, P()) if n == 1 else batch_sharding(mesh, bdim)  # where the program takes its batch
@@ -161,7 +133,7 @@ def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; c
         if multi: batch = shard_batch(batch, mesh, bdim)  # this process's rows become its part of the global batch
         leaves, treedef = jax.tree.flatten(batch)
         key = (treedef, jax.tree.structure(state), tuple((l.shape, l.dtype) for l in leaves))
-        if key not in cache: cache[key] = build(state, batch)
+        if key not in cache: cache[key] = _dp_program(local, state, batch, mesh, num_fused, bdim)
         if max_in_flight and len(in_flight) >= max_in_flight: jax.block_until_ready(in_flight.popleft())
         out = cache[key](state, batch)
         if max_in_flight: in_flight.append(jax.tree.leaves(out[1])[:1] or jax.tree.leaves(out[0])[:1])
@@ -170,6 +142,43 @@ def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; c
     run.mesh, run.num_fused, run.batch_axis, run.put = mesh, num_fused, batch_axis, put
     run.cache_size = lambda: len(cache)  # programs built so far (one per batch shape): tests check nothing recompiles
     return run
+
+# %% ../nbs/01_parallel.ipynb #d5005258
+def _dp_program(local:Callable,  # the step on one device's slice (K of them, scanned, with `num_fused` > 1)
+                state, batch,  # the arguments of the call it is built for
+                mesh:Mesh, num_fused:int, bdim:int,  # as `data_parallel` has them; `bdim`: the batch axis of a fused batch
+               ) -> Callable:
+    "The jitted program of `data_parallel` for one batch structure and shapes, its metrics sorted by shape."
+    axis, n = mesh.axis_names[0], mesh.size
+    sizes = {np.shape(l)[bdim] for l in jax.tree.leaves(batch)}
+    if len(sizes) != 1:
+        raise ConfigError(f"data_parallel: batch leaves disagree on the batch axis {bdim}: sizes {sorted(sizes)}.")
+    size = sizes.pop()
+    if size % n:
+        raise ConfigError(f"data_parallel: batch size {size} does not divide over {n} devices; use a multiple of {n}.")
+    if num_fused > 1 and {np.shape(l)[0] for l in jax.tree.leaves(batch)} != {num_fused}:
+        raise ConfigError(f"data_parallel: with num_fused={num_fused} every batch leaf needs leading axis {num_fused}.")
+    if n == 1:  # one device: no mapping (collectives are identities outside a mapped axis); compiles in ~2/3 of the time
+        on_device = NamedSharding(mesh, P())
+        return jax.jit(local, in_shardings=on_device, out_shardings=on_device)
+    # the dtype jax will really use (int64 numpy fields become int32 without x64): jax 0.11 warns at each
+    # ShapeDtypeStruct asked for a dtype it does not have
+    # the metrics' shapes on one device, traced with the mesh axis bound (a vmap over it): collectives (`gather`) see it
+    local_batch = jax.tree.map(lambda l: jax.ShapeDtypeStruct(
+        (n,) + np.shape(l)[:bdim] + (size // n,) + np.shape(l)[bdim + 1:], jax.dtypes.canonicalize_dtype(l.dtype)), batch)
+    _, m_shape = jax.eval_shape(jax.vmap(local, in_axes=(None, 0), axis_name=axis, axis_size=n), state,
+                                local_batch)
+    m_shape = jax.tree.map(lambda m: jax.ShapeDtypeStruct(m.shape[1:], m.dtype), m_shape)
+    per_sample = jax.tree.map(lambda m: m.ndim > bdim and m.shape[bdim] == size // n, m_shape)
+    m_specs = jax.tree.map(lambda ps: P(*([None] * bdim), axis) if ps else P(), per_sample)
+
+    def body(state, batch):
+        state, metrics = local(state, batch)
+        metrics = jax.tree.map(lambda m, ps: m if ps else jax.lax.pmean(m, axis), metrics, per_sample)
+        return state, metrics
+
+    in_specs = (P(), P(*([None] * bdim), axis))
+    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=(P(), m_specs), check_vma=False))
 
 # %% ../nbs/01_parallel.ipynb #b55f125f
 async def ready(tree,

@@ -334,3 +334,27 @@ def test_sigterm_stops_every_run_of_many_with_a_checkpoint(tmp_path):
     finally:
         if p.poll() is None:
             p.kill()
+
+
+def test_flags_are_field_names_with_their_old_names_as_aliases():
+    "Issue 54 item 4: a flag is its field's name (--num-train-steps, --work-dir, --num-eval-episodes); the old names still parse."
+    import contextlib
+    import io
+    import pytest
+    from rlnb.cli import _parser, main
+    p = _parser()
+    for cmd in (["train", "ppo"], ["tune", "ppo"]):
+        for new, old, dest, v in (("--num-train-steps", "--steps", "steps", "1200"), ("--work-dir", "--out", "out", "runs/x"),
+                                  ("--num-eval-episodes", "--eval-episodes", "eval_episodes", "3")):
+            assert getattr(p.parse_args(cmd + [new, v]), dest) == getattr(p.parse_args(cmd + [old, v]), dest) == (
+                v if dest == "out" else int(v)), (cmd, new, old)
+    assert p.parse_args(["eval", "r", "--num-eval-episodes", "4"]).episodes == p.parse_args(["eval", "r", "--episodes", "4"]).episodes == 4
+    for argv, names in ((["train", "ppo", "--help"], ("--num-train-steps N, --steps N", "--work-dir DIR, --out DIR",
+                                                      "--num-eval-episodes N, --eval-episodes N")),
+                        (["tune", "--help"], ("--num-train-steps N, --steps N", "--work-dir DIR, --out DIR")),
+                        (["eval", "--help"], ("--num-eval-episodes N, --episodes N",))):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+            main(argv)
+        text = " ".join(out.getvalue().split())  # argparse wraps to the terminal's width
+        assert all(n in text for n in names), (argv, out.getvalue())
