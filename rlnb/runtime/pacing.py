@@ -27,14 +27,14 @@ __all__ = ['PacingHost', 'Pacing', 'ReplayRatio', 'OnPolicyQueue']
 
 # %% ../../nbs/runtime/42_pacing.ipynb #0a4b134f
 class PacingHost(Protocol):
-    "What a `Pacing` reads of the runtime it is bound to (`Runtime` is one), and nothing more."
+    "What a `Pacing` reads of the runtime it is bound to (the runtime's `PacingView` is one), and nothing more."
     config: RuntimeConfig  # updates_per_dispatch, batch_size, queue_size, num_envs, deterministic
     observation_space: gym.Space  # the shapes of `zero_data`
     action_space: gym.Space
     updates: int  # learner updates so far (what the replay ratio is owed against)
     stats: EpochStats  # counts the items inserted
     rng: np.random.Generator  # the host RNG (mixes stratified samples over a dispatch's updates)
-    acting_params: Any  # the actors' params, which set priorities at insertion
+    actors: Any  # the actors part: the params they act on, `actors.params`, set priorities at insertion
     tracer: Tracer  # whether unrolls carry final observations (`keep_final`)
     def prepare(self, data): "The algorithm's host-side learner input."
     async def compiled(self, name:str): "Await the compile-ahead job `name`."
@@ -42,8 +42,10 @@ class PacingHost(Protocol):
 # %% ../../nbs/runtime/42_pacing.ipynb #0b56c0ce
 class Pacing(abc.ABC):
     "How traced data goes from the actors to the learner, and who waits for whom."
-    buffer = None  # the replay buffer, where the pacing has one (the runtime's `buffer`, Maze's buffer side)
-    batch_axis = 0  # the axis of the learner's input that is split over the devices: 0 for transitions
+    # the replay buffer, where the pacing has one (the runtime's `buffer`, Maze's buffer side)
+    buffer = None
+    # the axis of the learner's input that is split over the devices: 0 for transitions
+    batch_axis = 0
     def bind(self, rt:PacingHost):
         "Attach to the runtime `rt`, read through `PacingHost`'s members only."
         self.rt = rt
@@ -73,18 +75,21 @@ class Pacing(abc.ABC):
         "Items (transitions or trajectory columns) one dispatch takes."
         return self.rt.config.updates_per_dispatch * self.rt.config.batch_size
     def filling(self) -> bool:
-        "Is the learner still waiting for replay to fill (the warm-up that an initial sampling policy acts in)?"
+        ("Is the learner still waiting for replay to fill (the "
+         "warm-up that an initial sampling policy acts in)?")
         return False
     def queued(self) -> int:
         "Traced batches waiting for `collect`."
         return 0
-    def after_dispatch(self, data, metrics): "Called with a dispatch's data and its (ready) metrics."
+    def after_dispatch(self, data, metrics): ("Called with a dispatch's "
+                                              "data and its (ready) metrics.")
     def programs(self) -> dict:
         "Extra jitted programs to compile ahead with the learner's, by name (none by default)."
         return {}
     def reset(self): "Drop queued data (the actors restart)."
     def state_dict(self) -> dict:
-        "What a checkpoint keeps of the pacing (the replay buffer and its counters, for off-policy pacing)."
+        ("What a checkpoint keeps of the pacing (the replay "
+         "buffer and its counters, for off-policy pacing).")
         return {}
     def load_state_dict(self, state:dict):
         "Restore what `state_dict` returned."
@@ -94,7 +99,8 @@ class Pacing(abc.ABC):
 
 # %% ../../nbs/runtime/42_pacing.ipynb #5e71e5dc
 class ReplayRatio(Pacing):
-    "Off-policy pacing: traced transitions go into replay; the learner runs `ratio` updates per inserted transition, the actors wait when it falls `actor_slack` updates behind."
+    ("Off-policy pacing: traced transitions go into replay; the learner runs `ratio` updates "
+     "per inserted transition, the actors wait when it falls `actor_slack` updates behind.")
     def __init__(self,
                  buffer,  # the replay buffer: a ReplayBuffer or FrameReplayBuffer, prioritized or uniform
                  ratio:float,  # learner updates per inserted transition
@@ -110,8 +116,11 @@ class ReplayRatio(Pacing):
         super().bind(rt)
         self.buffer_warmup = max(self.buffer_warmup, rt.config.batch_size)
         if self.actor_slack < rt.config.updates_per_dispatch:
-            raise ConfigError(f"actor_slack={self.actor_slack} must be >= updates_per_dispatch={rt.config.updates_per_dispatch}: the learner waits "
-                              "for a whole dispatch of owed updates, so a smaller slack would stop the actors and the learner at once.")
+            raise ConfigError(f"actor_slack={self.actor_slack} must be "
+                              f">= updates_per_dispatch={rt.config.updates_per_dispatch}: "
+                              "the learner waits "
+                              "for a whole dispatch of owed updates, so a smaller "
+                              "slack would stop the actors and the learner at once.")
         self._td = None if self.priority_fn is None else jax.jit(self.priority_fn)
 
     def behind(self) -> float:
@@ -137,7 +146,8 @@ class ReplayRatio(Pacing):
     def queued(self) -> int: return len(self._queue)
 
     async def insert(self, batch:TransitionBatch|FrameSteps):
-        "Add `batch` to replay, with priorities from the actors' params when prioritized (awaited without blocking the loop)."
+        ("Add `batch` to replay, with priorities from the actors' "
+         "params when prioritized (awaited without blocking the loop).")
         n = len(batch)
         if isinstance(batch, FrameSteps): batch.add_to(self.buffer)
         elif self._td is not None:
@@ -151,7 +161,8 @@ class ReplayRatio(Pacing):
     def take(self):
         K, B = self.rt.config.updates_per_dispatch, self.rt.config.batch_size
         batch = self.buffer.sample(K * B)
-        if K > 1 and self.prioritized:  # stratified samples come in priority order: mix them across the K updates
+        # stratified samples come in priority order: mix them across the K updates
+        if K > 1 and self.prioritized:
             batch = batch[self.rt.rng.permutation(len(batch))]
         return batch
 
@@ -163,22 +174,25 @@ class ReplayRatio(Pacing):
 # %% ../../nbs/runtime/42_pacing.ipynb #6b3a7654
 @patch_to(ReplayRatio)
 def _priorities(self, batch):
-    "Dispatch the TD errors that become `batch`'s priorities, padded to a power-of-two bucket of at least 8 rows (each bucket traced once)."
+    ("Dispatch the TD errors that become `batch`'s priorities, padded to "
+     "a power-of-two bucket of at least 8 rows (each bucket traced once).")
     n = len(batch)
     size = max(8, 1 << (n - 1).bit_length())
     padded = batch if n == size else TransitionBatch.concatenate([batch, batch[np.zeros(size - n, np.int64)]])
-    return self._td(self.rt.acting_params, self.rt.prepare(padded))
+    return self._td(self.rt.actors.params, self.rt.prepare(padded))
 
 @patch_to(ReplayRatio)
 def after_dispatch(self, data, metrics):
-    "A prioritized buffer takes the dispatch's TD errors as the new priorities of the transitions it sampled."
+    ("A prioritized buffer takes the dispatch's TD errors "
+     "as the new priorities of the transitions it sampled.")
     if self.prioritized and 'td_error' in metrics:
         self.buffer.update(data.idx, host_local(metrics['td_error']))
 
 # %% ../../nbs/runtime/42_pacing.ipynb #9edad1f4
 @patch_to(ReplayRatio)
 def programs(self) -> dict:
-    "The TD-priority program for every bucket a tick's insertion can need (8 rows up to 128, or up to the envs' count when larger): an insertion costs what its rows need."
+    ("The TD-priority program for every bucket a tick's insertion can need (8 rows up to "
+     "128, or up to the envs' count when larger): an insertion costs what its rows need.")
     if self._td is None: return {}
     top = max(128, 1 << (self.rt.config.num_envs - 1).bit_length())
     batches = [self.zero_data(1 << k) for k in range(3, top.bit_length())]
@@ -207,7 +221,8 @@ def counters(self) -> dict:
 
 # %% ../../nbs/runtime/42_pacing.ipynb #426f77d3
 class OnPolicyQueue(Pacing):
-    "On-policy pacing: unrolls go through a bounded queue to the learner, each used once; the queue's bound bounds the policy lag."
+    ("On-policy pacing: unrolls go through a bounded queue to the "
+     "learner, each used once; the queue's bound bounds the policy lag.")
     batch_axis = 1  # the learner's input is [T, B] unrolls: split over the devices along B
     def __init__(self,
                  unroll_length:int,  # T, the steps of one unroll
@@ -220,10 +235,14 @@ class OnPolicyQueue(Pacing):
     def bind(self, rt):
         super().bind(rt)
         cfg, need_ = rt.config, self.dispatch_size()
-        if not cfg.deterministic and need_ > cfg.queue_size * cfg.num_envs:  # the actors would stop before the learner could start
-            raise ConfigError(f"a dispatch takes {need_} trajectory columns (updates_per_dispatch * batch_size), but the actors stop once "
-                              f"queue_size * num_envs = {cfg.queue_size} * {cfg.num_envs} = {cfg.queue_size * cfg.num_envs} are queued: "
-                              f"use more envs (num_actors * envs_per_actor >= {need_}), a smaller batch_size, or a larger queue_size.")
+        # the actors would stop before the learner could start
+        if not cfg.deterministic and need_ > cfg.queue_size * cfg.num_envs:
+            raise ConfigError(f"a dispatch takes {need_} trajectory columns "
+                              "(updates_per_dispatch * batch_size), but the actors stop once "
+                              f"queue_size * num_envs = {cfg.queue_size} * {cfg.num_envs} "
+                              f"= {cfg.queue_size * cfg.num_envs} are queued: "
+                              "use more envs (num_actors * envs_per_actor >= "
+                              f"{need_}), a smaller batch_size, or a larger queue_size.")
 
     def put(self, data):
         self._queue.append(data); self._cols += data.batch_size
@@ -232,7 +251,8 @@ class OnPolicyQueue(Pacing):
     async def insert(self, data): self.put(data)
 
     def actors_may_run(self) -> bool:
-        "Actors wait while `queue_size` unrolls' worth of trajectory columns (`num_envs` each) are queued."
+        ("Actors wait while `queue_size` unrolls' worth of "
+         "trajectory columns (`num_envs` each) are queued.")
         return self._cols < self.rt.config.queue_size * self.rt.config.num_envs
 
     def learner_may_run(self) -> bool: return self._cols >= self.dispatch_size()
@@ -253,7 +273,8 @@ class OnPolicyQueue(Pacing):
 
     def zero_data(self, n:int):
         T = self.T
-        steps = lambda k, space: jax.tree.map(lambda x: np.zeros((k,) + x.shape, x.dtype), preallocate(space, n))  # [k, n, ...]
+        # [k, n, ...]
+        steps = lambda k, space: jax.tree.map(lambda x: np.zeros((k,) + x.shape, x.dtype), preallocate(space, n))
         flag = lambda dtype: np.zeros((T, n), dtype)
         obs = self.rt.observation_space
         return Trajectory(S=steps(T + 1, obs), A=steps(T, self.rt.action_space), R=flag(np.float32), terminated=flag(bool),
