@@ -27,7 +27,8 @@ __all__ = ['PacingHost', 'Pacing', 'ReplayRatio', 'OnPolicyQueue']
 
 # %% ../../nbs/runtime/42_pacing.ipynb #0a4b134f
 class PacingHost(Protocol):
-    "What a `Pacing` reads of the runtime it is bound to (the runtime's `PacingView` is one), and nothing more."
+    ("What a `Pacing` reads of the runtime it is bound to (the runtime's `PacingView` is one), "
+     "and nothing more.")
     config: RuntimeConfig  # updates_per_dispatch, batch_size, queue_size, num_envs, deterministic
     observation_space: gym.Space  # the shapes of `zero_data`
     action_space: gym.Space
@@ -71,31 +72,50 @@ class Pacing(abc.ABC):
     @abc.abstractmethod
     def zero_data(self, n:int):
         "`n` items of zeros with the real shapes (to compile ahead)."
-    def dispatch_size(self) -> int:
-        "Items (transitions or trajectory columns) one dispatch takes."
-        return self.rt.config.updates_per_dispatch * self.rt.config.batch_size
-    def filling(self) -> bool:
-        ("Is the learner still waiting for replay to fill (the "
-         "warm-up that an initial sampling policy acts in)?")
-        return False
-    def queued(self) -> int:
-        "Traced batches waiting for `collect`."
-        return 0
-    def after_dispatch(self, data, metrics): ("Called with a dispatch's "
-                                              "data and its (ready) metrics.")
-    def programs(self) -> dict:
-        "Extra jitted programs to compile ahead with the learner's, by name (none by default)."
-        return {}
-    def reset(self): "Drop queued data (the actors restart)."
-    def state_dict(self) -> dict:
-        ("What a checkpoint keeps of the pacing (the replay "
-         "buffer and its counters, for off-policy pacing).")
-        return {}
-    def load_state_dict(self, state:dict):
-        "Restore what `state_dict` returned."
-    def counters(self) -> dict:
-        "Numbers for the metrics rows (replay size, updates behind, queued columns)."
-        return {}
+
+# %% ../../nbs/runtime/42_pacing.ipynb #38f4a447
+@patch_to(Pacing)
+def dispatch_size(self) -> int:
+    "Items (transitions or trajectory columns) one dispatch takes."
+    return self.rt.config.updates_per_dispatch * self.rt.config.batch_size
+
+@patch_to(Pacing)
+def filling(self) -> bool:
+    ("Is the learner still waiting for replay to fill (the "
+     "warm-up that an initial sampling policy acts in)?")
+    return False
+
+@patch_to(Pacing)
+def queued(self) -> int:
+    "Traced batches waiting for `collect`."
+    return 0
+
+@patch_to(Pacing)
+def after_dispatch(self, data, metrics):
+    "Called with a dispatch's data and its (ready) metrics."
+
+@patch_to(Pacing)
+def programs(self) -> dict:
+    "Extra jitted programs to compile ahead with the learner's, by name (none by default)."
+    return {}
+
+@patch_to(Pacing)
+def reset(self): "Drop queued data (the actors restart)."
+
+@patch_to(Pacing)
+def state_dict(self) -> dict:
+    ("What a checkpoint keeps of the pacing (the replay "
+     "buffer and its counters, for off-policy pacing).")
+    return {}
+
+@patch_to(Pacing)
+def load_state_dict(self, state:dict):
+    "Restore what `state_dict` returned."
+
+@patch_to(Pacing)
+def counters(self) -> dict:
+    "Numbers for the metrics rows (replay size, updates behind, queued columns)."
+    return {}
 
 # %% ../../nbs/runtime/42_pacing.ipynb #5e71e5dc
 class ReplayRatio(Pacing):
@@ -108,24 +128,10 @@ class ReplayRatio(Pacing):
                  buffer_warmup:int,  # transitions in replay before the first update (Maze's initial_buffer_size)
                  priority_fn:Callable|None=None,  # pure `(params, batch) -> td errors`: priorities at insertion (prioritized replay)
                 ):
-        self.buffer, self.ratio, self.actor_slack, self.buffer_warmup, self.priority_fn = buffer, float(ratio), int(actor_slack), int(buffer_warmup), priority_fn
+        self.buffer, self.ratio, self.actor_slack = buffer, float(ratio), int(actor_slack)
+        self.buffer_warmup, self.priority_fn = int(buffer_warmup), priority_fn
         self.inserted_after_warmup, self._queue, self._queued = 0, collections.deque(), 0
         self.prioritized = buffer.prioritized  # takes the dispatches' TD errors as priorities
-
-    def bind(self, rt):
-        super().bind(rt)
-        self.buffer_warmup = max(self.buffer_warmup, rt.config.batch_size)
-        if self.actor_slack < rt.config.updates_per_dispatch:
-            raise ConfigError(f"actor_slack={self.actor_slack} must be "
-                              f">= updates_per_dispatch={rt.config.updates_per_dispatch}: "
-                              "the learner waits "
-                              "for a whole dispatch of owed updates, so a smaller "
-                              "slack would stop the actors and the learner at once.")
-        self._td = None if self.priority_fn is None else jax.jit(self.priority_fn)
-
-    def behind(self) -> float:
-        "Updates the learner owes to the replay ratio."
-        return self.ratio * self.inserted_after_warmup - self.rt.updates
 
     def put(self, data):
         self._queue.append(data); self._queued += len(data)
@@ -137,13 +143,12 @@ class ReplayRatio(Pacing):
             self._queue.popleft(); self._queued -= len(batch)
 
     def actors_may_run(self) -> bool:
-        return len(self._queue) < self.rt.config.queue_size and self.behind() + self.ratio * self._queued <= self.actor_slack
+        return (len(self._queue) < self.rt.config.queue_size
+                and self.behind() + self.ratio * self._queued <= self.actor_slack)
 
     def learner_may_run(self) -> bool:
-        return len(self.buffer) >= self.buffer_warmup and self.behind() >= self.rt.config.updates_per_dispatch
-
-    def filling(self) -> bool: return len(self.buffer) + self._queued < self.buffer_warmup
-    def queued(self) -> int: return len(self._queue)
+        return (len(self.buffer) >= self.buffer_warmup
+                and self.behind() >= self.rt.config.updates_per_dispatch)
 
     async def insert(self, batch:TransitionBatch|FrameSteps):
         ("Add `batch` to replay, with priorities from the actors' "
@@ -169,7 +174,31 @@ class ReplayRatio(Pacing):
     def zero_data(self, n:int) -> TransitionBatch:
         f32 = np.zeros(n, np.float32)
         S = lambda: preallocate(self.rt.observation_space, n)
-        return TransitionBatch(S=S(), A=preallocate(self.rt.action_space, n), logP=f32, Rn=f32, In=f32, S_next=S(), W=f32 + 1)
+        return TransitionBatch(S=S(), A=preallocate(self.rt.action_space, n), logP=f32, Rn=f32,
+                               In=f32, S_next=S(), W=f32 + 1)
+
+# %% ../../nbs/runtime/42_pacing.ipynb #8b11e5db
+@patch_to(ReplayRatio)
+def bind(self, rt):
+    super(ReplayRatio, self).bind(rt)
+    self.buffer_warmup = max(self.buffer_warmup, rt.config.batch_size)
+    if self.actor_slack < rt.config.updates_per_dispatch:
+        raise ConfigError(f"actor_slack={self.actor_slack} must be "
+                          f">= updates_per_dispatch={rt.config.updates_per_dispatch}: "
+                          "the learner waits for a whole dispatch of owed updates, so a smaller "
+                          "slack would stop the actors and the learner at once.")
+    self._td = None if self.priority_fn is None else jax.jit(self.priority_fn)
+
+@patch_to(ReplayRatio)
+def behind(self) -> float:
+    "Updates the learner owes to the replay ratio."
+    return self.ratio * self.inserted_after_warmup - self.rt.updates
+
+@patch_to(ReplayRatio)
+def filling(self) -> bool: return len(self.buffer) + self._queued < self.buffer_warmup
+
+@patch_to(ReplayRatio)
+def queued(self) -> int: return len(self._queue)
 
 # %% ../../nbs/runtime/42_pacing.ipynb #6b3a7654
 @patch_to(ReplayRatio)
@@ -178,7 +207,8 @@ def _priorities(self, batch):
      "a power-of-two bucket of at least 8 rows (each bucket traced once).")
     n = len(batch)
     size = max(8, 1 << (n - 1).bit_length())
-    padded = batch if n == size else TransitionBatch.concatenate([batch, batch[np.zeros(size - n, np.int64)]])
+    padded = (batch if n == size
+              else TransitionBatch.concatenate([batch, batch[np.zeros(size - n, np.int64)]]))
     return self._td(self.rt.actors.params, self.rt.prepare(padded))
 
 @patch_to(ReplayRatio)
@@ -198,6 +228,7 @@ def programs(self) -> dict:
     batches = [self.zero_data(1 << k) for k in range(3, top.bit_length())]
     return dict(td=lambda: [self._priorities(b) for b in batches])
 
+# %% ../../nbs/runtime/42_pacing.ipynb #fdc2ff46
 @patch_to(ReplayRatio)
 def reset(self):
     "Drop the queued ticks (the actors restart); replay keeps what it holds."
@@ -228,21 +259,8 @@ class OnPolicyQueue(Pacing):
                  unroll_length:int,  # T, the steps of one unroll
                  columns:int|None=None,  # trajectory columns per dispatch; None: updates_per_dispatch * batch_size
                 ):
-        self.T, self.columns, self._queue, self._cols = int(unroll_length), columns, collections.deque(), 0
-
-    def dispatch_size(self) -> int: return super().dispatch_size() if self.columns is None else self.columns
-
-    def bind(self, rt):
-        super().bind(rt)
-        cfg, need_ = rt.config, self.dispatch_size()
-        # the actors would stop before the learner could start
-        if not cfg.deterministic and need_ > cfg.queue_size * cfg.num_envs:
-            raise ConfigError(f"a dispatch takes {need_} trajectory columns "
-                              "(updates_per_dispatch * batch_size), but the actors stop once "
-                              f"queue_size * num_envs = {cfg.queue_size} * {cfg.num_envs} "
-                              f"= {cfg.queue_size * cfg.num_envs} are queued: "
-                              "use more envs (num_actors * envs_per_actor >= "
-                              f"{need_}), a smaller batch_size, or a larger queue_size.")
+        self.T, self.columns = int(unroll_length), columns
+        self._queue, self._cols = collections.deque(), 0
 
     def put(self, data):
         self._queue.append(data); self._cols += data.batch_size
@@ -256,7 +274,6 @@ class OnPolicyQueue(Pacing):
         return self._cols < self.rt.config.queue_size * self.rt.config.num_envs
 
     def learner_may_run(self) -> bool: return self._cols >= self.dispatch_size()
-    def queued(self) -> int: return len(self._queue)
 
     def take(self):
         need_, parts = self.dispatch_size(), []
@@ -274,14 +291,39 @@ class OnPolicyQueue(Pacing):
     def zero_data(self, n:int):
         T = self.T
         # [k, n, ...]
-        steps = lambda k, space: jax.tree.map(lambda x: np.zeros((k,) + x.shape, x.dtype), preallocate(space, n))
+        steps = lambda k, space: jax.tree.map(lambda x: np.zeros((k,) + x.shape, x.dtype),
+                                              preallocate(space, n))
         flag = lambda dtype: np.zeros((T, n), dtype)
         obs = self.rt.observation_space
-        return Trajectory(S=steps(T + 1, obs), A=steps(T, self.rt.action_space), R=flag(np.float32), terminated=flag(bool),
-                          truncated=flag(bool), valid=flag(bool), logP=flag(np.float32), version=flag(np.int64), extras={},
+        return Trajectory(S=steps(T + 1, obs), A=steps(T, self.rt.action_space), R=flag(np.float32),
+                          terminated=flag(bool), truncated=flag(bool), valid=flag(bool),
+                          logP=flag(np.float32), version=flag(np.int64), extras={},
                           S_final=steps(T, obs) if self.rt.tracer.keep_final else None)
 
-    def reset(self):
-        self._queue.clear(); self._cols = 0
+# %% ../../nbs/runtime/42_pacing.ipynb #70505914
+@patch_to(OnPolicyQueue)
+def dispatch_size(self) -> int:
+    return super(OnPolicyQueue, self).dispatch_size() if self.columns is None else self.columns
 
-    def counters(self) -> dict: return dict(queued=self._cols)
+@patch_to(OnPolicyQueue)
+def bind(self, rt):
+    super(OnPolicyQueue, self).bind(rt)
+    cfg, need_ = rt.config, self.dispatch_size()
+    # the actors would stop before the learner could start
+    if not cfg.deterministic and need_ > cfg.queue_size * cfg.num_envs:
+        raise ConfigError(f"a dispatch takes {need_} trajectory columns "
+                          "(updates_per_dispatch * batch_size), but the actors stop once "
+                          f"queue_size * num_envs = {cfg.queue_size} * {cfg.num_envs} "
+                          f"= {cfg.queue_size * cfg.num_envs} are queued: "
+                          "use more envs (num_actors * envs_per_actor >= "
+                          f"{need_}), a smaller batch_size, or a larger queue_size.")
+
+@patch_to(OnPolicyQueue)
+def queued(self) -> int: return len(self._queue)
+
+@patch_to(OnPolicyQueue)
+def reset(self):
+    self._queue.clear(); self._cols = 0
+
+@patch_to(OnPolicyQueue)
+def counters(self) -> dict: return dict(queued=self._cols)
