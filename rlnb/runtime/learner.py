@@ -14,7 +14,8 @@ import numpy as np
 import jax
 
 from ..core import NonFiniteError, in_thread, patch_to
-from ..parallel import ParamStore, data_parallel, local_devices, ready, replicate, spans_processes, to_host_async
+from ..parallel import (ParamStore, data_parallel, local_devices, ready, replicate, spans_processes,
+                           to_host_async)
 from .acting import _first_device
 
 # %% auto #0
@@ -22,7 +23,8 @@ __all__ = ['Learner', 'Schedule']
 
 # %% ../../nbs/runtime/45_learner.ipynb #2afdb7a0
 class Learner:
-    "The data-parallel learner: its state on the mesh, the fused update, the dispatch in flight and the params it publishes."
+    ("The data-parallel learner: its state on the mesh, the fused "
+     "update, the dispatch in flight and the params it publishes.")
     def __init__(self,
                  spec,  # the algorithm (`rlnb.runtime.spec.Spec`): learner_step, prepare, after_updates, actor_params
                  state,  # the initial learner state (host arrays, from `spec.setup`)
@@ -34,28 +36,39 @@ class Learner:
                  env_steps:Callable[[], int]=lambda: 0,  # the run's env steps so far (named where a metric is non-finite)
                  name:str='runtime',  # the run's name, in errors
                 ):
-        self.spec, self.mesh, self.pacing, self.compiles, self.stats, self.config = spec, mesh, pacing, compiles, stats, config
+        self.spec, self.mesh, self.pacing = spec, mesh, pacing
+        self.compiles, self.stats, self.config = compiles, stats, config
         self._env_steps, self.name = env_steps, name
-        self.update = data_parallel(spec.learner_step, mesh, num_fused=config.updates_per_dispatch, batch_axis=pacing.batch_axis)
+        self.update = data_parallel(spec.learner_step, mesh, num_fused=config.updates_per_dispatch,
+                                    batch_axis=pacing.batch_axis)
         self.state = replicate(state, mesh)
         self.updates = 0
-        self.store, self.version, self.published_at = ParamStore(), 0, 0  # the params published, their version, and the update they are from
+        # the params published, their version, and the update they are from
+        self.store, self.version, self.published_at = ParamStore(), 0, 0
         self.pending = None  # (data, metrics, learner state, updates) of the dispatch in flight
-        self.next = None  # (data, placed input) of the next dispatch, taken while the one in flight computes (concurrent roles)
-        self.feed_ahead = not config.deterministic and pacing.buffer is not None  # take the next dispatch's input ahead from replay
-        self.place_ahead = None  # whether inputs are copied to the devices ahead: decided on the first input (`worth_placing`)
-        self.on_cpu = local_devices(mesh)[0].platform == 'cpu'  # the host reads the learner's results where they are
+        # (data, placed input) of the next dispatch, taken while the one in flight computes
+        # (concurrent roles)
+        self.next = None
+        # take the next dispatch's input ahead from replay
+        self.feed_ahead = not config.deterministic and pacing.buffer is not None
+        # whether inputs are copied to the devices ahead: decided on the first input
+        # (`worth_placing`)
+        self.place_ahead = None
+        # the host reads the learner's results where they are
+        self.on_cpu = local_devices(mesh)[0].platform == 'cpu'
         self._metric_names = None
 
     @property
     def params(self):
-        "The online params, as the actors receive them (a view of the first learner device's buffers)."
+        ("The online params, as the actors receive them "
+         "(a view of the first learner device's buffers).")
         return _first_device(self.spec.actor_params(self.state))
 
 # %% ../../nbs/runtime/45_learner.ipynb #88a7f7ea
 @patch_to(Learner)
 def publish(self, params=None) -> int:
-    "Publish the learner's params (or `params`, params of the actors' network) as a new version; returns the version."
+    ("Publish the learner's params (or `params`, params of the "
+     "actors' network) as a new version; returns the version.")
     if params is not None:
         self.version = self.store.publish(params)
         return self.version
@@ -64,11 +77,13 @@ def publish(self, params=None) -> int:
     return self.version
 
 # %% ../../nbs/runtime/45_learner.ipynb #40d96d83
-_PLACE_AHEAD_BYTES = 1 << 20  # a learner input of at least this many bytes is copied to an accelerator as soon as it is prepared
+# a learner input of at least this many bytes is copied to an accelerator as soon as it is prepared
+_PLACE_AHEAD_BYTES = 1 << 20
 
 @patch_to(Learner)
 def dispatch_input(self, data):
-    "The learner's input for one dispatch: `prepare`d, reshaped to (K, ...) when K updates are fused."
+    ("The learner's input for one dispatch: `prepare`d, "
+     "reshaped to (K, ...) when K updates are fused.")
     K, ax = self.config.updates_per_dispatch, self.pacing.batch_axis
     b = self.spec.prepare(data)
     if K > 1:
@@ -80,27 +95,35 @@ def dispatch_input(self, data):
 
 @patch_to(Learner)
 def zero_input(self, n:int, fused:bool=True):
-    "The learner's input for `n` items of zeros (to compile or trace); the host RNG, which `prepare` may draw from, is left as it was."
+    ("The learner's input for `n` items of zeros (to compile or trace); "
+     "the host RNG, which `prepare` may draw from, is left as it was.")
     rng = self.spec.rng
     rng_state = rng.bit_generator.state
-    try: return self.dispatch_input(self.pacing.zero_data(n)) if fused else self.spec.prepare(self.pacing.zero_data(n))
+    try: return (self.dispatch_input(self.pacing.zero_data(n)) if fused
+                 else self.spec.prepare(self.pacing.zero_data(n)))
     finally: rng.bit_generator.state = rng_state
 
+# %% ../../nbs/runtime/45_learner.ipynb #18be383d
 @patch_to(Learner)
 def worth_placing(self, b) -> bool:
-    "Whether the learner's input `b` is copied ahead: to an accelerator (not the CPU), and `_PLACE_AHEAD_BYTES` or more."
-    return not self.on_cpu and sum(np.asarray(x).nbytes for x in jax.tree.leaves(b)) >= _PLACE_AHEAD_BYTES
+    ("Whether the learner's input `b` is copied ahead: to an "
+     "accelerator (not the CPU), and `_PLACE_AHEAD_BYTES` or more.")
+    return (not self.on_cpu
+            and sum(np.asarray(x).nbytes for x in jax.tree.leaves(b)) >= _PLACE_AHEAD_BYTES)
 
 @patch_to(Learner)
 def place(self, data):
-    "`data` as the learner's input: host arrays, or, where `worth_placing`, device arrays whose copy is started and not waited for."
+    ("`data` as the learner's input: host arrays, or, where `worth_placing`, "
+     "device arrays whose copy is started and not waited for.")
     b = self.dispatch_input(data)
     if self.place_ahead is None: self.place_ahead = self.worth_placing(b)
     return self.update.put(b) if self.place_ahead else b
 
+# %% ../../nbs/runtime/45_learner.ipynb #70fe070d
 @patch_to(Learner)
 def apply(self, update, b, n:int):
-    "Run `update` (K fused data-parallel updates) on the input `b`, counting `n` updates, then `after_updates`; returns its metrics."
+    ("Run `update` (K fused data-parallel updates) on the input `b`, "
+     "counting `n` updates, then `after_updates`; returns its metrics.")
     self.state, metrics = update(self.state, b)
     before, self.updates = self.updates, self.updates + n
     self.state = self.spec.after_updates(self.state, before, self.updates)
@@ -108,19 +131,24 @@ def apply(self, update, b, n:int):
 
 @patch_to(Learner)
 def learn_placed(self, b) -> dict:
-    "One dispatch on the input `b` from `place`; returns the metrics (device arrays), whose copies to the host are started (on an accelerator)."
-    self.compiles.result('update')  # instant unless a compile-ahead is still running (never on the loop's path)
+    ("One dispatch on the input `b` from `place`; returns the metrics (device "
+     "arrays), whose copies to the host are started (on an accelerator).")
+    # instant unless a compile-ahead is still running (never on the loop's path)
+    self.compiles.result('update')
     metrics = self.apply(self.update, b, self.config.updates_per_dispatch)
     return metrics if self.on_cpu else to_host_async(metrics)
 
 @patch_to(Learner)
 def learn(self, data) -> dict:
-    "One dispatch of K = `updates_per_dispatch` data-parallel updates on K * `batch_size` items (in order); returns the metrics (device arrays)."
+    ("One dispatch of K = `updates_per_dispatch` data-parallel updates on K "
+     "* `batch_size` items (in order); returns the metrics (device arrays).")
     return self.learn_placed(self.place(data))
 
+# %% ../../nbs/runtime/45_learner.ipynb #668dc33d
 @patch_to(Learner)
 def compile_job(self):
-    "The job that compiles the fused update on zero inputs of the real shapes, placed as training's inputs will be."
+    ("The job that compiles the fused update on zero inputs "
+     "of the real shapes, placed as training's inputs will be.")
     b = self.zero_input(self.pacing.dispatch_size())
     if self.place_ahead is None: self.place_ahead = self.worth_placing(b)
     if self.place_ahead: b = self.update.put(b)
@@ -129,9 +157,11 @@ def compile_job(self):
 
 @patch_to(Learner)
 def metric_names(self) -> tuple:
-    "Names of the scalar metrics the learner step reports — a logger's columns — found by tracing it on shapes alone (nothing runs)."
+    ("Names of the scalar metrics the learner step reports — a logger's "
+     "columns — found by tracing it on shapes alone (nothing runs).")
     if self._metric_names is None:
-        b = self.zero_input(self.pacing.dispatch_size() // self.config.updates_per_dispatch, fused=False)
+        b = self.zero_input(self.pacing.dispatch_size() // self.config.updates_per_dispatch,
+                            fused=False)
         shapes = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), self.state)
         _, m = jax.eval_shape(self.spec.learner_step, shapes, b)
         self._metric_names = tuple(k for k, v in m.items() if v.ndim == 0)
@@ -144,37 +174,49 @@ def take(self):
     data = self.pacing.take()
     return data, self.place(data)
 
+# %% ../../nbs/runtime/45_learner.ipynb #dfe34541
 @patch_to(Learner)
 async def dispatch(self):
-    "Run one dispatch's fused data-parallel updates (on the input taken ahead, if any); finish the previous dispatch while this one computes; publish; take the next input ahead."
+    ("Run one dispatch's fused data-parallel updates (on the input taken ahead, if any); "
+     "finish the previous dispatch while this one computes; publish; take the next input ahead.")
     cfg = self.config
     await self.compiles.ready('update')
     data, b = self.next if self.next is not None else self.take()
     self.next = None
-    pending = self.pending is not None and cfg.publish_ready and self.pending[3] - self.published_at >= cfg.publish_interval
-    lag = self.store.version + int(pending) - np.asarray(data.version)  # publishes behind the learner's params (with publish_ready, counting the one in flight)
+    pending = (self.pending is not None and cfg.publish_ready
+               and self.pending[3] - self.published_at >= cfg.publish_interval)
+    # publishes behind the learner's params (with publish_ready, counting the one in flight)
+    lag = self.store.version + int(pending) - np.asarray(data.version)
     metrics = self.learn_placed(b)
     self.stats.count(updates=cfg.updates_per_dispatch)
     self.stats.record(lag_mean=lag.mean(), lag_max=lag.max())
     await self.finish()
     self.pending = (data, metrics, self.state, self.updates)
-    if not cfg.publish_ready and self.updates - self.published_at >= cfg.publish_interval: self.publish()
-    if self.feed_ahead and self.pacing.learner_may_run(): self.next = self.take()  # the next dispatch's input, prepared while this one computes
+    if not cfg.publish_ready and self.updates - self.published_at >= cfg.publish_interval:
+        self.publish()
+    # the next dispatch's input, prepared while this one computes
+    if self.feed_ahead and self.pacing.learner_may_run(): self.next = self.take()
 
+# %% ../../nbs/runtime/45_learner.ipynb #462e9a30
 @patch_to(Learner)
 async def finish(self):
-    "Await the dispatch in flight (without blocking the loop); hand its metrics to the pacing (e.g. priorities) and the statistics; with `publish_ready`, publish its params."
+    ("Await the dispatch in flight (without blocking the loop); hand its metrics to the "
+     "pacing (e.g. priorities) and the statistics; with `publish_ready`, publish its params.")
     if self.pending is None: return
-    await ready(self.pending[1], spin=5e-4 if self.on_cpu else 2e-3)  # an accelerator's update often ends within a millisecond or two: yield until then rather than sleep a whole selector tick past it
+    # an accelerator's update often ends within a millisecond or two: yield until then rather than
+    # sleep a whole selector tick past it
+    await ready(self.pending[1], spin=5e-4 if self.on_cpu else 2e-3)
     self.record(*self.pending)
 
 @patch_to(Learner)
 def finish_now(self):
-    "`finish` off the loop, for a stopped runtime (a checkpoint): block until the dispatch in flight is done, then book it."
+    ("`finish` off the loop, for a stopped runtime (a checkpoint): "
+     "block until the dispatch in flight is done, then book it.")
     if self.pending is None: return
     jax.block_until_ready(self.pending[1])
     self.record(*self.pending)
 
+# %% ../../nbs/runtime/45_learner.ipynb #1481ccbb
 @patch_to(Learner)
 def record(self, data, metrics, state, updates):
     "Book a finished dispatch."
@@ -182,27 +224,34 @@ def record(self, data, metrics, state, updates):
     host = {k: np.asarray(v) for k, v in metrics.items() if k != 'td_error'}
     for k, v in host.items():
         if v.dtype.kind == 'f' and not np.isfinite(v).all():
-            raise NonFiniteError(f"[{self.name}] the learner's {k} is {v.ravel()[~np.isfinite(v.ravel())][0]} at update {updates:,} "
-                                 f"({self._env_steps():,} env steps): training stops, and these params are never saved (the last checkpoint "
-                                 "stays the last good one). Lower the learning rate, clip the gradients or the rewards, or check the env's reward scale.")
+            raise NonFiniteError(f"[{self.name}] the learner's {k} is "
+                                 f"{v.ravel()[~np.isfinite(v.ravel())][0]} at update {updates:,} "
+                                 f"({self._env_steps():,} env steps): training stops, "
+                                 "and these params are never saved (the last checkpoint "
+                                 "stays the last good one). Lower the learning rate, clip the "
+                                 "gradients or the rewards, or check the env's reward scale.")
     self.pacing.after_dispatch(data, metrics)
     self.stats.record(**host)
     if self.config.publish_ready and updates - self.published_at >= self.config.publish_interval:
         self.published_at = updates
         self.version = self.store.publish(self.spec.actor_params(state))
 
+# %% ../../nbs/runtime/45_learner.ipynb #998f1628
 @patch_to(Learner)
 def restore(self, learner, counters:dict):
-    "Take a checkpoint's learner state (host arrays) and counters; publish its params as a version newer than any the actors saw."
+    ("Take a checkpoint's learner state (host arrays) and counters; "
+     "publish its params as a version newer than any the actors saw.")
     self.state = replicate(learner, self.mesh)
     self.next = None  # an input taken ahead from the replaced replay or queue is dropped
     self.updates = int(counters['updates'])
-    self.store.publish(self.spec.actor_params(self.state), version=max(int(counters['store_version']), self.store.version + 1))
+    self.store.publish(self.spec.actor_params(self.state),
+                       version=max(int(counters['store_version']), self.store.version + 1))
     self.version, self.published_at = self.store.version, int(counters['published_at'])
 
 # %% ../../nbs/runtime/45_learner.ipynb #03758056
 class Schedule:
-    "The two ways the actors' ticks and the learner's dispatches take turns: concurrent roles paced by the pacing, or one fixed, seeded order."
+    ("The two ways the actors' ticks and the learner's dispatches take turns: "
+     "concurrent roles paced by the pacing, or one fixed, seeded order.")
     def __init__(self,
                  actors,  # first_states(), tick(states), env_steps; `runs_learner`: actors that run their own loop (`run(stop, until)`)
                  learner:Learner,  # dispatch(), next, mesh
@@ -210,7 +259,8 @@ class Schedule:
                  tracer,  # flush(): what the tick traced
                  roles,  # the runtime's `Roles` (`ended('learner')`)
                 ):
-        self.actors, self.learner, self.pacing, self.tracer, self.roles = actors, learner, pacing, tracer, roles
+        self.actors, self.learner, self.pacing = actors, learner, pacing
+        self.tracer, self.roles = tracer, roles
         self.rebind()
 
     def rebind(self):
@@ -218,7 +268,8 @@ class Schedule:
         self.learned, self.rolled = asyncio.Event(), asyncio.Event()
 
     def roles_for(self, until:int, deterministic:bool) -> dict:
-        "The roles that train up to `until` env steps: the actors' own loop, the deterministic schedule, or the two concurrent roles."
+        ("The roles that train up to `until` env steps: the actors' own "
+         "loop, the deterministic schedule, or the two concurrent roles.")
         if self.actors.runs_learner: return {'device': lambda stop: self.actors.run(stop, until)}
         if deterministic: return {'schedule': lambda stop: self.deterministic(stop, until)}
         return {'rollout': self.rollout, 'learner': self.learn}
@@ -236,7 +287,8 @@ async def rollout(self, stop:asyncio.Event):
     "Actors: wait while the pacing says so, then tick every env and queue what the tracer produced."
     states = await self.actors.first_states()
     while not stop.is_set():
-        while not self.pacing.actors_may_run() and not stop.is_set() and not self.roles.ended('learner'):
+        while (not self.pacing.actors_may_run() and not stop.is_set()
+               and not self.roles.ended('learner')):
             await self._wait(self.learned, stop)
         if stop.is_set(): break
         await self.actors.tick(states)
@@ -245,12 +297,14 @@ async def rollout(self, stop:asyncio.Event):
             self.rolled.set()
         await asyncio.sleep(0)
 
+# %% ../../nbs/runtime/45_learner.ipynb #bae309e0
 @patch_to(Schedule)
 async def learn(self, stop:asyncio.Event):
     "Learner: collect queued data, run dispatches while the pacing allows, publish."
     while not stop.is_set():
         await self.pacing.collect()
-        if self.learner.next is None and not self.pacing.learner_may_run():  # a dispatch taken ahead runs whatever the pacing says now
+        # a dispatch taken ahead runs whatever the pacing says now
+        if self.learner.next is None and not self.pacing.learner_may_run():
             await self._wait(self.rolled, stop)
             continue
         await self.learner.dispatch()
@@ -259,24 +313,32 @@ async def learn(self, stop:asyncio.Event):
 
 # %% ../../nbs/runtime/45_learner.ipynb #d43f9500
 async def _all_processes(*flags) -> np.ndarray:
-    "Every process's `flags`, as a (processes, len(flags)) bool array. A collective: every process calls it at the same point of its schedule."
+    ("Every process's `flags`, as a (processes, len(flags)) bool array. A "
+     "collective: every process calls it at the same point of its schedule.")
     from jax.experimental import multihost_utils
     x = await in_thread(multihost_utils.process_allgather, np.array(flags, np.int32))
     return np.asarray(x).astype(bool).reshape(jax.process_count(), len(flags))
 
+# %% ../../nbs/runtime/45_learner.ipynb #1399833a
 @patch_to(Schedule)
 async def deterministic(self, stop:asyncio.Event, until:int):
-    "Deterministic mode: tick the actors, insert, run exactly the dispatches the pacing allows; until `until` env steps."
+    ("Deterministic mode: tick the actors, insert, run exactly "
+     "the dispatches the pacing allows; until `until` env steps.")
     states = await self.actors.first_states()
     multi = spans_processes(self.learner.mesh)
     while True:
         go = self.actors.env_steps < until and not stop.is_set()
-        if multi:  # the learner's collectives need every process at every dispatch: all tick until each reached `until`; a stop anywhere stops all
+        # the learner's collectives need every process at every dispatch: all tick until each
+        # reached `until`; a stop anywhere stops all
+        if multi:
             flags = await _all_processes(go, stop.is_set())
             go = flags[:, 0].any() and not flags[:, 1].any()
         if not go: break
         await self.actors.tick(states)
         if self.tracer: await self.pacing.insert(self.tracer.flush())
-        while self.pacing.learner_may_run() if not multi else (await _all_processes(self.pacing.learner_may_run())).all():
-            await self.learner.dispatch()  # over several processes, a dispatch runs when every process's pacing allows it
-        await asyncio.sleep(0)  # one tick at a time: the notebook stays responsive, stop() is seen between ticks
+        while (self.pacing.learner_may_run() if not multi
+               else (await _all_processes(self.pacing.learner_may_run())).all()):
+            # over several processes, a dispatch runs when every process's pacing allows it
+            await self.learner.dispatch()
+        # one tick at a time: the notebook stays responsive, stop() is seen between ticks
+        await asyncio.sleep(0)
