@@ -19,7 +19,8 @@ import jax
 from flax import serialization
 import gymnasium as gym
 
-from ..core import ConfigError, EnvWorkerError, check_batch, in_thread, patch_to, preallocate, run_sync
+from ..core import (ConfigError, EnvWorkerError, check_batch, in_thread, patch_to, preallocate,
+                       run_sync)
 from ..envs.pool import AsyncEnvWorker, SyncEnvWorker, get_worker_pool
 from ..envs.envpool import EnvPoolEnv
 from ..parallel import ready
@@ -35,7 +36,8 @@ class EvaluationStopped(Exception):
     "An evaluation abandoned because its `stop` predicate returned true; it has no result."
 
 class HostEvaluator:
-    "The evaluation part of a runtime: episodes of the evaluation policy in an env worker like the actors', videos, and evaluation actions."
+    ("The evaluation part of a runtime: episodes of the evaluation policy "
+     "in an env worker like the actors', videos, and evaluation actions.")
     def __init__(self,
                  eval_env,  # env id, factory or `EnvPoolEnv` of the evaluation episodes
                  spec,  # the algorithm (`rlnb.runtime.spec.Spec`): eval_act, eval_act_core, initial_core, env_action
@@ -44,46 +46,61 @@ class HostEvaluator:
                  params:Callable[[], Any],  # the learner's latest params (`Learner.params`)
                  name:str='runtime',  # the run's name, in logs and errors
                 ):
-        self.eval_env, self.spec, self.config, self.actors, self.current_params, self.name = eval_env, spec, config, actors, params, name
-        self.eval_act_fn, self.eval_act_core_fn = jax.jit(spec.eval_act), jax.jit(spec.eval_act_core)
+        self.eval_env, self.spec, self.config, self.actors = eval_env, spec, config, actors
+        self.current_params, self.name = params, name
+        self.eval_act_fn = jax.jit(spec.eval_act)
+        self.eval_act_core_fn = jax.jit(spec.eval_act_core)
         self.eval_seconds = 0.0  # wall-clock spent in evaluations (benchmarks subtract it)
 
 # %% ../../nbs/runtime/47_evaluation.ipynb #4d30e7d4
 def _env_name(env) -> str:
-    "How an error names an env: an id as given, a factory by its name (with the arguments of a `functools.partial`)."
+    ("How an error names an env: an id as given, a factory by "
+     "its name (with the arguments of a `functools.partial`).")
     if isinstance(env, str): return repr(env)
-    if isinstance(env, functools.partial): return f"{_env_name(env.func)}({', '.join(map(repr, env.args))})"
+    if isinstance(env, functools.partial):
+        return f"{_env_name(env.func)}({', '.join(map(repr, env.args))})"
     return f"from the factory {getattr(env, '__qualname__', type(env).__name__)}"
 
 @patch_to(HostEvaluator)
 def _eval_worker(self, n:int, seed:int):
-    "One env worker stepping `n` copies of the evaluation env where the actors step theirs, reset with `seed` itself, each replacement too."
+    ("One env worker stepping `n` copies of the evaluation env where the "
+     "actors step theirs, reset with `seed` itself, each replacement too.")
     cfg = self.config
     factory = functools.partial(make_vector_env, self.eval_env, n)
-    kw = dict(seed=seed, fixed_seed=True, restart=cfg.max_restarts > 0, max_restarts=cfg.max_restarts)
-    if isinstance(self.eval_env, EnvPoolEnv): return self.eval_env.worker(n, **kw)  # an EnvPool batch in a thread, as the actors' are
-    mode = cfg.actor_mode if cfg.actor_mode in ('thread', 'process', 'ray') else 'sync'  # 'envpool'/'auto' with an env EnvPool lacks: in the loop
+    kw = dict(seed=seed, fixed_seed=True, restart=cfg.max_restarts > 0,
+              max_restarts=cfg.max_restarts)
+    # an EnvPool batch in a thread, as the actors' are
+    if isinstance(self.eval_env, EnvPoolEnv): return self.eval_env.worker(n, **kw)
+    # 'envpool'/'auto' with an env EnvPool lacks: in the loop
+    mode = cfg.actor_mode if cfg.actor_mode in ('thread', 'process', 'ray') else 'sync'
     kw['name'] = f"{self.name}-eval/{mode}"
     if mode == 'sync': return SyncEnvWorker(factory, **kw)
     return AsyncEnvWorker(factory, mode=mode, **kw)
 
+# %% ../../nbs/runtime/47_evaluation.ipynb #ac899799
 @patch_to(HostEvaluator)
 def _eval_failed(self, e:EnvWorkerError, n:int, seed:int, steps:int) -> EnvWorkerError:
-    "The error of an evaluation whose env cannot go on: it names the evaluation env, its seed, how far it got and the env's error."
+    ("The error of an evaluation whose env cannot go on: it names the "
+     "evaluation env, its seed, how far it got and the env's error.")
     what = str(e).split('\n\nRemote traceback:')[0].removeprefix(f"[{e.worker}] ")
-    return EnvWorkerError(f"the evaluation env {_env_name(self.eval_env)} ({n} copies, seed {seed}) could not go on after "
-                          f"{steps} evaluation steps: {what}. The evaluation is abandoned; the run's training state is untouched by it.",
+    return EnvWorkerError(f"the evaluation env {_env_name(self.eval_env)} "
+                          f"({n} copies, seed {seed}) could not go on after "
+                          f"{steps} evaluation steps: {what}. The evaluation is "
+                          "abandoned; the run's training state is untouched by it.",
                           worker=e.worker, remote_traceback=e.remote_traceback)
 
 @patch_to(HostEvaluator)
 def _eval_restart(self, worker, st, unfinished:int):
     "The evaluation env was replaced after a failure: log it and describe it in `restart_log`."
     lost = st.info.get('rlnb.lost_episode', {})
-    entry = dict(worker=worker.name, env_steps=self.actors.env_steps, error=lost.get('error'), recovery_s=lost.get('recovery_s'), evaluation=True)
+    entry = dict(worker=worker.name, env_steps=self.actors.env_steps, error=lost.get('error'),
+                 recovery_s=lost.get('recovery_s'), evaluation=True)
     self.actors.restart_log.append(entry)
     logging.getLogger(f'rlnb.{self.name}').warning(
-        f"[{self.name}] the evaluation env ({worker.name}) failed and was replaced (restart {lost.get('restart')}/{self.config.max_restarts}); "
-        f"its {unfinished} unfinished episode(s) start again from their seeds. Error: {entry['error']}")
+        f"[{self.name}] the evaluation env ({worker.name}) failed and was "
+        f"replaced (restart {lost.get('restart')}/{self.config.max_restarts}); "
+        f"its {unfinished} unfinished episode(s) start "
+        f"again from their seeds. Error: {entry['error']}")
 
 # %% ../../nbs/runtime/47_evaluation.ipynb #1e1899c0
 @patch_to(HostEvaluator)
@@ -93,11 +110,13 @@ async def aevaluate(self,
                     stop:Callable[[], Any]|None=None,  # polled about every 10 ms; a true return abandons the evaluation (`EvaluationStopped`)
                     **kwargs,  # none: old names (`num_episodes`) get a `ConfigError` naming the new one
                    ) -> dict:
-    "Returns of `num_eval_episodes` episodes of the evaluation policy (one env each, stepped together in an env worker); `restarts`: how often its env was replaced."
+    ("Returns of `num_eval_episodes` episodes of the evaluation policy (one env each, "
+     "stepped together in an env worker); `restarts`: how often its env was replaced.")
     check_renamed(kwargs, 'aevaluate')
     if kwargs: raise TypeError(f"aevaluate got unexpected keyword argument(s) {', '.join(kwargs)}.")
     n = num_eval_episodes
-    if not isinstance(n, int) or n < 1: raise ConfigError(f"num_eval_episodes must be an int >= 1, got {n!r}.")
+    if not isinstance(n, int) or n < 1:
+        raise ConfigError(f"num_eval_episodes must be an int >= 1, got {n!r}.")
     seed = self.config.seed + 10_000 if seed is None else seed
     t0, pool, steps, restarts = time.perf_counter(), None, 0, 0
     poll = t0 + 0.01
@@ -105,15 +124,21 @@ async def aevaluate(self,
         pool = get_worker_pool([self._eval_worker(n, seed)])
         st, _ = await self.actors.next_state(pool)
         G, done = np.zeros(n), np.zeros(n, bool)
-        params = self.actors.place(self.current_params())  # the evaluation policy acts where the actors act
-        core = self.spec.initial_core(n)  # a policy with memory: each env plays one episode, from the initial state
+        # the evaluation policy acts where the actors act
+        params = self.actors.place(self.current_params())
+        # a policy with memory: each env plays one episode, from the initial state
+        core = self.spec.initial_core(n)
         while not done.all():
             if core is None: a = np.asarray(await ready(self.eval_act_fn(params, st.obs)))
-            else: a, core = jax.tree.map(np.asarray, await ready(self.eval_act_core_fn(params, st.obs, core)))
+            else:
+                out = await ready(self.eval_act_core_fn(params, st.obs, core))
+                a, core = jax.tree.map(np.asarray, out)
             pool.send_action(self.spec.env_action(a), 0)
             st, _ = await self.actors.next_state(pool)
             steps += 1
-            if st.restarted:  # a fresh env, reset with the same seed: the unfinished episodes start again (with a memory, from the initial state)
+            # a fresh env, reset with the same seed: the unfinished episodes start again (with a
+            # memory, from the initial state)
+            if st.restarted:
                 G[~done] = 0.0; restarts += 1
                 if core is not None: core = self.spec.initial_core(n)
                 self._eval_restart(pool.workers[0], st, int((~done).sum()))
@@ -123,13 +148,16 @@ async def aevaluate(self,
             await asyncio.sleep(0)
             if stop is not None and time.perf_counter() >= poll:
                 poll = time.perf_counter() + 0.01
-                if stop(): raise EvaluationStopped(f"the evaluation was stopped after {steps} of its steps")
+                if stop():
+                    raise EvaluationStopped(f"the evaluation was stopped after {steps} of its steps")
     except EnvWorkerError as e: raise self._eval_failed(e, n, seed, steps) from None
     finally:
         if pool is not None: await pool.aclose()
         self.eval_seconds += time.perf_counter() - t0
-    return dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()), returns=G.tolist(), restarts=restarts)
+    return dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()),
+                returns=G.tolist(), restarts=restarts)
 
+# %% ../../nbs/runtime/47_evaluation.ipynb #05960323
 @patch_to(HostEvaluator)
 def evaluate(self, num_eval_episodes:int=10, seed:int|None=None, stop=None, **kwargs) -> dict:
     "Plain form of `aevaluate`."
@@ -138,7 +166,8 @@ def evaluate(self, num_eval_episodes:int=10, seed:int|None=None, stop=None, **kw
 
 # %% ../../nbs/runtime/47_evaluation.ipynb #4d1c7eda
 def _render_env(env):
-    "One env that renders RGB frames: `gym.make(id, render_mode='rgb_array')`, or a factory's env (made with `render_mode='rgb_array'` when the factory takes it, as Atari's does)."
+    ("One env that renders RGB frames: `gym.make(id, render_mode='rgb_array')`, or a factory's "
+     "env (made with `render_mode='rgb_array'` when the factory takes it, as Atari's does).")
     if isinstance(env, str): e = gym.make(env, render_mode='rgb_array')
     else:
         try: params = inspect.signature(env).parameters.values()
@@ -148,18 +177,27 @@ def _render_env(env):
         except TypeError: e = env()  # a factory that sets render_mode itself
     if getattr(e, 'render_mode', None) != 'rgb_array':
         e.close()
-        raise ConfigError(f"recording needs an env that renders RGB frames; the factory's env has render_mode={getattr(e, 'render_mode', None)!r}: "
+        raise ConfigError("recording needs an env that renders RGB frames; the factory's "
+                          f"env has render_mode={getattr(e, 'render_mode', None)!r}: "
                           "make it with render_mode='rgb_array'.")
     return e
 
+# %% ../../nbs/runtime/47_evaluation.ipynb #2055bc5a
 def write_video(path, frames:list, fps:float):
-    "Write RGB frames to `path` (mp4 through imageio-ffmpeg, or gif), with a clear error when the `video` extra is missing."
+    ("Write RGB frames to `path` (mp4 through imageio-ffmpeg, or "
+     "gif), with a clear error when the `video` extra is missing.")
     try: import imageio.v2 as imageio
-    except ImportError: raise ConfigError("writing a video needs the `video` extra: pip install 'rlnb[video]' (imageio, imageio-ffmpeg).") from None
-    kw = dict(fps=fps, macro_block_size=1) if str(path).endswith('.mp4') else dict(duration=1000 / fps)
+    except ImportError:
+        raise ConfigError("writing a video needs the `video` extra: "
+                          "pip install 'rlnb[video]' (imageio, imageio-ffmpeg).") from None
+    kw = (dict(fps=fps, macro_block_size=1) if str(path).endswith('.mp4')
+          else dict(duration=1000 / fps))
     try: imageio.mimwrite(str(path), frames, **kw)
-    except ImportError as e: raise ConfigError(f"writing {path} needs the `video` extra: pip install 'rlnb[video]' ({e}).") from None
+    except ImportError as e:
+        raise ConfigError(f"writing {path} needs the `video` extra: "
+                          f"pip install 'rlnb[video]' ({e}).") from None
 
+# %% ../../nbs/runtime/47_evaluation.ipynb #165b8587
 @patch_to(HostEvaluator)
 def _video_env(self):
     "The env a video is recorded in: the evaluation env, made to render RGB frames."
@@ -171,7 +209,8 @@ async def arecord(self,
                   seed:int|None=None,  # reset seed of the episode; None: the first evaluation episode's
                   max_steps:int=10_000,  # stop recording after this many steps
                  ) -> dict:
-    "Play one episode of the evaluation policy in an env that renders and write its frames to `path`; returns the path, return and frame count."
+    ("Play one episode of the evaluation policy in an env that renders and "
+     "write its frames to `path`; returns the path, return and frame count.")
     env = self._video_env()
     try:
         obs, _ = env.reset(seed=self.config.seed + 10_000 if seed is None else seed)
@@ -180,7 +219,10 @@ async def arecord(self,
         for _ in range(max_steps):
             batch = jax.tree.map(lambda x: np.asarray(x)[None], obs)
             if core is None: a = np.asarray(await ready(self.eval_act_fn(params, batch)))[0]
-            else: a, core = jax.tree.map(np.asarray, await ready(self.eval_act_core_fn(params, batch, core))); a = a[0]
+            else:
+                out = await ready(self.eval_act_core_fn(params, batch, core))
+                a, core = jax.tree.map(np.asarray, out)
+                a = a[0]
             obs, r, term, trunc, _ = env.step(self.spec.env_action(a))
             frames.append(env.render()); G += float(r)
             if term or trunc: break
@@ -198,18 +240,22 @@ def _batched(space, obs):
 
 def _act(spec, fn, params, obs):
     batch, single = _batched(spec.observation_space, obs)
-    check_batch(spec.observation_space, batch, 'obs')  # a wrong shape gets the space's message, not an XLA one
+    # a wrong shape gets the space's message, not an XLA one
+    check_batch(spec.observation_space, batch, 'obs')
     a = spec.env_action(np.asarray(fn(params, batch)))
     return a[0] if single else a
 
 @patch_to(HostEvaluator)
 def eval_actions(self, obs):
-    "Evaluation actions for one observation or a batch, with the current params (numpy; blocks until computed: not for a coroutine's hot path). A policy with memory acts from its initial state (each call a first step); `TrainedPolicy.act` carries the state."
+    ("Evaluation actions for one observation or a batch, with the current params (numpy; "
+     "blocks until computed: not for a coroutine's hot path). A policy with memory acts "
+     "from its initial state (each call a first step); `TrainedPolicy.act` carries the state.")
     return _act(self.spec, self.eval_act_fn, self.current_params(), obs)
 
 # %% ../../nbs/runtime/47_evaluation.ipynb #45eb7aab
 class TrainedPolicy:
-    "A trained policy without actors or replay: the algorithm's network and evaluation policy with a state dict's params."
+    ("A trained policy without actors or replay: the algorithm's "
+     "network and evaluation policy with a state dict's params.")
     def __init__(self,
                  state:dict,  # a `Runtime.state_dict()` (or a checkpoint's `state`)
                  observation_space:gym.Space,  # the env's spaces (a state dict keeps only their description)
@@ -217,47 +263,65 @@ class TrainedPolicy:
                  func=None,  # the forward pass the run was trained with, if not the algorithm's default
                 ):
         cls = get_algo(state.get('algo', '?')) if isinstance(state, dict) else None
-        if cls is None: raise ConfigError(f"TrainedPolicy needs a runtime state dict, got {type(state).__name__}.")
+        if cls is None:
+            raise ConfigError("TrainedPolicy needs a runtime state dict, "
+                              f"got {type(state).__name__}.")
         for k, space in (('observation', observation_space), ('action', action_space)):
-            if state['spaces'][k] != str(space): raise ConfigError(f"TrainedPolicy: the run's {k} space is {state['spaces'][k]}, the env's {space}.")
-        spec = cls(config_from_state(cls.Config, state['config']), observation_space, action_space)  # the algorithm alone: no actors, no pacing
+            if state['spaces'][k] != str(space):
+                raise ConfigError(f"TrainedPolicy: the run's {k} space is {state['spaces'][k]}, "
+                                  f"the env's {space}.")
+        # the algorithm alone: no actors, no pacing
+        spec = cls(config_from_state(cls.Config, state['config']), observation_space, action_space)
         spec.check_spaces(observation_space, action_space)
         template = spec.setup(func)
-        try: learner = serialization.from_state_dict(jax.tree.map(np.asarray, template), spec.upgrade_learner(state['learner']))
+        try: learner = serialization.from_state_dict(jax.tree.map(np.asarray, template),
+                                                     spec.upgrade_learner(state['learner']))
         except (ValueError, KeyError, TypeError) as e:
-            hint = ("the run may have been trained with a custom network: pass the same one as func= (`load_policy(run_dir, func=net)`, "
-                    "`TrainedPolicy(state, obs_space, action_space, func=net)`)" if func is None else "is func= the network the run was trained with?")
-            raise ConfigError(f"TrainedPolicy: the state's network does not fit {cls.__name__}'s ({e}); {hint}.") from None
+            hint = ("the run may have been trained with a custom network: pass "
+                    "the same one as func= (`load_policy(run_dir, func=net)`, "
+                    "`TrainedPolicy(state, obs_space, action_space, func=net)`)" if func is None
+                    else "is func= the network the run was trained with?")
+            raise ConfigError("TrainedPolicy: the state's network does "
+                              f"not fit {cls.__name__}'s ({e}); {hint}.") from None
         self.algo_name, self.config, self.spec = cls.algo_name, spec.config, spec
         self.observation_space, self.action_space = observation_space, action_space
         self.params = jax.device_put(spec.actor_params(learner))
         self._eval_act = jax.jit(spec.eval_act)
-        self._eval_act_core, self._core = jax.jit(spec.eval_act_core), None  # a policy with memory: its state, one row per observation
+        # a policy with memory: its state, one row per observation
+        self._eval_act_core, self._core = jax.jit(spec.eval_act_core), None
 
-    def __repr__(self): return f"TrainedPolicy({self.algo_name}, {self.observation_space} -> {self.action_space})"
+    def __repr__(self):
+        return f"TrainedPolicy({self.algo_name}, {self.observation_space} -> {self.action_space})"
 
-    def act(self, obs):
-        "Evaluation actions for one observation or a batch (numpy); a policy with memory carries its state from call to call (call `reset` where episodes start)."
-        if self.spec.initial_core(1) is None: return _act(self.spec, self._eval_act, self.params, obs)
-        batch, single = _batched(self.spec.observation_space, obs)
-        check_batch(self.spec.observation_space, batch, 'obs')
-        n = len(jax.tree.leaves(batch)[0])
-        if self._core is None or len(self._core) != n: self._core = self.spec.initial_core(n)
-        a, core = self._eval_act_core(self.params, batch, self._core)
-        self._core = np.array(core)
-        a = self.spec.env_action(np.asarray(a))
-        return a[0] if single else a
+# %% ../../nbs/runtime/47_evaluation.ipynb #a73cfe92
+@patch_to(TrainedPolicy)
+def act(self, obs):
+    ("Evaluation actions for one observation or a batch (numpy); a policy with "
+     "memory carries its state from call to call (call `reset` where episodes start).")
+    if self.spec.initial_core(1) is None: return _act(self.spec, self._eval_act, self.params, obs)
+    batch, single = _batched(self.spec.observation_space, obs)
+    check_batch(self.spec.observation_space, batch, 'obs')
+    n = len(jax.tree.leaves(batch)[0])
+    if self._core is None or len(self._core) != n: self._core = self.spec.initial_core(n)
+    a, core = self._eval_act_core(self.params, batch, self._core)
+    self._core = np.array(core)
+    a = self.spec.env_action(np.asarray(a))
+    return a[0] if single else a
 
-    def reset(self, rows=None):
-        "Set a policy with memory back to its initial state: every row (None), or the `rows` (an index or mask of the batch) whose episodes start."
-        if self._core is None: return
-        if rows is None: self._core = None
-        else: self._core[rows] = self.spec.initial_core(len(self._core))[rows]
+@patch_to(TrainedPolicy)
+def reset(self, rows=None):
+    ("Set a policy with memory back to its initial state: every row (None), "
+     "or the `rows` (an index or mask of the batch) whose episodes start.")
+    if self._core is None: return
+    if rows is None: self._core = None
+    else: self._core[rows] = self.spec.initial_core(len(self._core))[rows]
 
 # %% ../../nbs/runtime/47_evaluation.ipynb #4f362421
 def _renamed_policy(module:str) -> ImportError:
-    "The error for the old name `Policy` of `module` (an ImportError, so that `from module import Policy` shows it too)."
-    return ImportError(f"{module}.Policy is called TrainedPolicy now (rlnb.coax.functions.Policy is coax's policy from a forward pass): import TrainedPolicy instead.")
+    ("The error for the old name `Policy` of `module` (an "
+     "ImportError, so that `from module import Policy` shows it too).")
+    return ImportError(f"{module}.Policy is called TrainedPolicy now (rlnb.coax.functions.Policy "
+                       "is coax's policy from a forward pass): import TrainedPolicy instead.")
 
 def __getattr__(name):
     if name == 'Policy': raise _renamed_policy(__name__)
