@@ -22,7 +22,8 @@ __all__ = ['config_from_state', 'run_state', 'checked_learner', 'history_from_st
 
 # %% ../../nbs/runtime/46_runstate.ipynb #2afd6bba
 _STATE_FORMAT = 3  # version of the layout of `Runtime.state_dict()`
-_SHAPE_FIELDS = ('num_actors', 'envs_per_actor')  # config fields every checkpoint must share with the runtime loading it
+# config fields every checkpoint must share with the runtime loading it
+_SHAPE_FIELDS = ('num_actors', 'envs_per_actor')
 
 def _config_state(cfg) -> dict:
     "The config as pure data: tuples become int arrays, None fields are left out."
@@ -39,17 +40,22 @@ def _same(a, b) -> bool:
 
 def _as_numpy(tree): return jax.tree.map(lambda x: np.asarray(x), tree)
 
+# %% ../../nbs/runtime/46_runstate.ipynb #08901020
 def _renamed_config(saved:dict) -> dict:
-    "A saved config with the fields rlnb renamed since (`rlnb.runtime.spec.RENAMED`: `gae_lambda` -> `lambda_`, ...) under their names now."
-    return {(RENAMED[k] if k in RENAMED and RENAMED[k] not in saved else k): v for k, v in saved.items()}
+    ("A saved config with the fields rlnb renamed since (`rlnb.runtime.spec.RENAMED`: "
+     "`gae_lambda` -> `lambda_`, ...) under their names now.")
+    return {(RENAMED[k] if k in RENAMED and RENAMED[k] not in saved else k): v
+            for k, v in saved.items()}
 
 def config_from_state(config_cls:type, saved:dict):
-    "The config a state dict's `config` describes (tuples restored; renamed fields under their new names; fields this version does not have are left out)."
+    ("The config a state dict's `config` describes (tuples restored; renamed fields "
+     "under their new names; fields this version does not have are left out).")
     kw, saved = {}, _renamed_config(saved)
     for f in dataclasses.fields(config_cls):
         if f.name not in saved: continue
         v = saved[f.name]
-        kw[f.name] = tuple(np.asarray(v).tolist()) if isinstance(f.default, tuple) else (v.item() if isinstance(v, np.generic) else v)
+        kw[f.name] = (tuple(np.asarray(v).tolist()) if isinstance(f.default, tuple)
+                      else (v.item() if isinstance(v, np.generic) else v))
     return config_cls(**kw)
 
 # %% ../../nbs/runtime/46_runstate.ipynb #5b8e0282
@@ -61,49 +67,65 @@ def run_state(spec,  # the algorithm: name, config, spaces, host RNG
               eval_history:list,  # (env_steps, mean return) of every evaluation point
               name:str='runtime',  # the run's name, in errors
              ) -> dict:
-    "The whole run as pure data (numpy arrays, ints, floats, bools, strs in str-keyed dicts): learner state, pacing (replay), counters, RNGs, config."
+    ("The whole run as pure data (numpy arrays, ints, floats, bools, strs in "
+     "str-keyed dicts): learner state, pacing (replay), counters, RNGs, config.")
     hist = np.asarray(eval_history, np.float64).reshape(-1, 2)
     state = _as_numpy(serialization.to_state_dict(learner.state))
     for path, x in jax.tree_util.tree_flatten_with_path(state)[0]:
         if x.dtype.kind == 'f' and not np.isfinite(x).all():
-            raise NonFiniteError(f"[{name}] the learner state holds non-finite numbers ({jax.tree_util.keystr(path)}) after {learner.updates:,} "
-                                 "updates: it is not saved, so the last checkpoint stays the last good one. Resume from it with a lower learning rate.")
+            raise NonFiniteError(f"[{name}] the learner state holds non-finite numbers "
+                                 f"({jax.tree_util.keystr(path)}) after {learner.updates:,} "
+                                 "updates: it is not saved, so the last checkpoint stays the "
+                                 "last good one. Resume from it with a lower learning rate.")
     return dict(
         format=_STATE_FORMAT, algo=spec.algo_name, config=_config_state(spec.config),
         spaces=dict(observation=str(spec.observation_space), action=str(spec.action_space)),
         learner=state,
         pacing=pacing.state_dict(),
-        counters=dict(updates=learner.updates, env_steps=actors.env_steps, episodes=actors.episodes, store_version=learner.store.version,
-                      published_at=learner.published_at, eval_seconds=eval_seconds, actor_restarts=actors.actor_restarts,
+        counters=dict(updates=learner.updates, env_steps=actors.env_steps, episodes=actors.episodes,
+                      store_version=learner.store.version, published_at=learner.published_at,
+                      eval_seconds=eval_seconds, actor_restarts=actors.actor_restarts,
                       dropped_episodes=actors.dropped_episodes),
         eval_history=dict(env_steps=hist[:, 0].astype(np.int64), mean=hist[:, 1]),
         rng=dict(host=_rng_state(spec.rng)))
 
+# %% ../../nbs/runtime/46_runstate.ipynb #42e33997
 def checked_learner(spec,  # the algorithm of the runtime loading `state`
                     live,  # its live learner state (the template of shapes and dtypes)
                     state:dict,  # a `run_state` (a checkpoint's `state`)
                    ):
-    "Check that `state` fits the runtime (algorithm, format, shape fields, spaces, network); returns its learner state as numpy arrays."
+    ("Check that `state` fits the runtime (algorithm, format, shape "
+     "fields, spaces, network); returns its learner state as numpy arrays.")
     if not isinstance(state, dict) or state.get('algo') != spec.algo_name:
-        raise ConfigError(f"load_state_dict: not a {spec.algo_name} state (algo={state.get('algo') if isinstance(state, dict) else type(state).__name__!r}).")
+        got = state.get('algo') if isinstance(state, dict) else type(state).__name__
+        raise ConfigError(f"load_state_dict: not a {spec.algo_name} state (algo={got!r}).")
     if state.get('format') != _STATE_FORMAT:
-        raise ConfigError(f"load_state_dict: state format {state.get('format')}, this rlnb reads format {_STATE_FORMAT}.")
+        raise ConfigError(f"load_state_dict: state format {state.get('format')}, "
+                          f"this rlnb reads format {_STATE_FORMAT}.")
     saved, mine = _renamed_config(state['config']), _config_state(spec.config)
     for k in _SHAPE_FIELDS + tuple(spec.shape_fields):
         if not _same(saved.get(k), mine.get(k)):
-            raise ConfigError(f"load_state_dict: config field {k} differs: the checkpoint has {np.asarray(saved.get(k)).tolist()!r}, "
-                              f"this agent {np.asarray(mine.get(k)).tolist()!r}; build the agent with the checkpoint's {k}.")
+            raise ConfigError(f"load_state_dict: config field {k} differs: the "
+                              f"checkpoint has {np.asarray(saved.get(k)).tolist()!r}, "
+                              f"this agent {np.asarray(mine.get(k)).tolist()!r}; "
+                              f"build the agent with the checkpoint's {k}.")
     for k, space in (('observation', spec.observation_space), ('action', spec.action_space)):
         if state['spaces'][k] != str(space):
-            raise ConfigError(f"load_state_dict: {k} space differs: the checkpoint has {state['spaces'][k]}, this agent's env {space}.")
-    try: restored = serialization.from_state_dict(jax.tree.map(np.asarray, live), spec.upgrade_learner(state['learner']))
+            raise ConfigError(f"load_state_dict: {k} space differs: the checkpoint "
+                              f"has {state['spaces'][k]}, this agent's env {space}.")
+    try: restored = serialization.from_state_dict(jax.tree.map(np.asarray, live),
+                                                  spec.upgrade_learner(state['learner']))
     except (ValueError, KeyError, TypeError) as e:
-        raise ConfigError(f"load_state_dict: the checkpoint's network or optimizer state does not fit this agent's ({e}).") from None
-    for (path, a), b in zip(jax.tree_util.tree_flatten_with_path(restored)[0], jax.tree.leaves(live), strict=True):
+        raise ConfigError("load_state_dict: the checkpoint's network or "
+                          f"optimizer state does not fit this agent's ({e}).") from None
+    for (path, a), b in zip(jax.tree_util.tree_flatten_with_path(restored)[0], jax.tree.leaves(live),
+                            strict=True):
         if np.shape(a) != np.shape(b):
-            raise ConfigError(f"load_state_dict: {jax.tree_util.keystr(path)} has shape {np.shape(a)} in the checkpoint, {np.shape(b)} here.")
+            raise ConfigError(f"load_state_dict: {jax.tree_util.keystr(path)} has shape "
+                              f"{np.shape(a)} in the checkpoint, {np.shape(b)} here.")
     return jax.tree.map(lambda a, b: np.asarray(a, b.dtype), restored, live)
 
+# %% ../../nbs/runtime/46_runstate.ipynb #fcc83941
 def history_from_state(state:dict) -> list:
     "The evaluation history a `run_state` holds, as `(env_steps, mean)` pairs."
     h = state['eval_history']
