@@ -32,7 +32,7 @@ _all_ = ['AUTO_HOST_MAX_PARAMS', 'AUTO_HOST_MAX_LEARNER_PARAMS', 'choose_actor_d
 __all__ = ['Publisher', 'HostActors', 'AUTO_HOST_MAX_PARAMS', 'AUTO_HOST_MAX_LEARNER_PARAMS', 'choose_actor_device',
            'choose_learner_devices']
 
-# %% ../../nbs/runtime/44_acting.ipynb #42a28413
+# %% ../../nbs/runtime/44_acting.ipynb #9691eed7
 def _first_device(tree):
     "A view of the first device's buffers of every replicated array in `tree` (no copy)."
     return jax.tree.map(lambda x: x.addressable_data(0) if isinstance(x, jax.Array) else x, tree)
@@ -110,7 +110,7 @@ def _to_host(self, out):
      "computed, not when the tick reads them); on the host CPU, as they are.")
     return out if self.actor_device.platform == 'cpu' else to_host_async(out)
 
-# %% ../../nbs/runtime/44_acting.ipynb #ba0d83cb
+# %% ../../nbs/runtime/44_acting.ipynb #631084be
 @patch_to(HostActors)
 def pull(self) -> int:
     ("Actor side: take the latest params into `actor_version`; with "
@@ -138,7 +138,7 @@ async def first_states(self):
         self.core = self.spec.initial_core(self.config.num_envs)
     return self.env_states
 
-# %% ../../nbs/runtime/44_acting.ipynb #e920a5b2
+# %% ../../nbs/runtime/44_acting.ipynb #90de45ec
 @patch_to(HostActors)
 async def tick(self, states:list, policy=None):
     ("Every env steps once: one batched policy call (or `policy`'s host actions), "
@@ -181,7 +181,7 @@ async def tick(self, states:list, policy=None):
     fresh = self._trace_step(obs, actions, logp, version, states, extras)
     if self.core is not None: self.core = self._next_core(core_after, fresh)
 
-# %% ../../nbs/runtime/44_acting.ipynb #9041bb76
+# %% ../../nbs/runtime/44_acting.ipynb #38e5b01d
 @patch_to(HostActors)
 def _trace_step(self, obs, actions, logp, version, states:list, extras=None):
     ("Trace the step every env took from `obs` with `actions` (`states`: each actor's "
@@ -191,7 +191,8 @@ def _trace_step(self, obs, actions, logp, version, states:list, extras=None):
     N = self.config.num_actors
     cat = lambda f: np.concatenate([getattr(st, f) for st in states]) if N > 1 else getattr(states[0], f)
     r, term, trunc, first = cat('reward'), cat('terminated'), cat('truncated'), cat('first')
-    final = jax.tree.map(lambda *x: np.concatenate(x), *[st.final_obs for st in states]) if N > 1 else states[0].final_obs
+    final = (jax.tree.map(lambda *x: np.concatenate(x), *[st.final_obs for st in states]) if N > 1
+             else states[0].final_obs)
     valid = ~first
     for wid, st in enumerate(states):
         if st.restarted: self._lost_episode(wid, st)
@@ -230,7 +231,7 @@ def _nothing_in_flight(self, ready:bool|None=None):
     ready = self.ready_ticks() if ready is None else ready
     return [collections.deque() for _ in range(self.config.num_actors)] if ready else None
 
-# %% ../../nbs/runtime/44_acting.ipynb #a28f7586
+# %% ../../nbs/runtime/44_acting.ipynb #26673644
 @patch_to(HostActors)
 async def _act_for(self, states:list, ws:list, policy=None):
     ("Act for the envs of actors `ws` on their current observations and send the "
@@ -238,7 +239,8 @@ async def _act_for(self, states:list, ws:list, policy=None):
      "log-probs, params version, None]` (the last slot takes its states once back).")
     E = self.config.envs_per_actor
     self.pull()
-    obs = jax.tree.map(lambda *x: np.concatenate(x), *[states[w].obs for w in ws]) if len(ws) > 1 else states[ws[0]].obs
+    obs = (jax.tree.map(lambda *x: np.concatenate(x), *[states[w].obs for w in ws]) if len(ws) > 1
+           else states[ws[0]].obs)
     envs = np.concatenate([np.arange(w * E, (w + 1) * E) for w in ws])
     if self._tainted[envs].any(): obs = jax.tree.map(_finite_or_zero, obs)
     n = len(envs)
@@ -267,7 +269,7 @@ async def _act_for(self, states:list, ws:list, policy=None):
         self.pool.send_action(sent[part], w)
         self.in_flight[w].append([states[w].obs, actions[part], logp[part], self.version, None])
 
-# %% ../../nbs/runtime/44_acting.ipynb #c431522a
+# %% ../../nbs/runtime/44_acting.ipynb #744530d9
 @patch_to(HostActors)
 async def _ready_tick(self, states:list, policy=None):
     ("One actor's envs step once: act for every actor with nothing in flight, "
@@ -296,7 +298,7 @@ async def _ready_tick(self, states:list, policy=None):
     self.tracer.add(obs, actions, r, term, trunc, logp=logp, version=version, valid=valid, **kw)
     self.count_episodes(r, term | trunc, valid)
 
-# %% ../../nbs/runtime/44_acting.ipynb #133a469d
+# %% ../../nbs/runtime/44_acting.ipynb #efacb876
 @patch_to(HostActors)
 async def _unroll_tick(self, states:list, policy=None):
     ("Every env steps once, for an unroll: each actor acts again as soon as its own envs are "
@@ -352,7 +354,7 @@ def _nonfinite(r, states, final, N):
         if x.dtype.kind == 'f': bad |= ~np.isfinite(x.reshape(len(bad), -1)).all(1)
     return bad
 
-# %% ../../nbs/runtime/44_acting.ipynb #30c56d5b
+# %% ../../nbs/runtime/44_acting.ipynb #b00c8cc8
 @patch_to(HostActors)
 async def next_state(self, pool):
     ("The next actor state; an actor whose command outlasts `step_timeout` is "
@@ -369,7 +371,7 @@ async def next_state(self, pool):
                     w.abort(f"no state {busy[1]:.1f} s after its {busy[0]} "
                             f"(step_timeout={limit} s): the env hangs")
 
-# %% ../../nbs/runtime/44_acting.ipynb #6ad646dc
+# %% ../../nbs/runtime/44_acting.ipynb #8a9c8163
 @patch_to(HostActors)
 def _lost_episode(self, wid:int, st):
     ("Actor `wid`'s envs were replaced after a failure: drop their open "
@@ -383,7 +385,8 @@ def _lost_episode(self, wid:int, st):
     lost = st.info.get('rlnb.lost_episode', {})
     self.actor_restarts += 1
     self.stats.count(actor_restarts=1)
-    entry = dict(worker=self.pool.workers[wid].name, env_steps=self.env_steps, error=lost.get('error'), recovery_s=lost.get('recovery_s'))
+    entry = dict(worker=self.pool.workers[wid].name, env_steps=self.env_steps, error=lost.get('error'),
+                 recovery_s=lost.get('recovery_s'))
     self.restart_log.append(entry)
     logging.getLogger(f'rlnb.{self.name}').warning(
         f"[{self.name}] actor {wid} ({entry['worker']}) failed "
@@ -425,7 +428,7 @@ def _drop_nonfinite(self, bad, r, valid, done):
     self._tainted &= ~done  # an episode being dropped ends with its done step
     return r, valid
 
-# %% ../../nbs/runtime/44_acting.ipynb #952617d4
+# %% ../../nbs/runtime/44_acting.ipynb #8ed6e175
 @patch_to(HostActors)
 def count_episodes(self, r, done, valid):
     "Count the valid steps and the episodes that ended, adding their returns to the statistics."
@@ -460,7 +463,8 @@ def fresh(self):
 def restore(self, counters:dict):
     "Take a checkpoint's counters: env steps, episodes, replaced envs and dropped episodes."
     self.env_steps, self.episodes = int(counters['env_steps']), int(counters['episodes'])
-    self.actor_restarts, self.dropped_episodes = int(counters.get('actor_restarts', 0)), int(counters.get('dropped_episodes', 0))
+    self.actor_restarts = int(counters.get('actor_restarts', 0))
+    self.dropped_episodes = int(counters.get('dropped_episodes', 0))
 
 @patch_to(HostActors)
 async def settle(self):
@@ -468,7 +472,7 @@ async def settle(self):
      "it brought (host actors book nothing of their own).")
     await self.learner.finish()
 
-# %% ../../nbs/runtime/44_acting.ipynb #a4e67d85
+# %% ../../nbs/runtime/44_acting.ipynb #42232b91
 @patch_to(HostActors)
 def compile_jobs(self) -> dict:
     ("The jobs that compile the actors' policy on zero inputs of the real shapes: "
@@ -479,7 +483,8 @@ def compile_jobs(self) -> dict:
     jobs = dict(act=lambda: self.act_fn(params, obs, noise, core))
     if self.in_flight is not None:  # ready ticks act for one actor's envs at a time
         one = lambda x: x[:cfg.envs_per_actor]
-        jobs['act_one'] = lambda: self.act_fn(params, jax.tree.map(one, obs), jax.tree.map(one, noise), jax.tree.map(one, core))
+        jobs['act_one'] = lambda: self.act_fn(params, jax.tree.map(one, obs), jax.tree.map(one, noise),
+                                              jax.tree.map(one, core))
     return jobs
 
 @patch_to(HostActors)

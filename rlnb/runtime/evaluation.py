@@ -35,6 +35,7 @@ __all__ = ['EvaluationStopped', 'HostEvaluator', 'write_video', 'TrainedPolicy']
 class EvaluationStopped(Exception):
     "An evaluation abandoned because its `stop` predicate returned true; it has no result."
 
+# %% ../../nbs/runtime/47_evaluation.ipynb #5fdc3233
 class HostEvaluator:
     ("The evaluation part of a runtime: episodes of the evaluation policy "
      "in an env worker like the actors', videos, and evaluation actions.")
@@ -61,6 +62,7 @@ def _env_name(env) -> str:
         return f"{_env_name(env.func)}({', '.join(map(repr, env.args))})"
     return f"from the factory {getattr(env, '__qualname__', type(env).__name__)}"
 
+# %% ../../nbs/runtime/47_evaluation.ipynb #00e2a972
 @patch_to(HostEvaluator)
 def _eval_worker(self, n:int, seed:int):
     ("One env worker stepping `n` copies of the evaluation env where the "
@@ -77,7 +79,7 @@ def _eval_worker(self, n:int, seed:int):
     if mode == 'sync': return SyncEnvWorker(factory, **kw)
     return AsyncEnvWorker(factory, mode=mode, **kw)
 
-# %% ../../nbs/runtime/47_evaluation.ipynb #ac899799
+# %% ../../nbs/runtime/47_evaluation.ipynb #331cf4d4
 @patch_to(HostEvaluator)
 def _eval_failed(self, e:EnvWorkerError, n:int, seed:int, steps:int) -> EnvWorkerError:
     ("The error of an evaluation whose env cannot go on: it names the "
@@ -89,6 +91,7 @@ def _eval_failed(self, e:EnvWorkerError, n:int, seed:int, steps:int) -> EnvWorke
                           "abandoned; the run's training state is untouched by it.",
                           worker=e.worker, remote_traceback=e.remote_traceback)
 
+# %% ../../nbs/runtime/47_evaluation.ipynb #b70a82cb
 @patch_to(HostEvaluator)
 def _eval_restart(self, worker, st, unfinished:int):
     "The evaluation env was replaced after a failure: log it and describe it in `restart_log`."
@@ -149,7 +152,8 @@ async def aevaluate(self,
             if stop is not None and time.perf_counter() >= poll:
                 poll = time.perf_counter() + 0.01
                 if stop():
-                    raise EvaluationStopped(f"the evaluation was stopped after {steps} of its steps")
+                    raise EvaluationStopped(f"the evaluation was stopped after {steps} "
+                                            "of its steps")
     except EnvWorkerError as e: raise self._eval_failed(e, n, seed, steps) from None
     finally:
         if pool is not None: await pool.aclose()
@@ -157,7 +161,7 @@ async def aevaluate(self,
     return dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()),
                 returns=G.tolist(), restarts=restarts)
 
-# %% ../../nbs/runtime/47_evaluation.ipynb #05960323
+# %% ../../nbs/runtime/47_evaluation.ipynb #ca5ea3e1
 @patch_to(HostEvaluator)
 def evaluate(self, num_eval_episodes:int=10, seed:int|None=None, stop=None, **kwargs) -> dict:
     "Plain form of `aevaluate`."
@@ -182,7 +186,7 @@ def _render_env(env):
                           "make it with render_mode='rgb_array'.")
     return e
 
-# %% ../../nbs/runtime/47_evaluation.ipynb #2055bc5a
+# %% ../../nbs/runtime/47_evaluation.ipynb #abf9e06d
 def write_video(path, frames:list, fps:float):
     ("Write RGB frames to `path` (mp4 through imageio-ffmpeg, or "
      "gif), with a clear error when the `video` extra is missing.")
@@ -197,12 +201,13 @@ def write_video(path, frames:list, fps:float):
         raise ConfigError(f"writing {path} needs the `video` extra: "
                           f"pip install 'rlnb[video]' ({e}).") from None
 
-# %% ../../nbs/runtime/47_evaluation.ipynb #165b8587
+# %% ../../nbs/runtime/47_evaluation.ipynb #11b7d215
 @patch_to(HostEvaluator)
 def _video_env(self):
     "The env a video is recorded in: the evaluation env, made to render RGB frames."
     return _render_env(self.eval_env)
 
+# %% ../../nbs/runtime/47_evaluation.ipynb #c1713c37
 @patch_to(HostEvaluator)
 async def arecord(self,
                   path,  # video file to write (.mp4, or .gif)
@@ -245,6 +250,7 @@ def _act(spec, fn, params, obs):
     a = spec.env_action(np.asarray(fn(params, batch)))
     return a[0] if single else a
 
+# %% ../../nbs/runtime/47_evaluation.ipynb #aea5ab81
 @patch_to(HostEvaluator)
 def eval_actions(self, obs):
     ("Evaluation actions for one observation or a batch, with the current params (numpy; "
@@ -293,7 +299,7 @@ class TrainedPolicy:
     def __repr__(self):
         return f"TrainedPolicy({self.algo_name}, {self.observation_space} -> {self.action_space})"
 
-# %% ../../nbs/runtime/47_evaluation.ipynb #a73cfe92
+# %% ../../nbs/runtime/47_evaluation.ipynb #b50e32f8
 @patch_to(TrainedPolicy)
 def act(self, obs):
     ("Evaluation actions for one observation or a batch (numpy); a policy with "
@@ -308,6 +314,7 @@ def act(self, obs):
     a = self.spec.env_action(np.asarray(a))
     return a[0] if single else a
 
+# %% ../../nbs/runtime/47_evaluation.ipynb #ab7d9724
 @patch_to(TrainedPolicy)
 def reset(self, rows=None):
     ("Set a policy with memory back to its initial state: every row (None), "

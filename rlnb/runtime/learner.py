@@ -14,8 +14,8 @@ import numpy as np
 import jax
 
 from ..core import NonFiniteError, in_thread, patch_to
-from ..parallel import (ParamStore, data_parallel, local_devices, ready, replicate, spans_processes,
-                           to_host_async)
+from ..parallel import (ParamStore, data_parallel, local_devices, ready, replicate,
+                           spans_processes, to_host_async)
 from .acting import _first_device
 
 # %% auto #0
@@ -93,6 +93,7 @@ def dispatch_input(self, data):
         b = jax.tree.map(split, b)
     return b
 
+# %% ../../nbs/runtime/45_learner.ipynb #071d5abc
 @patch_to(Learner)
 def zero_input(self, n:int, fused:bool=True):
     ("The learner's input for `n` items of zeros (to compile or trace); "
@@ -103,7 +104,7 @@ def zero_input(self, n:int, fused:bool=True):
                  else self.spec.prepare(self.pacing.zero_data(n)))
     finally: rng.bit_generator.state = rng_state
 
-# %% ../../nbs/runtime/45_learner.ipynb #18be383d
+# %% ../../nbs/runtime/45_learner.ipynb #b8b39963
 @patch_to(Learner)
 def worth_placing(self, b) -> bool:
     ("Whether the learner's input `b` is copied ahead: to an "
@@ -119,7 +120,7 @@ def place(self, data):
     if self.place_ahead is None: self.place_ahead = self.worth_placing(b)
     return self.update.put(b) if self.place_ahead else b
 
-# %% ../../nbs/runtime/45_learner.ipynb #70fe070d
+# %% ../../nbs/runtime/45_learner.ipynb #d5f571a8
 @patch_to(Learner)
 def apply(self, update, b, n:int):
     ("Run `update` (K fused data-parallel updates) on the input `b`, "
@@ -138,13 +139,14 @@ def learn_placed(self, b) -> dict:
     metrics = self.apply(self.update, b, self.config.updates_per_dispatch)
     return metrics if self.on_cpu else to_host_async(metrics)
 
+# %% ../../nbs/runtime/45_learner.ipynb #7722a041
 @patch_to(Learner)
 def learn(self, data) -> dict:
     ("One dispatch of K = `updates_per_dispatch` data-parallel updates on K "
      "* `batch_size` items (in order); returns the metrics (device arrays).")
     return self.learn_placed(self.place(data))
 
-# %% ../../nbs/runtime/45_learner.ipynb #668dc33d
+# %% ../../nbs/runtime/45_learner.ipynb #5264f40a
 @patch_to(Learner)
 def compile_job(self):
     ("The job that compiles the fused update on zero inputs "
@@ -155,6 +157,7 @@ def compile_job(self):
     state = self.state
     return lambda: self.update(state, b)
 
+# %% ../../nbs/runtime/45_learner.ipynb #e189cc55
 @patch_to(Learner)
 def metric_names(self) -> tuple:
     ("Names of the scalar metrics the learner step reports — a logger's "
@@ -174,7 +177,7 @@ def take(self):
     data = self.pacing.take()
     return data, self.place(data)
 
-# %% ../../nbs/runtime/45_learner.ipynb #dfe34541
+# %% ../../nbs/runtime/45_learner.ipynb #a3dd03cc
 @patch_to(Learner)
 async def dispatch(self):
     ("Run one dispatch's fused data-parallel updates (on the input taken ahead, if any); "
@@ -197,7 +200,7 @@ async def dispatch(self):
     # the next dispatch's input, prepared while this one computes
     if self.feed_ahead and self.pacing.learner_may_run(): self.next = self.take()
 
-# %% ../../nbs/runtime/45_learner.ipynb #462e9a30
+# %% ../../nbs/runtime/45_learner.ipynb #b55c1bcc
 @patch_to(Learner)
 async def finish(self):
     ("Await the dispatch in flight (without blocking the loop); hand its metrics to the "
@@ -208,6 +211,7 @@ async def finish(self):
     await ready(self.pending[1], spin=5e-4 if self.on_cpu else 2e-3)
     self.record(*self.pending)
 
+# %% ../../nbs/runtime/45_learner.ipynb #0b0bb094
 @patch_to(Learner)
 def finish_now(self):
     ("`finish` off the loop, for a stopped runtime (a checkpoint): "
@@ -216,7 +220,7 @@ def finish_now(self):
     jax.block_until_ready(self.pending[1])
     self.record(*self.pending)
 
-# %% ../../nbs/runtime/45_learner.ipynb #1481ccbb
+# %% ../../nbs/runtime/45_learner.ipynb #07e50b11
 @patch_to(Learner)
 def record(self, data, metrics, state, updates):
     "Book a finished dispatch."
@@ -236,7 +240,7 @@ def record(self, data, metrics, state, updates):
         self.published_at = updates
         self.version = self.store.publish(self.spec.actor_params(state))
 
-# %% ../../nbs/runtime/45_learner.ipynb #998f1628
+# %% ../../nbs/runtime/45_learner.ipynb #c3ca67f2
 @patch_to(Learner)
 def restore(self, learner, counters:dict):
     ("Take a checkpoint's learner state (host arrays) and counters; "
@@ -282,6 +286,7 @@ async def _wait(self, event:asyncio.Event, stop:asyncio.Event):
     try: await asyncio.wait_for(event.wait(), 0.1)
     except asyncio.TimeoutError: pass
 
+# %% ../../nbs/runtime/45_learner.ipynb #9a1d0537
 @patch_to(Schedule)
 async def rollout(self, stop:asyncio.Event):
     "Actors: wait while the pacing says so, then tick every env and queue what the tracer produced."
@@ -297,7 +302,7 @@ async def rollout(self, stop:asyncio.Event):
             self.rolled.set()
         await asyncio.sleep(0)
 
-# %% ../../nbs/runtime/45_learner.ipynb #bae309e0
+# %% ../../nbs/runtime/45_learner.ipynb #16dbd399
 @patch_to(Schedule)
 async def learn(self, stop:asyncio.Event):
     "Learner: collect queued data, run dispatches while the pacing allows, publish."
@@ -319,7 +324,7 @@ async def _all_processes(*flags) -> np.ndarray:
     x = await in_thread(multihost_utils.process_allgather, np.array(flags, np.int32))
     return np.asarray(x).astype(bool).reshape(jax.process_count(), len(flags))
 
-# %% ../../nbs/runtime/45_learner.ipynb #1399833a
+# %% ../../nbs/runtime/45_learner.ipynb #4809f5f5
 @patch_to(Schedule)
 async def deterministic(self, stop:asyncio.Event, until:int):
     ("Deterministic mode: tick the actors, insert, run exactly "

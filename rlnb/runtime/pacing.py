@@ -73,7 +73,7 @@ class Pacing(abc.ABC):
     def zero_data(self, n:int):
         "`n` items of zeros with the real shapes (to compile ahead)."
 
-# %% ../../nbs/runtime/42_pacing.ipynb #38f4a447
+# %% ../../nbs/runtime/42_pacing.ipynb #14de4544
 @patch_to(Pacing)
 def dispatch_size(self) -> int:
     "Items (transitions or trajectory columns) one dispatch takes."
@@ -90,6 +90,7 @@ def queued(self) -> int:
     "Traced batches waiting for `collect`."
     return 0
 
+# %% ../../nbs/runtime/42_pacing.ipynb #5f564c54
 @patch_to(Pacing)
 def after_dispatch(self, data, metrics):
     "Called with a dispatch's data and its (ready) metrics."
@@ -102,6 +103,7 @@ def programs(self) -> dict:
 @patch_to(Pacing)
 def reset(self): "Drop queued data (the actors restart)."
 
+# %% ../../nbs/runtime/42_pacing.ipynb #51528809
 @patch_to(Pacing)
 def state_dict(self) -> dict:
     ("What a checkpoint keeps of the pacing (the replay "
@@ -177,7 +179,7 @@ class ReplayRatio(Pacing):
         return TransitionBatch(S=S(), A=preallocate(self.rt.action_space, n), logP=f32, Rn=f32,
                                In=f32, S_next=S(), W=f32 + 1)
 
-# %% ../../nbs/runtime/42_pacing.ipynb #8b11e5db
+# %% ../../nbs/runtime/42_pacing.ipynb #0eb41ab9
 @patch_to(ReplayRatio)
 def bind(self, rt):
     super(ReplayRatio, self).bind(rt)
@@ -189,6 +191,7 @@ def bind(self, rt):
                           "slack would stop the actors and the learner at once.")
     self._td = None if self.priority_fn is None else jax.jit(self.priority_fn)
 
+# %% ../../nbs/runtime/42_pacing.ipynb #6ac0144a
 @patch_to(ReplayRatio)
 def behind(self) -> float:
     "Updates the learner owes to the replay ratio."
@@ -228,7 +231,7 @@ def programs(self) -> dict:
     batches = [self.zero_data(1 << k) for k in range(3, top.bit_length())]
     return dict(td=lambda: [self._priorities(b) for b in batches])
 
-# %% ../../nbs/runtime/42_pacing.ipynb #fdc2ff46
+# %% ../../nbs/runtime/42_pacing.ipynb #6dd8d9e1
 @patch_to(ReplayRatio)
 def reset(self):
     "Drop the queued ticks (the actors restart); replay keeps what it holds."
@@ -239,6 +242,7 @@ def state_dict(self) -> dict:
     "The replay buffer's state and the count the replay ratio is owed against."
     return dict(buffer=self.buffer.state_dict(), inserted_after_warmup=self.inserted_after_warmup)
 
+# %% ../../nbs/runtime/42_pacing.ipynb #0dbd5ebd
 @patch_to(ReplayRatio)
 def load_state_dict(self, state:dict):
     "Restore what `state_dict` returned."
@@ -300,7 +304,7 @@ class OnPolicyQueue(Pacing):
                           logP=flag(np.float32), version=flag(np.int64), extras={},
                           S_final=steps(T, obs) if self.rt.tracer.keep_final else None)
 
-# %% ../../nbs/runtime/42_pacing.ipynb #70505914
+# %% ../../nbs/runtime/42_pacing.ipynb #3d624843
 @patch_to(OnPolicyQueue)
 def dispatch_size(self) -> int:
     return super(OnPolicyQueue, self).dispatch_size() if self.columns is None else self.columns
@@ -318,6 +322,7 @@ def bind(self, rt):
                           "use more envs (num_actors * envs_per_actor >= "
                           f"{need_}), a smaller batch_size, or a larger queue_size.")
 
+# %% ../../nbs/runtime/42_pacing.ipynb #5b0cde34
 @patch_to(OnPolicyQueue)
 def queued(self) -> int: return len(self._queue)
 

@@ -38,15 +38,17 @@ def _same(a, b) -> bool:
         return np.asarray(a).tolist() == np.asarray(b).tolist()
     return a == b
 
+# %% ../../nbs/runtime/46_runstate.ipynb #c987bfd1
 def _as_numpy(tree): return jax.tree.map(lambda x: np.asarray(x), tree)
 
-# %% ../../nbs/runtime/46_runstate.ipynb #08901020
+# %% ../../nbs/runtime/46_runstate.ipynb #8104d67e
 def _renamed_config(saved:dict) -> dict:
     ("A saved config with the fields rlnb renamed since (`rlnb.runtime.spec.RENAMED`: "
      "`gae_lambda` -> `lambda_`, ...) under their names now.")
     return {(RENAMED[k] if k in RENAMED and RENAMED[k] not in saved else k): v
             for k, v in saved.items()}
 
+# %% ../../nbs/runtime/46_runstate.ipynb #1f239978
 def config_from_state(config_cls:type, saved:dict):
     ("The config a state dict's `config` describes (tuples restored; renamed fields "
      "under their new names; fields this version does not have are left out).")
@@ -89,7 +91,7 @@ def run_state(spec,  # the algorithm: name, config, spaces, host RNG
         eval_history=dict(env_steps=hist[:, 0].astype(np.int64), mean=hist[:, 1]),
         rng=dict(host=_rng_state(spec.rng)))
 
-# %% ../../nbs/runtime/46_runstate.ipynb #42e33997
+# %% ../../nbs/runtime/46_runstate.ipynb #01d0da6d
 def checked_learner(spec,  # the algorithm of the runtime loading `state`
                     live,  # its live learner state (the template of shapes and dtypes)
                     state:dict,  # a `run_state` (a checkpoint's `state`)
@@ -118,19 +120,20 @@ def checked_learner(spec,  # the algorithm of the runtime loading `state`
     except (ValueError, KeyError, TypeError) as e:
         raise ConfigError("load_state_dict: the checkpoint's network or "
                           f"optimizer state does not fit this agent's ({e}).") from None
-    for (path, a), b in zip(jax.tree_util.tree_flatten_with_path(restored)[0], jax.tree.leaves(live),
-                            strict=True):
+    for (path, a), b in zip(jax.tree_util.tree_flatten_with_path(restored)[0],
+                            jax.tree.leaves(live), strict=True):
         if np.shape(a) != np.shape(b):
             raise ConfigError(f"load_state_dict: {jax.tree_util.keystr(path)} has shape "
                               f"{np.shape(a)} in the checkpoint, {np.shape(b)} here.")
     return jax.tree.map(lambda a, b: np.asarray(a, b.dtype), restored, live)
 
-# %% ../../nbs/runtime/46_runstate.ipynb #fcc83941
+# %% ../../nbs/runtime/46_runstate.ipynb #c8f0d879
 def history_from_state(state:dict) -> list:
     "The evaluation history a `run_state` holds, as `(env_steps, mean)` pairs."
     h = state['eval_history']
     return [(int(s), float(m)) for s, m in zip(np.asarray(h['env_steps']), np.asarray(h['mean']))]
 
+# %% ../../nbs/runtime/46_runstate.ipynb #27b064c2
 def restore_rng(rng:np.random.Generator, state:dict):
     "Set the host RNG to the state a `run_state` holds."
     _set_rng_state(rng, state['rng']['host'])

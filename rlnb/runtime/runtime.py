@@ -37,15 +37,15 @@ from .evaluation import (EvaluationStopped, HostEvaluator, TrainedPolicy,
                                      _renamed_policy, write_video)
 from .training import Compiles, TrainLoop
 # the train loop's functions, module names here before they moved to `rlnb.runtime.training`
-from .training import (_run, _settle, _stretch, aeval_point, atrain, metric_names, metrics,
-                                   train)
+from .training import (_run, _settle, _stretch, aeval_point, atrain, metric_names,
+                                   metrics, train)
 
 _all_ = ['Compiles']  # defined in `rlnb.runtime.training`, importable from here as before
 
 # %% auto #0
 __all__ = ['PacingView', 'Runtime', 'Compiles']
 
-# %% ../../nbs/runtime/49_runtime.ipynb #e525b876
+# %% ../../nbs/runtime/49_runtime.ipynb #4a60032c
 class PacingView:
     ("What a pacing reads (`rlnb.runtime.pacing.PacingHost`), "
      "each member from the part that owns it.")
@@ -159,7 +159,7 @@ def _build(self, algo, env, eval_env, kind, pool, devices, func):
     if learner_devs != given: spec.mesh = mesh = make_mesh(learner_devs)
     self._build_parts(algo, env, eval_env, kind, pool, state, mesh, learner_why)
 
-# %% ../../nbs/runtime/49_runtime.ipynb #9c741090
+# %% ../../nbs/runtime/49_runtime.ipynb #f4a8af7a
 @patch_to(Runtime)
 def _build_parts(self, algo, env, eval_env, kind, pool, state, mesh, learner_why):
     "The parts, once the spec and the learner's mesh are made (`_build`)."
@@ -187,13 +187,14 @@ def _build_parts(self, algo, env, eval_env, kind, pool, state, mesh, learner_why
     self.actors.device_reason = actor_why
     view.learner, view.actors = self.learner, self.actors
     params = lambda: self.learner.params
-    self.evaluator = (HostEvaluator(eval_env, spec, cfg, self.actors, params, self.name) if kind is None
+    self.evaluator = (HostEvaluator(eval_env, spec, cfg, self.actors, params, self.name)
+                      if kind is None
                       else kind.evaluator(env, spec, cfg, self.actors, params, self.name))
     self._roles = Roles(self.name)
     self._schedule = Schedule(self.actors, self.learner, pacing, tracer, self._roles)
     self._roles.rebind = self._schedule.rebind
 
-# %% ../../nbs/runtime/49_runtime.ipynb #37668b7c
+# %% ../../nbs/runtime/49_runtime.ipynb #87191c86
 @patch_to(Runtime)
 @property
 def buffer(self):
@@ -206,6 +207,7 @@ def env_steps(self) -> int:
     "Env steps the actors took in all (a resumed run counts what it had)."
     return self.actors.env_steps
 
+# %% ../../nbs/runtime/49_runtime.ipynb #f8dd5878
 @patch_to(Runtime)
 @property
 def updates(self) -> int:
@@ -218,7 +220,7 @@ def episodes(self) -> int:
     "Episodes the actors ended."
     return self.actors.episodes
 
-# %% ../../nbs/runtime/49_runtime.ipynb #46acb8e0
+# %% ../../nbs/runtime/49_runtime.ipynb #0fe6ed40
 @patch_to(Runtime)
 @property
 def params(self):
@@ -231,6 +233,7 @@ def running(self) -> bool:
     "Whether training is running (its roles are tasks on the loop)."
     return self._roles.running
 
+# %% ../../nbs/runtime/49_runtime.ipynb #ee0a6a54
 @patch_to(Runtime)
 @property
 def learner_state(self):
@@ -260,7 +263,7 @@ async def aclose(self):
         await self.compiles.await_all()
         await self.actors.aclose()
 
-# %% ../../nbs/runtime/49_runtime.ipynb #e283e68b
+# %% ../../nbs/runtime/49_runtime.ipynb #b3662ec4
 @patch_to(Runtime)
 async def stop(self, timeout:float=5.0):
     ("Ask the training roles to finish, cancel what does not within `timeout`, and re-raise a "
@@ -279,7 +282,7 @@ def start_compile(self):
                       **self.pacing.programs())
     self.compiles.start(jobs)
 
-# %% ../../nbs/runtime/49_runtime.ipynb #e43668e6
+# %% ../../nbs/runtime/49_runtime.ipynb #bed0d807
 @patch_to(Runtime)
 async def acompile(self):
     "Compile everything training runs (see `start_compile`) and await it without blocking the loop."
@@ -326,6 +329,7 @@ async def ainit_replay_buffer(self,
         await asyncio.sleep(0)
     return self.env_steps - start
 
+# %% ../../nbs/runtime/49_runtime.ipynb #4ad77d2a
 @patch_to(Runtime)
 def init_replay_buffer(self,
                        initial_sampling_policy='random',  # as in `ainit_replay_buffer`
@@ -334,7 +338,7 @@ def init_replay_buffer(self,
     "Plain form of `ainit_replay_buffer`."
     return run_sync(self.ainit_replay_buffer(initial_sampling_policy, buffer_warmup, **kwargs))
 
-# %% ../../nbs/runtime/49_runtime.ipynb #4f0ea3f5
+# %% ../../nbs/runtime/49_runtime.ipynb #743e9558
 @patch_to(Runtime)
 async def acollect_rollouts(self) -> tuple[int, int, float]:
     ("Move the traced batches waiting in the pacing's queue to where "
@@ -348,13 +352,14 @@ def collect_rollouts(self) -> tuple[int, int, float]:
     "Plain form of `acollect_rollouts` (Maze's `collect_rollouts`)."
     return run_sync(self.acollect_rollouts())
 
+# %% ../../nbs/runtime/49_runtime.ipynb #03e82935
 @patch_to(Runtime)
 def broadcast_updated_policy(self, state=None) -> int:
     ("Publish the learner's params, or `state` (params of the actors' "
      "network), as a new version the actors act on; returns the version.")
     return self.learner.publish(state)
 
-# %% ../../nbs/runtime/49_runtime.ipynb #6d484b2e
+# %% ../../nbs/runtime/49_runtime.ipynb #bd54040a
 @patch_to(Runtime)
 def get_state(self):
     ("The online params, replicated over the learner's mesh "
@@ -367,6 +372,7 @@ def learn(self, data) -> dict:
      "`Learner.learn`); returns the metrics (device arrays).")
     return self.learner.learn(data)
 
+# %% ../../nbs/runtime/49_runtime.ipynb #05364023
 @patch_to(Runtime)
 def get_epoch_stats(self) -> dict:
     ("The statistics of the run so far: counters, rates and "
@@ -385,7 +391,7 @@ def state_dict(self) -> dict:
     return run_state(self.spec, self.learner, self.actors, self.pacing, self.evaluator.eval_seconds,
                      self.eval_history, self.name)
 
-# %% ../../nbs/runtime/49_runtime.ipynb #6f2ec6fc
+# %% ../../nbs/runtime/49_runtime.ipynb #3dc39f13
 @patch_to(Runtime)
 def _checked(self, state:dict):
     if self.running:
@@ -393,6 +399,7 @@ def _checked(self, state:dict):
                           "await stop() first.")
     return checked_learner(self.spec, self.learner.state, state)
 
+# %% ../../nbs/runtime/49_runtime.ipynb #277349d9
 @patch_to(Runtime)
 def load_state_dict(self, state:dict):
     ("Restore a `state_dict()` into this (stopped) runtime; the actors' "
@@ -410,7 +417,7 @@ async def aload_state_dict(self, state:dict):
     await in_thread(self.pacing.load_state_dict, state['pacing'])
     self._restore(state, learner)
 
-# %% ../../nbs/runtime/49_runtime.ipynb #e2b6dbfe
+# %% ../../nbs/runtime/49_runtime.ipynb #4bc2f4dd
 @patch_to(Runtime)
 def _restore(self, state:dict, learner):
     ("The rest of a load, once the state is checked and the "
@@ -438,13 +445,14 @@ def evaluate(self, num_eval_episodes:int=10, seed:int|None=None, stop=None, **kw
     check_renamed(kwargs, 'evaluate')
     return run_sync(self.aevaluate(num_eval_episodes, seed, stop, **kwargs))
 
-# %% ../../nbs/runtime/49_runtime.ipynb #0ae5822e
+# %% ../../nbs/runtime/49_runtime.ipynb #4ed116b2
 @patch_to(Runtime)
 async def arecord(self, path, seed:int|None=None, max_steps:int=10_000) -> dict:
     ("Play one episode of the evaluation policy in an env that "
      "renders and write its frames to `path` (`HostEvaluator.arecord`).")
     return await self.evaluator.arecord(path, seed, max_steps)
 
+# %% ../../nbs/runtime/49_runtime.ipynb #87bbee30
 @patch_to(Runtime)
 def eval_actions(self, obs):
     ("Evaluation actions for one observation or a batch, "

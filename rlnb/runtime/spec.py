@@ -35,6 +35,7 @@ def need(cfg, ok:bool, name:str, what:str):
     "Raise a `ConfigError` naming `cfg`'s field `name` and what it must be, unless `ok`."
     if not ok: raise ConfigError(f"{type(cfg).__name__}.{name}={getattr(cfg, name)!r}: {what}.")
 
+# %% ../../nbs/runtime/40_spec.ipynb #7f42925c
 @dataclass(frozen=True)
 class RuntimeConfig:
     "The fields every algorithm shares: actors, learner batches, publishing, seed and schedule."
@@ -62,7 +63,7 @@ class RuntimeConfig:
         "Envs stepped by all actors together."
         return self.num_actors * self.envs_per_actor
 
-# %% ../../nbs/runtime/40_spec.ipynb #a34ace0d
+# %% ../../nbs/runtime/40_spec.ipynb #ff626c39
 @patch_to(RuntimeConfig)
 def check(self):
     "Validate every field (subclasses extend it); raises `ConfigError` naming the field."
@@ -106,6 +107,7 @@ RENAMED = {
     'record': 'history',
 }
 
+# %% ../../nbs/runtime/40_spec.ipynb #76ba1385
 def renamed_message(old:str, where:str, keyword:bool=True) -> str:
     ("The message for option `old` of `where`, which rlnb renamed "
      "(`RENAMED`); `keyword`: it was passed as a keyword argument.")
@@ -120,7 +122,7 @@ def check_renamed(names, where:str, fields=None, keyword:bool=True):
         if fields is None or RENAMED[old] in fields:
             raise ConfigError(renamed_message(old, where, keyword))
 
-# %% ../../nbs/runtime/40_spec.ipynb #40f2bdad
+# %% ../../nbs/runtime/40_spec.ipynb #c0df1b07
 def check_options(names, config_cls:type, where:str):
     ("Raise a `ConfigError` unless every name in `names` is a field of "
      "`config_cls`: a renamed one gets its new name, any other the list of fields.")
@@ -132,7 +134,8 @@ def check_options(names, config_cls:type, where:str):
 
 # %% ../../nbs/runtime/40_spec.ipynb #cee6b8e7
 # the prefix of 'prefix:Name' env ids -> the env kind ('module:name', imported on first use)
-ENV_KINDS: dict[str, Any] = {'gymnax': 'rlnb.jax_envs.core:GYMNAX', 'brax': 'rlnb.jax_envs.brax:BRAX',
+ENV_KINDS: dict[str, Any] = {'gymnax': 'rlnb.jax_envs.core:GYMNAX',
+                             'brax': 'rlnb.jax_envs.brax:BRAX',
                              'jumanji': 'rlnb.jax_envs.jumanji:JUMANJI'}
 
 def env_kind(env):
@@ -153,6 +156,7 @@ def _derived_seed(*ints) -> int:
 def _vector_mode(env_id:str) -> str:
     return 'vector_entry_point' if gym.spec(env_id).vector_entry_point is not None else 'sync'
 
+# %% ../../nbs/runtime/40_spec.ipynb #0c6c3541
 def make_vector_env(env, num_envs:int) -> gym.vector.VectorEnv:
     ("A vector env of `num_envs` copies of `env` (an env "
      "id, a zero-argument factory, or an `EnvPoolEnv`).")
@@ -166,7 +170,7 @@ def make_vector_env(env, num_envs:int) -> gym.vector.VectorEnv:
     raise ConfigError("need an env id or a zero-argument env factory to "
                       f"build {num_envs} copies, got {type(env).__name__}.")
 
-# %% ../../nbs/runtime/40_spec.ipynb #7ef5dd21
+# %% ../../nbs/runtime/40_spec.ipynb #535a1ed8
 def make_actors(env, cfg:RuntimeConfig, seed:int|None=None):
     "One env worker per actor (each a vector env of `cfg.envs_per_actor` copies), as a pool."
     N, E, seed = cfg.num_actors, cfg.envs_per_actor, cfg.seed if seed is None else seed
@@ -189,7 +193,7 @@ def make_actors(env, cfg:RuntimeConfig, seed:int|None=None):
     else: workers = [AsyncEnvWorker(factory, rank=i, mode=cfg.actor_mode, **kw) for i in range(N)]
     return get_worker_pool(workers)
 
-# %% ../../nbs/runtime/40_spec.ipynb #eeeacd88
+# %% ../../nbs/runtime/40_spec.ipynb #87507c0f
 def actor_envs(env, eval_env, actor_mode:str) -> tuple:
     ("The training and evaluation envs a runtime keeps for `env` (`eval_env`: None for "
      "`env`): `EnvPoolEnv`s where the actors step EnvPool (`backend_of`; an `eval_env` "
@@ -204,6 +208,7 @@ def actor_envs(env, eval_env, actor_mode:str) -> tuple:
                                       required=eval_env is None)
                    or pixel_env(eval_env, train=False))
 
+# %% ../../nbs/runtime/40_spec.ipynb #057741bb
 def env_spaces(env) -> tuple:
     ("`(observation space, action space)` of one copy of "
      "`env`, from a probe built here and closed at once.")
@@ -217,6 +222,7 @@ def _input_shapes(observation_space, more_spaces) -> list:
     return [jax.ShapeDtypeStruct((1, *preprocessed_shape(s)), jnp.float32)
             for s in (observation_space, *more_spaces)]
 
+# %% ../../nbs/runtime/40_spec.ipynb #ada45341
 def numpy_init(net, observation_space, seed:int, *more_spaces, init:str='lecun'):
     ("Params of rlnb's default networks drawn with numpy: no device op, no compile. "
      "`init='lecun'` draws as flax's `Dense`/`Conv` do (kernels LeCun-normal truncated "
@@ -248,7 +254,7 @@ def numpy_init(net, observation_space, seed:int, *more_spaces, init:str='lecun')
         return (z * np.sqrt(1.0 / fan_in) / .87962566103423978).astype(s.dtype)
     return jax.tree_util.tree_map_with_path(draw, shapes)
 
-# %% ../../nbs/runtime/40_spec.ipynb #f5be7ac8
+# %% ../../nbs/runtime/40_spec.ipynb #b4f26af3
 def module_init(net, observation_space, seed:int, *more_spaces):
     ("Params of any flax module as its own initializers draw them "
      "(`net.init` on zeros of the input shapes, run on the host CPU "
@@ -259,7 +265,7 @@ def module_init(net, observation_space, seed:int, *more_spaces):
         xs = [jnp.zeros(x.shape, x.dtype) for x in _input_shapes(observation_space, more_spaces)]
         return jax.device_get(net.init(jax.random.key(seed), *xs))
 
-# %% ../../nbs/runtime/40_spec.ipynb #377a6710
+# %% ../../nbs/runtime/40_spec.ipynb #e10d6eff
 # the batch a user's network (`func=`) is traced on to check its output shapes (not 1, which hides a
 # missing squeeze)
 FUNC_CHECK_BATCH = 2
@@ -270,6 +276,7 @@ def func_inputs(*spaces) -> list:
     return [jax.ShapeDtypeStruct((FUNC_CHECK_BATCH, *preprocessed_shape(s)), jnp.float32)
             for s in spaces]
 
+# %% ../../nbs/runtime/40_spec.ipynb #31916f52
 def _is_shape(x) -> bool: return isinstance(x, tuple) and all(isinstance(d, int) for d in x)
 
 def check_func(algo:str,  # the algorithm, named in the error
@@ -293,7 +300,7 @@ def check_func(algo:str,  # the algorithm, named in the error
                       f"of {FUNC_CHECK_BATCH} observations; it must return "
                       f"{' or '.join(map(str, expected))}: {contract}.")
 
-# %% ../../nbs/runtime/40_spec.ipynb #f0fc7868
+# %% ../../nbs/runtime/40_spec.ipynb #366097ab
 def zero_init(opt:optax.GradientTransformation) -> optax.GradientTransformation:
     ("`opt` with an `init` that builds its (all-zero) "
      "state from shapes: no eager device op, no compile.")
@@ -301,6 +308,7 @@ def zero_init(opt:optax.GradientTransformation) -> optax.GradientTransformation:
         return jax.tree.map(lambda s: np.zeros(s.shape, s.dtype), jax.eval_shape(opt.init, params))
     return optax.GradientTransformation(init, opt.update)
 
+# %% ../../nbs/runtime/40_spec.ipynb #a3c0a33f
 def adam_clipped(learning_rate:float, max_grad_norm:float) -> optax.GradientTransformation:
     ("Global-norm clipping then Adam, on one flat vector (a few "
      "fused ops instead of one per layer), with a shape-only `init`.")
@@ -362,7 +370,7 @@ class Spec(abc.ABC):
         ("Pure `(state, batch) -> (state, metrics)` for "
          "`data_parallel`: one update; calls `pmean` on its gradients.")
 
-# %% ../../nbs/runtime/40_spec.ipynb #a9c8e787
+# %% ../../nbs/runtime/40_spec.ipynb #f24cd196
 @patch_to(Spec)
 def random_actions(self, rng:np.random.Generator, n:int):
     ("Host side: `n` actions of the uniform random policy, as `act` returns "
@@ -375,6 +383,7 @@ def random_actions(self, rng:np.random.Generator, n:int):
     raise ConfigError(f"{self.algo_name} has no uniform random policy over {space}; "
                       "pass initial_sampling_policy as a function obs -> actions.")
 
+# %% ../../nbs/runtime/40_spec.ipynb #0eff5bfb
 @patch_to(Spec)
 def initial_core(self, n:int):
     ("Host side: the state of the policy's recurrent core for `n` envs at an episode's "
@@ -395,7 +404,7 @@ def eval_act_core(self, params, obs, core) -> tuple:
      "memory. Default: `eval_act`, with `core` handed back as it came.")
     return self.eval_act(params, obs), core
 
-# %% ../../nbs/runtime/40_spec.ipynb #fe44767e
+# %% ../../nbs/runtime/40_spec.ipynb #023a51ef
 @patch_to(Spec)
 def actor_params(self, state):
     "The part of the learner state the actors act with (published to the param store)."
@@ -407,6 +416,7 @@ def env_action(self, actions):
      "Gaussian samples clipped to a Box); the tracer keeps `actions`.")
     return actions
 
+# %% ../../nbs/runtime/40_spec.ipynb #45f182df
 @patch_to(Spec)
 def prepare(self, data):
     ("Host side: the learner's input from the pacing's data (fields the maths "
@@ -425,7 +435,7 @@ def after_updates(self, state, before:int, after:int):
      "counters (e.g. a target-network sync); default unchanged.")
     return state
 
-# %% ../../nbs/runtime/40_spec.ipynb #942d251c
+# %% ../../nbs/runtime/40_spec.ipynb #e8dab8d9
 @patch_to(Spec)
 def device_env_action(self, actions):
     ("Pure: what an env stepped on the device receives for the policy's `actions` "
