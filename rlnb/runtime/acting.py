@@ -1,4 +1,4 @@
-"""The actors' side of the runtime: where they run their policy, which params they act with, and one tick that steps every env once — with non-finite numbers, failed envs and dropped episodes handled on the way.
+"""The actors' side of the runtime: which params they act with (on the device `rlnb.runtime.placement` chose), and one tick that steps every env once — with non-finite numbers, failed envs and dropped episodes handled on the way.
 
 Docs: https://rlnb.github.io/rlnb/runtime/acting.html.md"""
 
@@ -32,7 +32,7 @@ _all_ = ['AUTO_HOST_MAX_PARAMS', 'AUTO_HOST_MAX_LEARNER_PARAMS', 'choose_actor_d
 __all__ = ['Publisher', 'HostActors', 'AUTO_HOST_MAX_PARAMS', 'AUTO_HOST_MAX_LEARNER_PARAMS', 'choose_actor_device',
            'choose_learner_devices']
 
-# %% ../../nbs/runtime/44_acting.ipynb #9691eed7
+# %% ../../nbs/runtime/44_acting.ipynb #3d2bb0e4
 def _first_device(tree):
     "A view of the first device's buffers of every replicated array in `tree` (no copy)."
     return jax.tree.map(lambda x: x.addressable_data(0) if isinstance(x, jax.Array) else x, tree)
@@ -110,7 +110,7 @@ def _to_host(self, out):
      "computed, not when the tick reads them); on the host CPU, as they are.")
     return out if self.actor_device.platform == 'cpu' else to_host_async(out)
 
-# %% ../../nbs/runtime/44_acting.ipynb #631084be
+# %% ../../nbs/runtime/44_acting.ipynb #8b08cc57
 @patch_to(HostActors)
 def pull(self) -> int:
     ("Actor side: take the latest params into `actor_version`; with "
@@ -138,7 +138,7 @@ async def first_states(self):
         self.core = self.spec.initial_core(self.config.num_envs)
     return self.env_states
 
-# %% ../../nbs/runtime/44_acting.ipynb #90de45ec
+# %% ../../nbs/runtime/44_acting.ipynb #0d7bb93c
 @patch_to(HostActors)
 async def tick(self, states:list, policy=None):
     ("Every env steps once: one batched policy call (or `policy`'s host actions), "
@@ -181,7 +181,7 @@ async def tick(self, states:list, policy=None):
     fresh = self._trace_step(obs, actions, logp, version, states, extras)
     if self.core is not None: self.core = self._next_core(core_after, fresh)
 
-# %% ../../nbs/runtime/44_acting.ipynb #38e5b01d
+# %% ../../nbs/runtime/44_acting.ipynb #fbe0ef8b
 @patch_to(HostActors)
 def _trace_step(self, obs, actions, logp, version, states:list, extras=None):
     ("Trace the step every env took from `obs` with `actions` (`states`: each actor's "
@@ -231,7 +231,7 @@ def _nothing_in_flight(self, ready:bool|None=None):
     ready = self.ready_ticks() if ready is None else ready
     return [collections.deque() for _ in range(self.config.num_actors)] if ready else None
 
-# %% ../../nbs/runtime/44_acting.ipynb #26673644
+# %% ../../nbs/runtime/44_acting.ipynb #4cf6645a
 @patch_to(HostActors)
 async def _act_for(self, states:list, ws:list, policy=None):
     ("Act for the envs of actors `ws` on their current observations and send the "
@@ -269,7 +269,7 @@ async def _act_for(self, states:list, ws:list, policy=None):
         self.pool.send_action(sent[part], w)
         self.in_flight[w].append([states[w].obs, actions[part], logp[part], self.version, None])
 
-# %% ../../nbs/runtime/44_acting.ipynb #744530d9
+# %% ../../nbs/runtime/44_acting.ipynb #6bd66b30
 @patch_to(HostActors)
 async def _ready_tick(self, states:list, policy=None):
     ("One actor's envs step once: act for every actor with nothing in flight, "
@@ -298,7 +298,7 @@ async def _ready_tick(self, states:list, policy=None):
     self.tracer.add(obs, actions, r, term, trunc, logp=logp, version=version, valid=valid, **kw)
     self.count_episodes(r, term | trunc, valid)
 
-# %% ../../nbs/runtime/44_acting.ipynb #efacb876
+# %% ../../nbs/runtime/44_acting.ipynb #01471ce6
 @patch_to(HostActors)
 async def _unroll_tick(self, states:list, policy=None):
     ("Every env steps once, for an unroll: each actor acts again as soon as its own envs are "
@@ -354,7 +354,7 @@ def _nonfinite(r, states, final, N):
         if x.dtype.kind == 'f': bad |= ~np.isfinite(x.reshape(len(bad), -1)).all(1)
     return bad
 
-# %% ../../nbs/runtime/44_acting.ipynb #b00c8cc8
+# %% ../../nbs/runtime/44_acting.ipynb #41f01e57
 @patch_to(HostActors)
 async def next_state(self, pool):
     ("The next actor state; an actor whose command outlasts `step_timeout` is "
@@ -371,7 +371,7 @@ async def next_state(self, pool):
                     w.abort(f"no state {busy[1]:.1f} s after its {busy[0]} "
                             f"(step_timeout={limit} s): the env hangs")
 
-# %% ../../nbs/runtime/44_acting.ipynb #8a9c8163
+# %% ../../nbs/runtime/44_acting.ipynb #a73315eb
 @patch_to(HostActors)
 def _lost_episode(self, wid:int, st):
     ("Actor `wid`'s envs were replaced after a failure: drop their open "
@@ -428,7 +428,7 @@ def _drop_nonfinite(self, bad, r, valid, done):
     self._tainted &= ~done  # an episode being dropped ends with its done step
     return r, valid
 
-# %% ../../nbs/runtime/44_acting.ipynb #8ed6e175
+# %% ../../nbs/runtime/44_acting.ipynb #2542b904
 @patch_to(HostActors)
 def count_episodes(self, r, done, valid):
     "Count the valid steps and the episodes that ended, adding their returns to the statistics."
@@ -472,7 +472,7 @@ async def settle(self):
      "it brought (host actors book nothing of their own).")
     await self.learner.finish()
 
-# %% ../../nbs/runtime/44_acting.ipynb #42232b91
+# %% ../../nbs/runtime/44_acting.ipynb #7d4bd1cd
 @patch_to(HostActors)
 def compile_jobs(self) -> dict:
     ("The jobs that compile the actors' policy on zero inputs of the real shapes: "

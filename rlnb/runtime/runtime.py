@@ -45,7 +45,7 @@ _all_ = ['Compiles']  # defined in `rlnb.runtime.training`, importable from here
 # %% auto #0
 __all__ = ['PacingView', 'Runtime', 'Compiles']
 
-# %% ../../nbs/runtime/49_runtime.ipynb #4a60032c
+# %% ../../nbs/runtime/49_runtime.ipynb #55c6fb3e
 class PacingView:
     ("What a pacing reads (`rlnb.runtime.pacing.PacingHost`), "
      "each member from the part that owns it.")
@@ -159,7 +159,7 @@ def _build(self, algo, env, eval_env, kind, pool, devices, func):
     if learner_devs != given: spec.mesh = mesh = make_mesh(learner_devs)
     self._build_parts(algo, env, eval_env, kind, pool, state, mesh, learner_why)
 
-# %% ../../nbs/runtime/49_runtime.ipynb #f4a8af7a
+# %% ../../nbs/runtime/49_runtime.ipynb #f5986fdd
 @patch_to(Runtime)
 def _build_parts(self, algo, env, eval_env, kind, pool, state, mesh, learner_why):
     "The parts, once the spec and the learner's mesh are made (`_build`)."
@@ -194,7 +194,7 @@ def _build_parts(self, algo, env, eval_env, kind, pool, state, mesh, learner_why
     self._schedule = Schedule(self.actors, self.learner, pacing, tracer, self._roles)
     self._roles.rebind = self._schedule.rebind
 
-# %% ../../nbs/runtime/49_runtime.ipynb #87191c86
+# %% ../../nbs/runtime/49_runtime.ipynb #2c5431a6
 @patch_to(Runtime)
 @property
 def buffer(self):
@@ -207,7 +207,7 @@ def env_steps(self) -> int:
     "Env steps the actors took in all (a resumed run counts what it had)."
     return self.actors.env_steps
 
-# %% ../../nbs/runtime/49_runtime.ipynb #f8dd5878
+# %% ../../nbs/runtime/49_runtime.ipynb #6482b30e
 @patch_to(Runtime)
 @property
 def updates(self) -> int:
@@ -220,7 +220,7 @@ def episodes(self) -> int:
     "Episodes the actors ended."
     return self.actors.episodes
 
-# %% ../../nbs/runtime/49_runtime.ipynb #0fe6ed40
+# %% ../../nbs/runtime/49_runtime.ipynb #6532352e
 @patch_to(Runtime)
 @property
 def params(self):
@@ -233,7 +233,7 @@ def running(self) -> bool:
     "Whether training is running (its roles are tasks on the loop)."
     return self._roles.running
 
-# %% ../../nbs/runtime/49_runtime.ipynb #ee0a6a54
+# %% ../../nbs/runtime/49_runtime.ipynb #faa8c6e4
 @patch_to(Runtime)
 @property
 def learner_state(self):
@@ -263,7 +263,7 @@ async def aclose(self):
         await self.compiles.await_all()
         await self.actors.aclose()
 
-# %% ../../nbs/runtime/49_runtime.ipynb #b3662ec4
+# %% ../../nbs/runtime/49_runtime.ipynb #637e1bad
 @patch_to(Runtime)
 async def stop(self, timeout:float=5.0):
     ("Ask the training roles to finish, cancel what does not within `timeout`, and re-raise a "
@@ -282,7 +282,7 @@ def start_compile(self):
                       **self.pacing.programs())
     self.compiles.start(jobs)
 
-# %% ../../nbs/runtime/49_runtime.ipynb #bed0d807
+# %% ../../nbs/runtime/49_runtime.ipynb #58349e4b
 @patch_to(Runtime)
 async def acompile(self):
     "Compile everything training runs (see `start_compile`) and await it without blocking the loop."
@@ -329,7 +329,7 @@ async def ainit_replay_buffer(self,
         await asyncio.sleep(0)
     return self.env_steps - start
 
-# %% ../../nbs/runtime/49_runtime.ipynb #4ad77d2a
+# %% ../../nbs/runtime/49_runtime.ipynb #d896ebc5
 @patch_to(Runtime)
 def init_replay_buffer(self,
                        initial_sampling_policy='random',  # as in `ainit_replay_buffer`
@@ -338,7 +338,7 @@ def init_replay_buffer(self,
     "Plain form of `ainit_replay_buffer`."
     return run_sync(self.ainit_replay_buffer(initial_sampling_policy, buffer_warmup, **kwargs))
 
-# %% ../../nbs/runtime/49_runtime.ipynb #743e9558
+# %% ../../nbs/runtime/49_runtime.ipynb #e0f5765f
 @patch_to(Runtime)
 async def acollect_rollouts(self) -> tuple[int, int, float]:
     ("Move the traced batches waiting in the pacing's queue to where "
@@ -352,14 +352,14 @@ def collect_rollouts(self) -> tuple[int, int, float]:
     "Plain form of `acollect_rollouts` (Maze's `collect_rollouts`)."
     return run_sync(self.acollect_rollouts())
 
-# %% ../../nbs/runtime/49_runtime.ipynb #03e82935
+# %% ../../nbs/runtime/49_runtime.ipynb #2ffbbed3
 @patch_to(Runtime)
 def broadcast_updated_policy(self, state=None) -> int:
     ("Publish the learner's params, or `state` (params of the actors' "
      "network), as a new version the actors act on; returns the version.")
     return self.learner.publish(state)
 
-# %% ../../nbs/runtime/49_runtime.ipynb #bd54040a
+# %% ../../nbs/runtime/49_runtime.ipynb #0de6dc5e
 @patch_to(Runtime)
 def get_state(self):
     ("The online params, replicated over the learner's mesh "
@@ -372,7 +372,7 @@ def learn(self, data) -> dict:
      "`Learner.learn`); returns the metrics (device arrays).")
     return self.learner.learn(data)
 
-# %% ../../nbs/runtime/49_runtime.ipynb #05364023
+# %% ../../nbs/runtime/49_runtime.ipynb #2c1529aa
 @patch_to(Runtime)
 def get_epoch_stats(self) -> dict:
     ("The statistics of the run so far: counters, rates and "
@@ -391,7 +391,7 @@ def state_dict(self) -> dict:
     return run_state(self.spec, self.learner, self.actors, self.pacing, self.evaluator.eval_seconds,
                      self.eval_history, self.name)
 
-# %% ../../nbs/runtime/49_runtime.ipynb #3dc39f13
+# %% ../../nbs/runtime/49_runtime.ipynb #a2dfffa7
 @patch_to(Runtime)
 def _checked(self, state:dict):
     if self.running:
@@ -399,7 +399,7 @@ def _checked(self, state:dict):
                           "await stop() first.")
     return checked_learner(self.spec, self.learner.state, state)
 
-# %% ../../nbs/runtime/49_runtime.ipynb #277349d9
+# %% ../../nbs/runtime/49_runtime.ipynb #3b1f124a
 @patch_to(Runtime)
 def load_state_dict(self, state:dict):
     ("Restore a `state_dict()` into this (stopped) runtime; the actors' "
@@ -417,7 +417,7 @@ async def aload_state_dict(self, state:dict):
     await in_thread(self.pacing.load_state_dict, state['pacing'])
     self._restore(state, learner)
 
-# %% ../../nbs/runtime/49_runtime.ipynb #4bc2f4dd
+# %% ../../nbs/runtime/49_runtime.ipynb #2fae713d
 @patch_to(Runtime)
 def _restore(self, state:dict, learner):
     ("The rest of a load, once the state is checked and the "
@@ -445,14 +445,14 @@ def evaluate(self, num_eval_episodes:int=10, seed:int|None=None, stop=None, **kw
     check_renamed(kwargs, 'evaluate')
     return run_sync(self.aevaluate(num_eval_episodes, seed, stop, **kwargs))
 
-# %% ../../nbs/runtime/49_runtime.ipynb #4ed116b2
+# %% ../../nbs/runtime/49_runtime.ipynb #b3da0776
 @patch_to(Runtime)
 async def arecord(self, path, seed:int|None=None, max_steps:int=10_000) -> dict:
     ("Play one episode of the evaluation policy in an env that "
      "renders and write its frames to `path` (`HostEvaluator.arecord`).")
     return await self.evaluator.arecord(path, seed, max_steps)
 
-# %% ../../nbs/runtime/49_runtime.ipynb #87bbee30
+# %% ../../nbs/runtime/49_runtime.ipynb #8db413d5
 @patch_to(Runtime)
 def eval_actions(self, obs):
     ("Evaluation actions for one observation or a batch, "
