@@ -27,14 +27,15 @@ __all__ = ['PacingHost', 'Pacing', 'ReplayRatio', 'OnPolicyQueue']
 
 # %% ../../nbs/runtime/42_pacing.ipynb #0a4b134f
 class PacingHost(Protocol):
-    "What a `Pacing` reads of the runtime it is bound to (`Runtime` is one), and nothing more."
+    ("What a `Pacing` reads of the runtime it is bound to (the runtime's `PacingView` is one), "
+     "and nothing more.")
     config: RuntimeConfig  # updates_per_dispatch, batch_size, queue_size, num_envs, deterministic
     observation_space: gym.Space  # the shapes of `zero_data`
     action_space: gym.Space
     updates: int  # learner updates so far (what the replay ratio is owed against)
     stats: EpochStats  # counts the items inserted
     rng: np.random.Generator  # the host RNG (mixes stratified samples over a dispatch's updates)
-    acting_params: Any  # the actors' params, which set priorities at insertion
+    actors: Any  # the actors part: the params they act on, `actors.params`, set priorities at insertion
     tracer: Tracer  # whether unrolls carry final observations (`keep_final`)
     def prepare(self, data): "The algorithm's host-side learner input."
     async def compiled(self, name:str): "Await the compile-ahead job `name`."
@@ -42,8 +43,10 @@ class PacingHost(Protocol):
 # %% ../../nbs/runtime/42_pacing.ipynb #0b56c0ce
 class Pacing(abc.ABC):
     "How traced data goes from the actors to the learner, and who waits for whom."
-    buffer = None  # the replay buffer, where the pacing has one (the runtime's `buffer`, Maze's buffer side)
-    batch_axis = 0  # the axis of the learner's input that is split over the devices: 0 for transitions
+    # the replay buffer, where the pacing has one (the runtime's `buffer`, Maze's buffer side)
+    buffer = None
+    # the axis of the learner's input that is split over the devices: 0 for transitions
+    batch_axis = 0
     def bind(self, rt:PacingHost):
         "Attach to the runtime `rt`, read through `PacingHost`'s members only."
         self.rt = rt
@@ -69,32 +72,57 @@ class Pacing(abc.ABC):
     @abc.abstractmethod
     def zero_data(self, n:int):
         "`n` items of zeros with the real shapes (to compile ahead)."
-    def dispatch_size(self) -> int:
-        "Items (transitions or trajectory columns) one dispatch takes."
-        return self.rt.config.updates_per_dispatch * self.rt.config.batch_size
-    def filling(self) -> bool:
-        "Is the learner still waiting for replay to fill (the warm-up that an initial sampling policy acts in)?"
-        return False
-    def queued(self) -> int:
-        "Traced batches waiting for `collect`."
-        return 0
-    def after_dispatch(self, data, metrics): "Called with a dispatch's data and its (ready) metrics."
-    def programs(self) -> dict:
-        "Extra jitted programs to compile ahead with the learner's, by name (none by default)."
-        return {}
-    def reset(self): "Drop queued data (the actors restart)."
-    def state_dict(self) -> dict:
-        "What a checkpoint keeps of the pacing (the replay buffer and its counters, for off-policy pacing)."
-        return {}
-    def load_state_dict(self, state:dict):
-        "Restore what `state_dict` returned."
-    def counters(self) -> dict:
-        "Numbers for the metrics rows (replay size, updates behind, queued columns)."
-        return {}
+
+# %% ../../nbs/runtime/42_pacing.ipynb #14de4544
+@patch_to(Pacing)
+def dispatch_size(self) -> int:
+    "Items (transitions or trajectory columns) one dispatch takes."
+    return self.rt.config.updates_per_dispatch * self.rt.config.batch_size
+
+@patch_to(Pacing)
+def filling(self) -> bool:
+    ("Is the learner still waiting for replay to fill (the "
+     "warm-up that an initial sampling policy acts in)?")
+    return False
+
+@patch_to(Pacing)
+def queued(self) -> int:
+    "Traced batches waiting for `collect`."
+    return 0
+
+# %% ../../nbs/runtime/42_pacing.ipynb #5f564c54
+@patch_to(Pacing)
+def after_dispatch(self, data, metrics):
+    "Called with a dispatch's data and its (ready) metrics."
+
+@patch_to(Pacing)
+def programs(self) -> dict:
+    "Extra jitted programs to compile ahead with the learner's, by name (none by default)."
+    return {}
+
+@patch_to(Pacing)
+def reset(self): "Drop queued data (the actors restart)."
+
+# %% ../../nbs/runtime/42_pacing.ipynb #51528809
+@patch_to(Pacing)
+def state_dict(self) -> dict:
+    ("What a checkpoint keeps of the pacing (the replay "
+     "buffer and its counters, for off-policy pacing).")
+    return {}
+
+@patch_to(Pacing)
+def load_state_dict(self, state:dict):
+    "Restore what `state_dict` returned."
+
+@patch_to(Pacing)
+def counters(self) -> dict:
+    "Numbers for the metrics rows (replay size, updates behind, queued columns)."
+    return {}
 
 # %% ../../nbs/runtime/42_pacing.ipynb #5e71e5dc
 class ReplayRatio(Pacing):
-    "Off-policy pacing: traced transitions go into replay; the learner runs `ratio` updates per inserted transition, the actors wait when it falls `actor_slack` updates behind."
+    ("Off-policy pacing: traced transitions go into replay; the learner runs `ratio` updates "
+     "per inserted transition, the actors wait when it falls `actor_slack` updates behind.")
     def __init__(self,
                  buffer,  # the replay buffer: a ReplayBuffer or FrameReplayBuffer, prioritized or uniform
                  ratio:float,  # learner updates per inserted transition
@@ -102,21 +130,10 @@ class ReplayRatio(Pacing):
                  buffer_warmup:int,  # transitions in replay before the first update (Maze's initial_buffer_size)
                  priority_fn:Callable|None=None,  # pure `(params, batch) -> td errors`: priorities at insertion (prioritized replay)
                 ):
-        self.buffer, self.ratio, self.actor_slack, self.buffer_warmup, self.priority_fn = buffer, float(ratio), int(actor_slack), int(buffer_warmup), priority_fn
+        self.buffer, self.ratio, self.actor_slack = buffer, float(ratio), int(actor_slack)
+        self.buffer_warmup, self.priority_fn = int(buffer_warmup), priority_fn
         self.inserted_after_warmup, self._queue, self._queued = 0, collections.deque(), 0
         self.prioritized = buffer.prioritized  # takes the dispatches' TD errors as priorities
-
-    def bind(self, rt):
-        super().bind(rt)
-        self.buffer_warmup = max(self.buffer_warmup, rt.config.batch_size)
-        if self.actor_slack < rt.config.updates_per_dispatch:
-            raise ConfigError(f"actor_slack={self.actor_slack} must be >= updates_per_dispatch={rt.config.updates_per_dispatch}: the learner waits "
-                              "for a whole dispatch of owed updates, so a smaller slack would stop the actors and the learner at once.")
-        self._td = None if self.priority_fn is None else jax.jit(self.priority_fn)
-
-    def behind(self) -> float:
-        "Updates the learner owes to the replay ratio."
-        return self.ratio * self.inserted_after_warmup - self.rt.updates
 
     def put(self, data):
         self._queue.append(data); self._queued += len(data)
@@ -128,16 +145,16 @@ class ReplayRatio(Pacing):
             self._queue.popleft(); self._queued -= len(batch)
 
     def actors_may_run(self) -> bool:
-        return len(self._queue) < self.rt.config.queue_size and self.behind() + self.ratio * self._queued <= self.actor_slack
+        return (len(self._queue) < self.rt.config.queue_size
+                and self.behind() + self.ratio * self._queued <= self.actor_slack)
 
     def learner_may_run(self) -> bool:
-        return len(self.buffer) >= self.buffer_warmup and self.behind() >= self.rt.config.updates_per_dispatch
-
-    def filling(self) -> bool: return len(self.buffer) + self._queued < self.buffer_warmup
-    def queued(self) -> int: return len(self._queue)
+        return (len(self.buffer) >= self.buffer_warmup
+                and self.behind() >= self.rt.config.updates_per_dispatch)
 
     async def insert(self, batch:TransitionBatch|FrameSteps):
-        "Add `batch` to replay, with priorities from the actors' params when prioritized (awaited without blocking the loop)."
+        ("Add `batch` to replay, with priorities from the actors' "
+         "params when prioritized (awaited without blocking the loop).")
         n = len(batch)
         if isinstance(batch, FrameSteps): batch.add_to(self.buffer)
         elif self._td is not None:
@@ -151,39 +168,70 @@ class ReplayRatio(Pacing):
     def take(self):
         K, B = self.rt.config.updates_per_dispatch, self.rt.config.batch_size
         batch = self.buffer.sample(K * B)
-        if K > 1 and self.prioritized:  # stratified samples come in priority order: mix them across the K updates
+        # stratified samples come in priority order: mix them across the K updates
+        if K > 1 and self.prioritized:
             batch = batch[self.rt.rng.permutation(len(batch))]
         return batch
 
     def zero_data(self, n:int) -> TransitionBatch:
         f32 = np.zeros(n, np.float32)
         S = lambda: preallocate(self.rt.observation_space, n)
-        return TransitionBatch(S=S(), A=preallocate(self.rt.action_space, n), logP=f32, Rn=f32, In=f32, S_next=S(), W=f32 + 1)
+        return TransitionBatch(S=S(), A=preallocate(self.rt.action_space, n), logP=f32, Rn=f32,
+                               In=f32, S_next=S(), W=f32 + 1)
+
+# %% ../../nbs/runtime/42_pacing.ipynb #0eb41ab9
+@patch_to(ReplayRatio)
+def bind(self, rt):
+    super(ReplayRatio, self).bind(rt)
+    self.buffer_warmup = max(self.buffer_warmup, rt.config.batch_size)
+    if self.actor_slack < rt.config.updates_per_dispatch:
+        raise ConfigError(f"actor_slack={self.actor_slack} must be "
+                          f">= updates_per_dispatch={rt.config.updates_per_dispatch}: "
+                          "the learner waits for a whole dispatch of owed updates, so a smaller "
+                          "slack would stop the actors and the learner at once.")
+    self._td = None if self.priority_fn is None else jax.jit(self.priority_fn)
+
+# %% ../../nbs/runtime/42_pacing.ipynb #6ac0144a
+@patch_to(ReplayRatio)
+def behind(self) -> float:
+    "Updates the learner owes to the replay ratio."
+    return self.ratio * self.inserted_after_warmup - self.rt.updates
+
+@patch_to(ReplayRatio)
+def filling(self) -> bool: return len(self.buffer) + self._queued < self.buffer_warmup
+
+@patch_to(ReplayRatio)
+def queued(self) -> int: return len(self._queue)
 
 # %% ../../nbs/runtime/42_pacing.ipynb #6b3a7654
 @patch_to(ReplayRatio)
 def _priorities(self, batch):
-    "Dispatch the TD errors that become `batch`'s priorities, padded to a power-of-two bucket of at least 8 rows (each bucket traced once)."
+    ("Dispatch the TD errors that become `batch`'s priorities, padded to "
+     "a power-of-two bucket of at least 8 rows (each bucket traced once).")
     n = len(batch)
     size = max(8, 1 << (n - 1).bit_length())
-    padded = batch if n == size else TransitionBatch.concatenate([batch, batch[np.zeros(size - n, np.int64)]])
-    return self._td(self.rt.acting_params, self.rt.prepare(padded))
+    padded = (batch if n == size
+              else TransitionBatch.concatenate([batch, batch[np.zeros(size - n, np.int64)]]))
+    return self._td(self.rt.actors.params, self.rt.prepare(padded))
 
 @patch_to(ReplayRatio)
 def after_dispatch(self, data, metrics):
-    "A prioritized buffer takes the dispatch's TD errors as the new priorities of the transitions it sampled."
+    ("A prioritized buffer takes the dispatch's TD errors "
+     "as the new priorities of the transitions it sampled.")
     if self.prioritized and 'td_error' in metrics:
         self.buffer.update(data.idx, host_local(metrics['td_error']))
 
 # %% ../../nbs/runtime/42_pacing.ipynb #9edad1f4
 @patch_to(ReplayRatio)
 def programs(self) -> dict:
-    "The TD-priority program for every bucket a tick's insertion can need (8 rows up to 128, or up to the envs' count when larger): an insertion costs what its rows need."
+    ("The TD-priority program for every bucket a tick's insertion can need (8 rows up to "
+     "128, or up to the envs' count when larger): an insertion costs what its rows need.")
     if self._td is None: return {}
     top = max(128, 1 << (self.rt.config.num_envs - 1).bit_length())
     batches = [self.zero_data(1 << k) for k in range(3, top.bit_length())]
     return dict(td=lambda: [self._priorities(b) for b in batches])
 
+# %% ../../nbs/runtime/42_pacing.ipynb #6dd8d9e1
 @patch_to(ReplayRatio)
 def reset(self):
     "Drop the queued ticks (the actors restart); replay keeps what it holds."
@@ -194,6 +242,7 @@ def state_dict(self) -> dict:
     "The replay buffer's state and the count the replay ratio is owed against."
     return dict(buffer=self.buffer.state_dict(), inserted_after_warmup=self.inserted_after_warmup)
 
+# %% ../../nbs/runtime/42_pacing.ipynb #0dbd5ebd
 @patch_to(ReplayRatio)
 def load_state_dict(self, state:dict):
     "Restore what `state_dict` returned."
@@ -207,23 +256,15 @@ def counters(self) -> dict:
 
 # %% ../../nbs/runtime/42_pacing.ipynb #426f77d3
 class OnPolicyQueue(Pacing):
-    "On-policy pacing: unrolls go through a bounded queue to the learner, each used once; the queue's bound bounds the policy lag."
+    ("On-policy pacing: unrolls go through a bounded queue to the "
+     "learner, each used once; the queue's bound bounds the policy lag.")
     batch_axis = 1  # the learner's input is [T, B] unrolls: split over the devices along B
     def __init__(self,
                  unroll_length:int,  # T, the steps of one unroll
                  columns:int|None=None,  # trajectory columns per dispatch; None: updates_per_dispatch * batch_size
                 ):
-        self.T, self.columns, self._queue, self._cols = int(unroll_length), columns, collections.deque(), 0
-
-    def dispatch_size(self) -> int: return super().dispatch_size() if self.columns is None else self.columns
-
-    def bind(self, rt):
-        super().bind(rt)
-        cfg, need_ = rt.config, self.dispatch_size()
-        if not cfg.deterministic and need_ > cfg.queue_size * cfg.num_envs:  # the actors would stop before the learner could start
-            raise ConfigError(f"a dispatch takes {need_} trajectory columns (updates_per_dispatch * batch_size), but the actors stop once "
-                              f"queue_size * num_envs = {cfg.queue_size} * {cfg.num_envs} = {cfg.queue_size * cfg.num_envs} are queued: "
-                              f"use more envs (num_actors * envs_per_actor >= {need_}), a smaller batch_size, or a larger queue_size.")
+        self.T, self.columns = int(unroll_length), columns
+        self._queue, self._cols = collections.deque(), 0
 
     def put(self, data):
         self._queue.append(data); self._cols += data.batch_size
@@ -232,11 +273,11 @@ class OnPolicyQueue(Pacing):
     async def insert(self, data): self.put(data)
 
     def actors_may_run(self) -> bool:
-        "Actors wait while `queue_size` unrolls' worth of trajectory columns (`num_envs` each) are queued."
+        ("Actors wait while `queue_size` unrolls' worth of "
+         "trajectory columns (`num_envs` each) are queued.")
         return self._cols < self.rt.config.queue_size * self.rt.config.num_envs
 
     def learner_may_run(self) -> bool: return self._cols >= self.dispatch_size()
-    def queued(self) -> int: return len(self._queue)
 
     def take(self):
         need_, parts = self.dispatch_size(), []
@@ -253,14 +294,41 @@ class OnPolicyQueue(Pacing):
 
     def zero_data(self, n:int):
         T = self.T
-        steps = lambda k, space: jax.tree.map(lambda x: np.zeros((k,) + x.shape, x.dtype), preallocate(space, n))  # [k, n, ...]
+        # [k, n, ...]
+        steps = lambda k, space: jax.tree.map(lambda x: np.zeros((k,) + x.shape, x.dtype),
+                                              preallocate(space, n))
         flag = lambda dtype: np.zeros((T, n), dtype)
         obs = self.rt.observation_space
-        return Trajectory(S=steps(T + 1, obs), A=steps(T, self.rt.action_space), R=flag(np.float32), terminated=flag(bool),
-                          truncated=flag(bool), valid=flag(bool), logP=flag(np.float32), version=flag(np.int64), extras={},
+        return Trajectory(S=steps(T + 1, obs), A=steps(T, self.rt.action_space), R=flag(np.float32),
+                          terminated=flag(bool), truncated=flag(bool), valid=flag(bool),
+                          logP=flag(np.float32), version=flag(np.int64), extras={},
                           S_final=steps(T, obs) if self.rt.tracer.keep_final else None)
 
-    def reset(self):
-        self._queue.clear(); self._cols = 0
+# %% ../../nbs/runtime/42_pacing.ipynb #3d624843
+@patch_to(OnPolicyQueue)
+def dispatch_size(self) -> int:
+    return super(OnPolicyQueue, self).dispatch_size() if self.columns is None else self.columns
 
-    def counters(self) -> dict: return dict(queued=self._cols)
+@patch_to(OnPolicyQueue)
+def bind(self, rt):
+    super(OnPolicyQueue, self).bind(rt)
+    cfg, need_ = rt.config, self.dispatch_size()
+    # the actors would stop before the learner could start
+    if not cfg.deterministic and need_ > cfg.queue_size * cfg.num_envs:
+        raise ConfigError(f"a dispatch takes {need_} trajectory columns "
+                          "(updates_per_dispatch * batch_size), but the actors stop once "
+                          f"queue_size * num_envs = {cfg.queue_size} * {cfg.num_envs} "
+                          f"= {cfg.queue_size * cfg.num_envs} are queued: "
+                          "use more envs (num_actors * envs_per_actor >= "
+                          f"{need_}), a smaller batch_size, or a larger queue_size.")
+
+# %% ../../nbs/runtime/42_pacing.ipynb #5b0cde34
+@patch_to(OnPolicyQueue)
+def queued(self) -> int: return len(self._queue)
+
+@patch_to(OnPolicyQueue)
+def reset(self):
+    self._queue.clear(); self._cols = 0
+
+@patch_to(OnPolicyQueue)
+def counters(self) -> dict: return dict(queued=self._cols)

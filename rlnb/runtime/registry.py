@@ -16,19 +16,26 @@ from .spec import Spec, env_kind
 __all__ = ['ALGOS', 'register', 'get_algo']
 
 # %% ../../nbs/runtime/41_registry.ipynb #64e1fd13
-ALGOS: dict[str, str|type] = {'apex-dqn': 'rlnb.algos.apex_dqn:ApeXDQNSpec', 'impala': 'rlnb.algos.impala:IMPALASpec', 'ppo': 'rlnb.algos.ppo:PPOSpec', 'r2d2': 'rlnb.algos.r2d2:R2D2Spec',
-                              'sac': 'rlnb.algos.sac:SACSpec', 'td3': 'rlnb.algos.td3:TD3Spec'}  # name -> the algorithm's spec (a `Spec` subclass) or its 'module:Class' path
+# name -> the algorithm's spec (a `Spec` subclass) or its 'module:Class' path
+ALGOS: dict[str, str|type] = {'apex-dqn': 'rlnb.algos.apex_dqn:ApeXDQNSpec',
+                              'impala': 'rlnb.algos.impala:IMPALASpec',
+                              'ppo': 'rlnb.algos.ppo:PPOSpec', 'r2d2': 'rlnb.algos.r2d2:R2D2Spec',
+                              'sac': 'rlnb.algos.sac:SACSpec', 'td3': 'rlnb.algos.td3:TD3Spec'}
 
 def register(name:str, target:str|type):
-    "Make an algorithm available by `name` to `DistributedAgent` and the CLI: its spec (a `Spec` subclass), an algorithm's runtime (whose `algorithm` is its spec) or a 'module:Class' path."
-    target = getattr(target, 'algorithm', None) or target  # `register('ppo2', PPO)` registers PPO's spec
+    ("Make an algorithm available by `name` to `DistributedAgent` and the CLI: its spec (a `Spec` "
+     "subclass), an algorithm's runtime (whose `algorithm` is its spec) or a 'module:Class' path.")
+    # `register('ppo2', PPO)` registers PPO's spec
+    target = getattr(target, 'algorithm', None) or target
     if not isinstance(target, str) and not (isinstance(target, type) and issubclass(target, Spec)):
-        raise ConfigError(f"register({name!r}, ...): pass an algorithm (a `rlnb.runtime.spec.Spec` subclass) or a 'module:Class' string, got {target!r}.")
+        raise ConfigError(f"register({name!r}, ...): pass an algorithm (a `rlnb.runtime.spec.Spec` "
+                          f"subclass) or a 'module:Class' string, got {target!r}.")
     ALGOS[name] = target
 
 def get_algo(name:str) -> type:
     "The algorithm (its `Spec` subclass) registered as `name`."
-    if name not in ALGOS: raise ConfigError(f"algo={name!r} is not available; choose one of {', '.join(ALGOS)}.")
+    if name not in ALGOS: raise ConfigError(f"algo={name!r} is not available; "
+                                            f"choose one of {', '.join(ALGOS)}.")
     target = ALGOS[name]
     if isinstance(target, str):
         mod, cls = target.split(':')

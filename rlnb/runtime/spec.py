@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import optax
 import gymnasium as gym
 
-from ..core import ConfigError
+from ..core import ConfigError, patch_to
 from ..envs.pool import AsyncEnvWorker, SyncEnvWorker, env_factory, get_worker_pool
 from ..envs.envpool import EnvPoolEnv, backend_of
 from ..envs.pixels import pixel_env
@@ -35,6 +35,7 @@ def need(cfg, ok:bool, name:str, what:str):
     "Raise a `ConfigError` naming `cfg`'s field `name` and what it must be, unless `ok`."
     if not ok: raise ConfigError(f"{type(cfg).__name__}.{name}={getattr(cfg, name)!r}: {what}.")
 
+# %% ../../nbs/runtime/40_spec.ipynb #7f42925c
 @dataclass(frozen=True)
 class RuntimeConfig:
     "The fields every algorithm shares: actors, learner batches, publishing, seed and schedule."
@@ -57,58 +58,89 @@ class RuntimeConfig:
 
     def __post_init__(self): self.check()
 
-    def check(self):
-        "Validate every field (subclasses extend it); raises `ConfigError` naming the field."
-        for name in ('num_actors', 'envs_per_actor', 'batch_size', 'updates_per_dispatch', 'queue_size', 'publish_interval'):
-            need(self, isinstance(getattr(self, name), int) and getattr(self, name) >= 1, name, 'must be an int >= 1')
-        need(self, self.actor_mode in ('sync', 'thread', 'process', 'ray', 'envpool', 'auto'), 'actor_mode', "must be 'sync', 'thread' or 'process' (or 'ray': Ray actors, the `ray` extra; 'envpool': EnvPool, the `envpool` extra; 'auto': EnvPool where it has the env)")
-        need(self, self.max_policy_lag is None or self.max_policy_lag >= 0, 'max_policy_lag', 'must be None or >= 0')
-        need(self, isinstance(self.publish_ready, bool), 'publish_ready', 'must be True or False')
-        need(self, not (self.publish_ready and self.max_policy_lag is not None), 'publish_ready',
-             'publishes finished params only, while max_policy_lag publishes params whose update is still in flight: set max_policy_lag=None or publish_ready=False')
-        need(self, isinstance(self.deterministic, bool), 'deterministic', 'must be True or False')
-        need(self, isinstance(self.max_restarts, int) and not isinstance(self.max_restarts, bool) and self.max_restarts >= 0, 'max_restarts', 'must be an int >= 0')
-        need(self, self.step_timeout is None or (isinstance(self.step_timeout, (int, float)) and self.step_timeout > 0), 'step_timeout', 'must be a number of seconds > 0, or None')
-        need(self, self.nonfinite in ('raise', 'drop'), 'nonfinite', "must be 'raise' or 'drop'")
-        need(self, self.actor_device in ('auto', 'host', 'learner'), 'actor_device', "must be 'auto', 'host' (the CPU) or 'learner' (the learner's first device)")
-        need(self, self.learner_device in ('auto', 'host', 'devices'), 'learner_device', "must be 'auto', 'host' (the CPU) or 'devices' (the learner devices given)")
-
     @property
     def num_envs(self) -> int:
         "Envs stepped by all actors together."
         return self.num_actors * self.envs_per_actor
 
+# %% ../../nbs/runtime/40_spec.ipynb #ff626c39
+@patch_to(RuntimeConfig)
+def check(self):
+    "Validate every field (subclasses extend it); raises `ConfigError` naming the field."
+    for name in ('num_actors', 'envs_per_actor', 'batch_size', 'updates_per_dispatch', 'queue_size',
+                 'publish_interval'):
+        need(self, isinstance(getattr(self, name), int) and getattr(self, name) >= 1, name,
+             'must be an int >= 1')
+    need(self, self.actor_mode in ('sync', 'thread', 'process', 'ray', 'envpool', 'auto'),
+         'actor_mode',
+         "must be 'sync', 'thread' or 'process' (or 'ray': Ray actors, the `ray` extra; 'envpool': "
+         "EnvPool, the `envpool` extra; 'auto': EnvPool where it has the env)")
+    need(self, self.max_policy_lag is None or self.max_policy_lag >= 0, 'max_policy_lag',
+         'must be None or >= 0')
+    need(self, isinstance(self.publish_ready, bool), 'publish_ready', 'must be True or False')
+    need(self, not (self.publish_ready and self.max_policy_lag is not None), 'publish_ready',
+         'publishes finished params only, while max_policy_lag publishes params whose '
+         'update is still in flight: set max_policy_lag=None or publish_ready=False')
+    need(self, isinstance(self.deterministic, bool), 'deterministic', 'must be True or False')
+    need(self, isinstance(self.max_restarts, int) and not isinstance(self.max_restarts, bool)
+         and self.max_restarts >= 0, 'max_restarts', 'must be an int >= 0')
+    need(self, self.step_timeout is None
+         or (isinstance(self.step_timeout, (int, float)) and self.step_timeout > 0),
+         'step_timeout', 'must be a number of seconds > 0, or None')
+    need(self, self.nonfinite in ('raise', 'drop'), 'nonfinite', "must be 'raise' or 'drop'")
+    need(self, self.actor_device in ('auto', 'host', 'learner'), 'actor_device',
+         "must be 'auto', 'host' (the CPU) or 'learner' (the learner's first device)")
+    need(self, self.learner_device in ('auto', 'host', 'devices'), 'learner_device',
+         "must be 'auto', 'host' (the CPU) or 'devices' (the learner devices given)")
+
 # %% ../../nbs/runtime/40_spec.ipynb #863ecb6c
-RENAMED = {  # a name users may have typed (a config field, a preset key, a keyword) -> its one name in rlnb now
+# a name users may have typed (a config field, a preset key, a keyword) -> its one name in rlnb now
+RENAMED = {
     'gae_lambda': 'lambda_',  # PPO's GAE lambda: one lambda, IMPALA's and rlax's name
     'num_storages': 'queue_size',  # RLLTE's storage slots between actors and learner
     'initial_buffer_size': 'buffer_warmup',  # Maze's replay warm-up
-    'num_episodes': 'num_eval_episodes',  # episodes of an evaluation (`Runtime.aevaluate`), as `DistributedAgent.aeval` and `train` name them
-    'record': 'history',  # `DistributedAgent.aeval`'s switch: add the result to the evaluation history (`arecord` writes videos)
+    # episodes of an evaluation (`Runtime.aevaluate`), as `DistributedAgent.aeval` and `train` name
+    # them
+    'num_episodes': 'num_eval_episodes',
+    # `DistributedAgent.aeval`'s switch: add the result to the evaluation history (`arecord` writes
+    # videos)
+    'record': 'history',
 }
 
+# %% ../../nbs/runtime/40_spec.ipynb #76ba1385
 def renamed_message(old:str, where:str, keyword:bool=True) -> str:
-    "The message for option `old` of `where`, which rlnb renamed (`RENAMED`); `keyword`: it was passed as a keyword argument."
+    ("The message for option `old` of `where`, which rlnb renamed "
+     "(`RENAMED`); `keyword`: it was passed as a keyword argument.")
     new = RENAMED[old]
-    return f"unknown option {old} for {where}: it is called {new} now" + (f"; pass {new}=... instead." if keyword else ".")
+    return (f"unknown option {old} for {where}: it is called {new} now"
+            + (f"; pass {new}=... instead." if keyword else "."))
 
 def check_renamed(names, where:str, fields=None, keyword:bool=True):
-    "Raise a `ConfigError` for the first of `names` that rlnb renamed (whose new name is in `fields`, when given)."
+    ("Raise a `ConfigError` for the first of `names` that rlnb "
+     "renamed (whose new name is in `fields`, when given).")
     for old in sorted(set(names) & RENAMED.keys()):
-        if fields is None or RENAMED[old] in fields: raise ConfigError(renamed_message(old, where, keyword))
+        if fields is None or RENAMED[old] in fields:
+            raise ConfigError(renamed_message(old, where, keyword))
 
+# %% ../../nbs/runtime/40_spec.ipynb #c0df1b07
 def check_options(names, config_cls:type, where:str):
-    "Raise a `ConfigError` unless every name in `names` is a field of `config_cls`: a renamed one gets its new name, any other the list of fields."
+    ("Raise a `ConfigError` unless every name in `names` is a field of "
+     "`config_cls`: a renamed one gets its new name, any other the list of fields.")
     fields = [f.name for f in dataclasses.fields(config_cls)]
     unknown = sorted(set(names) - set(fields))
     check_renamed(unknown, where, fields)
-    if unknown: raise ConfigError(f"unknown option(s) {', '.join(unknown)} for {where}; {config_cls.__name__} has {', '.join(fields)}.")
+    if unknown: raise ConfigError(f"unknown option(s) {', '.join(unknown)} for {where}; "
+                                  f"{config_cls.__name__} has {', '.join(fields)}.")
 
 # %% ../../nbs/runtime/40_spec.ipynb #cee6b8e7
-ENV_KINDS: dict[str, Any] = {'gymnax': 'rlnb.jax_envs.core:GYMNAX', 'brax': 'rlnb.jax_envs.brax:BRAX', 'jumanji': 'rlnb.jax_envs.jumanji:JUMANJI'}  # the prefix of 'prefix:Name' env ids -> the env kind ('module:name', imported on first use)
+# the prefix of 'prefix:Name' env ids -> the env kind ('module:name', imported on first use)
+ENV_KINDS: dict[str, Any] = {'gymnax': 'rlnb.jax_envs.core:GYMNAX',
+                             'brax': 'rlnb.jax_envs.brax:BRAX',
+                             'jumanji': 'rlnb.jax_envs.jumanji:JUMANJI'}
 
 def env_kind(env):
-    "The env kind of an id `'prefix:Name'` whose prefix is in `ENV_KINDS` (imported on first use); None for any other env."
+    ("The env kind of an id `'prefix:Name'` whose prefix is in "
+     "`ENV_KINDS` (imported on first use); None for any other env.")
     if not isinstance(env, str) or ':' not in env: return None
     target = ENV_KINDS.get(env.split(':', 1)[0])
     if isinstance(target, str):
@@ -124,37 +156,62 @@ def _derived_seed(*ints) -> int:
 def _vector_mode(env_id:str) -> str:
     return 'vector_entry_point' if gym.spec(env_id).vector_entry_point is not None else 'sync'
 
+# %% ../../nbs/runtime/40_spec.ipynb #0c6c3541
 def make_vector_env(env, num_envs:int) -> gym.vector.VectorEnv:
-    "A vector env of `num_envs` copies of `env` (an env id, a zero-argument factory, or an `EnvPoolEnv`)."
-    if env_kind(env) is not None: raise ConfigError(f"{env} is a {env.split(':')[0]} env, stepped on the device (`rlnb.runtime.spec.ENV_KINDS`): it has no gymnasium vector env.")
+    ("A vector env of `num_envs` copies of `env` (an env "
+     "id, a zero-argument factory, or an `EnvPoolEnv`).")
+    if env_kind(env) is not None: raise ConfigError(
+        f"{env} is a {env.split(':')[0]} env, stepped on the device "
+        "(`rlnb.runtime.spec.ENV_KINDS`): it has no gymnasium vector env.")
     if isinstance(env, EnvPoolEnv): return env.make_vec(num_envs)
-    if isinstance(env, str): return gym.make_vec(env, num_envs, vectorization_mode=_vector_mode(env))
+    if isinstance(env, str):
+        return gym.make_vec(env, num_envs, vectorization_mode=_vector_mode(env))
     if callable(env): return gym.vector.SyncVectorEnv([env] * num_envs)
-    raise ConfigError(f"need an env id or a zero-argument env factory to build {num_envs} copies, got {type(env).__name__}.")
+    raise ConfigError("need an env id or a zero-argument env factory to "
+                      f"build {num_envs} copies, got {type(env).__name__}.")
 
+# %% ../../nbs/runtime/40_spec.ipynb #535a1ed8
 def make_actors(env, cfg:RuntimeConfig, seed:int|None=None):
     "One env worker per actor (each a vector env of `cfg.envs_per_actor` copies), as a pool."
     N, E, seed = cfg.num_actors, cfg.envs_per_actor, cfg.seed if seed is None else seed
-    if (kind := env_kind(env)) is not None: return kind.make_pool(env, cfg)  # a device-stepped env: no host actors
-    if jax.process_count() > 1: seed = _derived_seed(seed, 1 + jax.process_index())  # each process of a multi-host learner explores its own episodes
+    # a device-stepped env: no host actors
+    if (kind := env_kind(env)) is not None: return kind.make_pool(env, cfg)
+    # each process of a multi-host learner explores its own episodes
+    if jax.process_count() > 1: seed = _derived_seed(seed, 1 + jax.process_index())
     kw = dict(seed=seed, world_size=N, restart=cfg.max_restarts > 0, max_restarts=cfg.max_restarts)
-    if (ep := backend_of(env, cfg.actor_mode)) is not None: return get_worker_pool([ep.worker(E, rank=i, **kw) for i in range(N)])  # one EnvPool batch per actor
-    if isinstance(env, str): env_factory(env)  # an unknown id fails here, with the ids it may have meant
-    if isinstance(env, str) or (callable(env) and not isinstance(env, gym.Env)): factory = lambda: make_vector_env(env, E)
-    else: raise ConfigError(f"the runtime builds {N} actors: pass an env id or a zero-argument env factory, not {type(env).__name__}.")
-    if cfg.actor_mode in ('sync', 'auto'): workers = [SyncEnvWorker(factory, rank=i, **kw) for i in range(N)]
+    # one EnvPool batch per actor
+    if (ep := backend_of(env, cfg.actor_mode)) is not None:
+        return get_worker_pool([ep.worker(E, rank=i, **kw) for i in range(N)])
+    # an unknown id fails here, with the ids it may have meant
+    if isinstance(env, str): env_factory(env)
+    if isinstance(env, str) or (callable(env) and not isinstance(env, gym.Env)):
+        factory = lambda: make_vector_env(env, E)
+    else: raise ConfigError(f"the runtime builds {N} actors: pass an env id or a "
+                            f"zero-argument env factory, not {type(env).__name__}.")
+    if cfg.actor_mode in ('sync', 'auto'):
+        workers = [SyncEnvWorker(factory, rank=i, **kw) for i in range(N)]
     else: workers = [AsyncEnvWorker(factory, rank=i, mode=cfg.actor_mode, **kw) for i in range(N)]
     return get_worker_pool(workers)
 
+# %% ../../nbs/runtime/40_spec.ipynb #87507c0f
 def actor_envs(env, eval_env, actor_mode:str) -> tuple:
-    "The training and evaluation envs a runtime keeps for `env` (`eval_env`: None for `env`): `EnvPoolEnv`s where the actors step EnvPool (`backend_of`; an `eval_env` EnvPool lacks steps in gymnasium), else Atari ids as `make_atari` factories (`pixel_env`)."
-    if env_kind(env) is not None: return env, None  # a device-stepped env (`ENV_KINDS`): its kind's runtime evaluates it on the device
+    ("The training and evaluation envs a runtime keeps for `env` (`eval_env`: None for "
+     "`env`): `EnvPoolEnv`s where the actors step EnvPool (`backend_of`; an `eval_env` "
+     "EnvPool lacks steps in gymnasium), else Atari ids as `make_atari` factories (`pixel_env`).")
+    # a device-stepped env (`ENV_KINDS`): its kind's runtime evaluates it on the device
+    if env_kind(env) is not None: return env, None
     train = backend_of(env, actor_mode)
-    if train is None: return pixel_env(env, train=True), pixel_env(env if eval_env is None else eval_env, train=False)
-    return train, EnvPoolEnv.resolve(env if eval_env is None else eval_env, train=False, required=eval_env is None) or pixel_env(eval_env, train=False)
+    if train is None:
+        return (pixel_env(env, train=True),
+                pixel_env(env if eval_env is None else eval_env, train=False))
+    return train, (EnvPoolEnv.resolve(env if eval_env is None else eval_env, train=False,
+                                      required=eval_env is None)
+                   or pixel_env(eval_env, train=False))
 
+# %% ../../nbs/runtime/40_spec.ipynb #057741bb
 def env_spaces(env) -> tuple:
-    "`(observation space, action space)` of one copy of `env`, from a probe built here and closed at once."
+    ("`(observation space, action space)` of one copy of "
+     "`env`, from a probe built here and closed at once.")
     if (kind := env_kind(env)) is not None: return kind.spaces(env)
     probe = make_vector_env(env, 1)
     try: return probe.single_observation_space, probe.single_action_space
@@ -162,40 +219,64 @@ def env_spaces(env) -> tuple:
 
 # %% ../../nbs/runtime/40_spec.ipynb #bbaadaf6
 def _input_shapes(observation_space, more_spaces) -> list:
-    return [jax.ShapeDtypeStruct((1, *preprocessed_shape(s)), jnp.float32) for s in (observation_space, *more_spaces)]
+    return [jax.ShapeDtypeStruct((1, *preprocessed_shape(s)), jnp.float32)
+            for s in (observation_space, *more_spaces)]
 
+# %% ../../nbs/runtime/40_spec.ipynb #ada45341
 def numpy_init(net, observation_space, seed:int, *more_spaces, init:str='lecun'):
-    "Params of rlnb's default networks drawn with numpy: no device op, no compile. `init='lecun'` draws as flax's `Dense`/`Conv` do (kernels LeCun-normal truncated at 2 std over their fan-in, biases zero); `init='torch'` as torch's `nn.Linear`/`nn.Conv2d` (kernels and biases uniform in +-1/sqrt(fan-in)). A kernel's fan-in is the product of all its axes but the last; any other leaf is drawn as a LeCun kernel over its first axis (a spec sets its own, e.g. a Gaussian policy's `log_std`). `more_spaces` are the spaces of further inputs (e.g. the action of a critic Q(s, a))."
-    if init not in ('lecun', 'torch'): raise ConfigError(f"numpy_init: init must be 'lecun' or 'torch', got {init!r}.")
-    shapes = jax.eval_shape(lambda *xs: net.init(jax.random.key(0), *xs), *_input_shapes(observation_space, more_spaces))  # the key is made inside: nothing runs eagerly
+    ("Params of rlnb's default networks drawn with numpy: no device op, no compile. "
+     "`init='lecun'` draws as flax's `Dense`/`Conv` do (kernels LeCun-normal truncated "
+     "at 2 std over their fan-in, biases zero); `init='torch'` as torch's `nn.Linear`/`nn.Conv2d` "
+     "(kernels and biases uniform in +-1/sqrt(fan-in)). A kernel's fan-in is the product "
+     "of all its axes but the last; any other leaf is drawn as a LeCun kernel over its "
+     "first axis (a spec sets its own, e.g. a Gaussian policy's `log_std`). `more_spaces` "
+     "are the spaces of further inputs (e.g. the action of a critic Q(s, a)).")
+    if init not in ('lecun', 'torch'):
+        raise ConfigError(f"numpy_init: init must be 'lecun' or 'torch', got {init!r}.")
+    # the key is made inside: nothing runs eagerly
+    shapes = jax.eval_shape(lambda *xs: net.init(jax.random.key(0), *xs),
+                            *_input_shapes(observation_space, more_spaces))
     rng = np.random.default_rng(seed)
-    fan_ins = {jax.tree_util.keystr(path[:-1]): int(np.prod(s.shape[:-1])) for path, s in jax.tree_util.tree_leaves_with_path(shapes)
-               if jax.tree_util.keystr(path[-1:]) == "['kernel']"}  # each layer's fan-in, for its bias too
+    # each layer's fan-in, for its bias too
+    fan_ins = {jax.tree_util.keystr(path[:-1]): int(np.prod(s.shape[:-1]))
+               for path, s in jax.tree_util.tree_leaves_with_path(shapes)
+               if jax.tree_util.keystr(path[-1:]) == "['kernel']"}
     def draw(path, s):
         leaf, layer = jax.tree_util.keystr(path[-1:]), jax.tree_util.keystr(path[:-1])
-        fan_in = fan_ins.get(layer, s.shape[0]) if leaf in ("['kernel']", "['bias']") else s.shape[0]
+        fan_in = (fan_ins.get(layer, s.shape[0]) if leaf in ("['kernel']", "['bias']")
+                  else s.shape[0])
         if init == 'torch' and leaf in ("['kernel']", "['bias']"):
             return rng.uniform(-fan_in ** -0.5, fan_in ** -0.5, s.shape).astype(s.dtype)
         if leaf == "['bias']": return np.zeros(s.shape, s.dtype)
         z = rng.standard_normal(s.shape)
         while (bad := np.abs(z) > 2).any(): z[bad] = rng.standard_normal(int(bad.sum()))
-        return (z * np.sqrt(1.0 / fan_in) / .87962566103423978).astype(s.dtype)  # the stddev of N(0, 1) truncated at +-2
+        # the stddev of N(0, 1) truncated at +-2
+        return (z * np.sqrt(1.0 / fan_in) / .87962566103423978).astype(s.dtype)
     return jax.tree_util.tree_map_with_path(draw, shapes)
 
+# %% ../../nbs/runtime/40_spec.ipynb #b4f26af3
 def module_init(net, observation_space, seed:int, *more_spaces):
-    "Params of any flax module as its own initializers draw them (`net.init` on zeros of the input shapes, run on the host CPU where JAX has it), as host arrays: how a user's network (`func=`) starts."
+    ("Params of any flax module as its own initializers draw them "
+     "(`net.init` on zeros of the input shapes, run on the host CPU "
+     "where JAX has it), as host arrays: how a user's network (`func=`) starts.")
     try: cpu = jax.devices('cpu')[0]
     except RuntimeError: cpu = None  # JAX_PLATFORMS without 'cpu': the default device draws them
     with jax.default_device(cpu):
         xs = [jnp.zeros(x.shape, x.dtype) for x in _input_shapes(observation_space, more_spaces)]
         return jax.device_get(net.init(jax.random.key(seed), *xs))
 
-FUNC_CHECK_BATCH = 2  # the batch a user's network (`func=`) is traced on to check its output shapes (not 1, which hides a missing squeeze)
+# %% ../../nbs/runtime/40_spec.ipynb #e10d6eff
+# the batch a user's network (`func=`) is traced on to check its output shapes (not 1, which hides a
+# missing squeeze)
+FUNC_CHECK_BATCH = 2
 
 def func_inputs(*spaces) -> list:
-    "Shapes-only inputs for a user's network: a batch of `FUNC_CHECK_BATCH` preprocessed elements of each space (nothing is computed)."
-    return [jax.ShapeDtypeStruct((FUNC_CHECK_BATCH, *preprocessed_shape(s)), jnp.float32) for s in spaces]
+    ("Shapes-only inputs for a user's network: a batch of `FUNC_CHECK_BATCH` "
+     "preprocessed elements of each space (nothing is computed).")
+    return [jax.ShapeDtypeStruct((FUNC_CHECK_BATCH, *preprocessed_shape(s)), jnp.float32)
+            for s in spaces]
 
+# %% ../../nbs/runtime/40_spec.ipynb #31916f52
 def _is_shape(x) -> bool: return isinstance(x, tuple) and all(isinstance(d, int) for d in x)
 
 def check_func(algo:str,  # the algorithm, named in the error
@@ -206,33 +287,48 @@ def check_func(algo:str,  # the algorithm, named in the error
                expected:list,  # the structures of shape tuples it may return (e.g. [((2, 3), (2,))])
                contract:str,  # what the algorithm's network must return, in words
               ):
-    "Raise a `ConfigError` unless `apply` returns shapes that are one of `expected`: the error names both, and the contract."
-    got = jax.tree.map(lambda x: tuple(int(d) for d in x.shape), jax.eval_shape(apply, params, *inputs))
-    same = lambda e: (jax.tree.structure(got, is_leaf=_is_shape) == jax.tree.structure(e, is_leaf=_is_shape)
-                      and jax.tree.leaves(got, is_leaf=_is_shape) == jax.tree.leaves(e, is_leaf=_is_shape))
+    ("Raise a `ConfigError` unless `apply` returns shapes that are "
+     "one of `expected`: the error names both, and the contract.")
+    got = jax.tree.map(lambda x: tuple(int(d) for d in x.shape),
+                       jax.eval_shape(apply, params, *inputs))
+    same = lambda e: (jax.tree.structure(got, is_leaf=_is_shape)
+                      == jax.tree.structure(e, is_leaf=_is_shape)
+                      and jax.tree.leaves(got, is_leaf=_is_shape)
+                      == jax.tree.leaves(e, is_leaf=_is_shape))
     if any(same(e) for e in expected): return
-    raise ConfigError(f"{algo}: {what} returned shapes {got} for a batch of {FUNC_CHECK_BATCH} observations; it must return "
+    raise ConfigError(f"{algo}: {what} returned shapes {got} for a batch "
+                      f"of {FUNC_CHECK_BATCH} observations; it must return "
                       f"{' or '.join(map(str, expected))}: {contract}.")
 
+# %% ../../nbs/runtime/40_spec.ipynb #366097ab
 def zero_init(opt:optax.GradientTransformation) -> optax.GradientTransformation:
-    "`opt` with an `init` that builds its (all-zero) state from shapes: no eager device op, no compile."
-    def init(params): return jax.tree.map(lambda s: np.zeros(s.shape, s.dtype), jax.eval_shape(opt.init, params))
+    ("`opt` with an `init` that builds its (all-zero) "
+     "state from shapes: no eager device op, no compile.")
+    def init(params):
+        return jax.tree.map(lambda s: np.zeros(s.shape, s.dtype), jax.eval_shape(opt.init, params))
     return optax.GradientTransformation(init, opt.update)
 
+# %% ../../nbs/runtime/40_spec.ipynb #a3c0a33f
 def adam_clipped(learning_rate:float, max_grad_norm:float) -> optax.GradientTransformation:
-    "Global-norm clipping then Adam, on one flat vector (a few fused ops instead of one per layer), with a shape-only `init`."
-    return zero_init(optax.flatten(optax.chain(optax.clip_by_global_norm(max_grad_norm), optax.adam(learning_rate))))
+    ("Global-norm clipping then Adam, on one flat vector (a few "
+     "fused ops instead of one per layer), with a shape-only `init`.")
+    return zero_init(optax.flatten(optax.chain(optax.clip_by_global_norm(max_grad_norm),
+                                               optax.adam(learning_rate))))
 
 # %% ../../nbs/runtime/40_spec.ipynb #77df23ce
 class Spec(abc.ABC):
-    "An algorithm as a value the runtime is handed: its config class and name, the hooks below (the abstract ones are required), and what the runtime binds it to — config, spaces, the host RNG, the learner's mesh."
+    ("An algorithm as a value the runtime is handed: its config class and "
+     "name, the hooks below (the abstract ones are required), and what the "
+     "runtime binds it to — config, spaces, the host RNG, the learner's mesh.")
     Config: ClassVar[type] = RuntimeConfig  # the algorithm's frozen config dataclass (a RuntimeConfig)
     algo_name: ClassVar[str] = 'runtime'  # registry name, stored in checkpoints
     rollout_field: ClassVar[str|None] = None  # config field a rollout's length lives in (DistributedAgent's `num_steps`)
     shape_fields: ClassVar[tuple] = ()  # config fields (besides actors and envs) that fix the checkpoint's shapes
     train_steps: ClassVar[int] = 100_000  # env steps a run trains for when none are given (the CLI's default)
     trajectories: ClassVar[bool] = False  # learns from whole unrolls of every env (actor-critic): envs on the device run whole rollouts in one program
-    initial_sampling_policy = None  # how the actors act while replay fills: 'random', a function obs -> actions, or None (the policy); `setup` may set it
+    # how the actors act while replay fills: 'random', a function obs -> actions, or None (the
+    # policy); `setup` may set it
+    initial_sampling_policy = None
 
     def __init__(self,
                  config,  # the algorithm's config (an instance of `Config`)
@@ -242,7 +338,8 @@ class Spec(abc.ABC):
                  mesh=None,  # the learner's device mesh; None for a spec without a learner (`TrainedPolicy`)
                  envs_on_device:bool=False,  # the envs step inside jitted programs on the learner's devices (`rlnb.jax_envs.core`)
                 ):
-        self.config, self.observation_space, self.action_space = config, observation_space, action_space
+        self.config, self.observation_space = config, observation_space
+        self.action_space = action_space
         self.rng = np.random.default_rng([config.seed, 1]) if rng is None else rng
         self.mesh, self.envs_on_device = mesh, envs_on_device
 
@@ -250,7 +347,8 @@ class Spec(abc.ABC):
         "Raise `ConfigError` if the algorithm cannot act in these spaces."
     @abc.abstractmethod
     def setup(self, func) -> Any:
-        "Build the networks for `self.observation_space` / `self.action_space` and return the initial learner state (host arrays)."
+        ("Build the networks for `self.observation_space` / `self.action_space` "
+         "and return the initial learner state (host arrays).")
     @abc.abstractmethod
     def make_tracer(self, num_envs:int):
         "The tracer that turns the actors' steps into what the pacing stores."
@@ -259,50 +357,96 @@ class Spec(abc.ABC):
         "The pacing object (`ReplayRatio`, `OnPolicyQueue`)."
     @abc.abstractmethod
     def act(self, params, obs, noise) -> tuple:
-        "Pure, jitted: behaviour actions and their log-probs `(actions, logp)` for a batch of observations; all randomness comes in `noise`."
-    def random_actions(self, rng:np.random.Generator, n:int):
-        "Host side: `n` actions of the uniform random policy, as `act` returns them (the replay warm-up's `initial_sampling_policy='random'`)."
-        space = self.action_space
-        if isinstance(space, gym.spaces.Discrete): return space.start + rng.integers(0, int(space.n), n)
-        if isinstance(space, gym.spaces.Box) and space.is_bounded(): return rng.uniform(space.low, space.high, (n, *space.shape)).astype(space.dtype)
-        raise ConfigError(f"{self.algo_name} has no uniform random policy over {space}; pass initial_sampling_policy as a function obs -> actions.")
+        ("Pure, jitted: behaviour actions and their log-probs `(actions, "
+         "logp)` for a batch of observations; all randomness comes in `noise`.")
     def noise(self, rng:np.random.Generator, n:int):
-        "Host-drawn randomness for `act` on `n` envs (numpy pytree); None for a deterministic policy."
+        ("Host-drawn randomness for `act` on `n` envs "
+         "(numpy pytree); None for a deterministic policy.")
     @abc.abstractmethod
     def eval_act(self, params, obs):
         "Pure, jitted: the evaluation (greedy / mean) actions."
-    def initial_core(self, n:int):
-        "Host side: the state of the policy's recurrent core for `n` envs at an episode's start (a numpy array, one row per env); None (the default): the policy has no memory."
-        return None
-    def act_core(self, params, obs, noise, core) -> tuple:
-        "Pure, jitted: `(actions, logp, core)`, acting from each env's `core` state (reset by the actors where an episode starts) and returning the state after the step. Default: `act`, with `core` handed back as it came."
-        actions, logp = self.act(params, obs, noise)
-        return actions, logp, core
-    def eval_act_core(self, params, obs, core) -> tuple:
-        "Pure, jitted: `(actions, core)`, the evaluation policy with memory. Default: `eval_act`, with `core` handed back as it came."
-        return self.eval_act(params, obs), core
     @abc.abstractmethod
     def learner_step(self, state, batch) -> tuple:
-        "Pure `(state, batch) -> (state, metrics)` for `data_parallel`: one update; calls `pmean` on its gradients."
-    def actor_params(self, state):
-        "The part of the learner state the actors act with (published to the param store)."
-        return state.params
-    def env_action(self, actions):
-        "Host side: what the env receives for the policy's `actions` (e.g. Gaussian samples clipped to a Box); the tracer keeps `actions`."
-        return actions
-    def prepare(self, data):
-        "Host side: the learner's input from the pacing's data (fields the maths reads, fixed dtypes); may draw from `self.rng` (e.g. minibatch shuffles)."
-        return data
-    def upgrade_learner(self, learner:dict) -> dict:
-        "A checkpoint's learner state as an earlier rlnb wrote it (pure data), in this version's layout; default unchanged."
-        return learner
-    def after_updates(self, state, before:int, after:int):
-        "Host side, after each dispatch: a new learner state from counters (e.g. a target-network sync); default unchanged."
-        return state
-    def device_env_action(self, actions):
-        "Pure: what an env stepped on the device receives for the policy's `actions` (`env_action` inside a jitted program); default: clipped to a Box's bounds."
-        space = self.action_space
-        return jnp.clip(actions, space.low, space.high) if isinstance(space, gym.spaces.Box) else actions
-    def device_inputs(self, key, T:int, N:int, cols:int, first:int) -> dict:
-        "Pure: what the learner reads besides a device rollout of `T` steps of `N` envs, for one device's `cols` env columns from column `first` (e.g. PPO's minibatch shuffles drawn from `key`); default none."
-        return {}
+        ("Pure `(state, batch) -> (state, metrics)` for "
+         "`data_parallel`: one update; calls `pmean` on its gradients.")
+
+# %% ../../nbs/runtime/40_spec.ipynb #f24cd196
+@patch_to(Spec)
+def random_actions(self, rng:np.random.Generator, n:int):
+    ("Host side: `n` actions of the uniform random policy, as `act` returns "
+     "them (the replay warm-up's `initial_sampling_policy='random'`).")
+    space = self.action_space
+    if isinstance(space, gym.spaces.Discrete):
+        return space.start + rng.integers(0, int(space.n), n)
+    if isinstance(space, gym.spaces.Box) and space.is_bounded():
+        return rng.uniform(space.low, space.high, (n, *space.shape)).astype(space.dtype)
+    raise ConfigError(f"{self.algo_name} has no uniform random policy over {space}; "
+                      "pass initial_sampling_policy as a function obs -> actions.")
+
+# %% ../../nbs/runtime/40_spec.ipynb #0eff5bfb
+@patch_to(Spec)
+def initial_core(self, n:int):
+    ("Host side: the state of the policy's recurrent core for `n` envs at an episode's "
+     "start (a numpy array, one row per env); None (the default): the policy has no memory.")
+    return None
+
+@patch_to(Spec)
+def act_core(self, params, obs, noise, core) -> tuple:
+    ("Pure, jitted: `(actions, logp, core)`, acting from each env's `core` "
+     "state (reset by the actors where an episode starts) and returning the "
+     "state after the step. Default: `act`, with `core` handed back as it came.")
+    actions, logp = self.act(params, obs, noise)
+    return actions, logp, core
+
+@patch_to(Spec)
+def eval_act_core(self, params, obs, core) -> tuple:
+    ("Pure, jitted: `(actions, core)`, the evaluation policy with "
+     "memory. Default: `eval_act`, with `core` handed back as it came.")
+    return self.eval_act(params, obs), core
+
+# %% ../../nbs/runtime/40_spec.ipynb #023a51ef
+@patch_to(Spec)
+def actor_params(self, state):
+    "The part of the learner state the actors act with (published to the param store)."
+    return state.params
+
+@patch_to(Spec)
+def env_action(self, actions):
+    ("Host side: what the env receives for the policy's `actions` (e.g. "
+     "Gaussian samples clipped to a Box); the tracer keeps `actions`.")
+    return actions
+
+# %% ../../nbs/runtime/40_spec.ipynb #45f182df
+@patch_to(Spec)
+def prepare(self, data):
+    ("Host side: the learner's input from the pacing's data (fields the maths "
+     "reads, fixed dtypes); may draw from `self.rng` (e.g. minibatch shuffles).")
+    return data
+
+@patch_to(Spec)
+def upgrade_learner(self, learner:dict) -> dict:
+    ("A checkpoint's learner state as an earlier rlnb wrote it "
+     "(pure data), in this version's layout; default unchanged.")
+    return learner
+
+@patch_to(Spec)
+def after_updates(self, state, before:int, after:int):
+    ("Host side, after each dispatch: a new learner state from "
+     "counters (e.g. a target-network sync); default unchanged.")
+    return state
+
+# %% ../../nbs/runtime/40_spec.ipynb #e8dab8d9
+@patch_to(Spec)
+def device_env_action(self, actions):
+    ("Pure: what an env stepped on the device receives for the policy's `actions` "
+     "(`env_action` inside a jitted program); default: clipped to a Box's bounds.")
+    space = self.action_space
+    return (jnp.clip(actions, space.low, space.high) if isinstance(space, gym.spaces.Box)
+            else actions)
+
+@patch_to(Spec)
+def device_inputs(self, key, T:int, N:int, cols:int, first:int) -> dict:
+    ("Pure: what the learner reads besides a device rollout of `T` steps "
+     "of `N` envs, for one device's `cols` env columns from column `first` "
+     "(e.g. PPO's minibatch shuffles drawn from `key`); default none.")
+    return {}
