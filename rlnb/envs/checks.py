@@ -45,7 +45,7 @@ EXTRAS = {
 
 # %% ../../nbs/envs/09_checks.ipynb #949a75c0
 def missing_dependency(module:str,  # the module that could not be imported (looked up in `EXTRAS`)
-                       needed_by:str,  # what needs it: "env id 'LunarLander-v3'", "the EnvPool backend"
+                       needed_by:str,  # what needs it: "env id 'LunarLander-v3'", "the EnvPool ..."
                        error:BaseException|None=None,  # the import error, quoted in the message
                        hint:str='',  # what else the user can do (e.g. "or use mode='process'")
                       ) -> MissingDependencyError:
@@ -108,7 +108,8 @@ def check_env_id(env_id:str):
 
 # %% ../../nbs/envs/09_checks.ipynb #4e2c47c6
 _I64, _U64 = np.dtype(np.int64), np.dtype(np.uint64)
-# "any True?" as a count: cheaper than `.any()`, no AVX-512 reduction (see Speed in `rlnb.envs.pool`)
+# "any True?" as a count where bytes cannot be compared: cheaper than `.any()`, no AVX-512
+# reduction (see Speed in `rlnb.envs.pool`)
 _count = np.count_nonzero
 
 def _bad(space, what, action):

@@ -22,8 +22,8 @@ from .checks import (
     missing_dependency)
 
 # the names written in `rlnb.envs.checks` stay importable from here, and in `__all__`
-_all_ = ['EXTRAS', 'MissingDependencyError', 'missing_dependency', 'dependency_error', 'check_env_id',
-         'action_checker']
+_all_ = ['EXTRAS', 'MissingDependencyError', 'missing_dependency', 'dependency_error',
+         'check_env_id', 'action_checker']
 
 # %% auto #0
 __all__ = ['EnvState', 'EnvCore', 'worker_seed', 'env_factory', 'EnvRunner', 'CartPoleNoVel', 'EXTRAS', 'MissingDependencyError',
@@ -127,7 +127,8 @@ class _VectorState(EnvState):
     def __iter__(self): return iter(self._values())
     def __getitem__(self, i): return self._values()[i]
     def __repr__(self):
-        return 'EnvState(' + ', '.join(f'{f}={v!r}' for f, v in zip(self._fields, self._values())) + ')'
+        fields = ', '.join(f'{f}={v!r}' for f, v in zip(self._fields, self._values()))
+        return 'EnvState(' + fields + ')'
 
 # %% ../../nbs/envs/10_core.ipynb #01939587
 _FINAL_KEYS = ('final_obs', '_final_obs', 'final_info', '_final_info')
@@ -221,6 +222,7 @@ def reset(self) -> EnvState:
     self._ep, self._t = self._ep + 1, 0
     return _new_state(EnvState, (obs, 0.0, False, False, info, self._ep, 0, True, obs, False))
 
+# %% ../../nbs/envs/10_core.ipynb #d80b98d9
 @patch_to(EnvCore)
 def close(self):
     "Close the env."
@@ -248,7 +250,8 @@ def _step_single(self, action) -> EnvState:
 # %% ../../nbs/envs/10_core.ipynb #8380e146
 @patch_to(EnvCore)
 def _step_vector(self, action) -> EnvState:
-    "Step a vector env, following its autoreset mode (few numpy calls: see Speed in `rlnb.envs.pool`)."
+    ("Step a vector env, following its autoreset mode (few numpy calls: see Speed in "
+     "`rlnb.envs.pool`).")
     obs, r, term, trunc, info = self._env_step(self._check(action))
     c, k = self._counts, self._k + 1
     if self.same_step:
@@ -321,8 +324,9 @@ class _Given:
     def __call__(self):
         env, self.env = self.env, None
         if env is not None: return env
-        raise RuntimeError("this worker was given an env instance, which cannot be rebuilt after it "
-                           "failed; pass an env id or a zero-argument factory to use restart=True.")
+        raise RuntimeError("this worker was given an env instance, which cannot be rebuilt after "
+                           "it failed; pass an env id or a zero-argument factory to use "
+                           "restart=True.")
 
 # %% ../../nbs/envs/10_core.ipynb #215494a1
 def env_factory(env,  # `gym.Env`, `gym.vector.VectorEnv`, env id string, or zero-argument factory
@@ -387,6 +391,7 @@ def _post(self, item):
     try: loop.call_soon_threadsafe(self._deliver_on, loop)
     except RuntimeError: pass  # that loop is closed: the report waits for the next loop attached
 
+# %% ../../nbs/envs/10_core.ipynb #1ca9cc31
 @patch_to(EnvRunner)
 def _deliver_on(self, loop):
     ("On `loop`: report what is kept, in order; nothing where another loop was attached since "

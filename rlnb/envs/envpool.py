@@ -158,10 +158,12 @@ def step(self, actions):
             obs[i, :k] = obs[i, k]
     return obs, r, term, trunc, self._info(info)
 
+# %% ../../nbs/envs/18_envpool.ipynb #79ac853e
 @patch_to(EnvPoolVectorEnv)
 def _info(self, info:dict) -> dict:
     return {k: v for k, v in info.items() if k not in _DROP}
 
+# %% ../../nbs/envs/18_envpool.ipynb #a97afe97
 @patch_to(EnvPoolVectorEnv)
 def close(self, **kwargs):
     "Close the EnvPool instance (its threads end)."

@@ -135,7 +135,7 @@ def record_episode(self,
                    G:float,  # The episode's return
                    t:int,  # The episode's length in steps
                    duration:float|None=None,  # Wall time of the episode in seconds, if known
-                   count_steps:bool=True,  # Add t to the global step count T (False: counted already)
+                   count_steps:bool=True,  # Add t to the step count T (False: counted already)
                    **extra,  # More per-episode values to keep (e.g. actor=3, version=17)
                   ) -> dict:
     "Record a finished episode, update avg_G, maybe log; returns its history row."

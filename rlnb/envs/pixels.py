@@ -169,7 +169,7 @@ class FrameStack(gym.ObservationWrapper):
     ("Stack the last `k` frames (2-D observations) of `env`, the first frame repeated after a "
      "reset; the space is `StackedFrames`.")
     def __init__(self, env:gym.Env, k:int=4,
-                 stack_axis:int=-1,  # -1: channels-last `(height, width, k)`; 0: `(k, height, width)`
+                 stack_axis:int=-1,  # -1: channels-last `(height, width, k)`; 0: `(k, height, ...)`
                 ):
         super().__init__(env)
         space = env.observation_space
@@ -204,7 +204,7 @@ def make_atari(env_id:str,  # an ALE id, e.g. 'ALE/Pong-v5'
                terminal_on_life_loss:bool|None=None,  # None: `train`
                clip_rewards:bool|None=None,  # None: `train`
                stack_axis:int=-1,  # -1: stacks `(84, 84, 4)`; 0: `(4, 84, 84)`, as EnvPool's
-               **ale_kwargs,  # more `gym.make` arguments (repeat_action_probability, full_action_space, ...)
+               **ale_kwargs,  # more `gym.make` arguments (repeat_action_probability, ...)
               ) -> gym.Env:
     ("An Atari env with the DQN preprocessing: `AtariPreprocessing` then `FrameStack`, (84, 84, 4) "
      "uint8 stacked grayscale frames.")

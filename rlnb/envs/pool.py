@@ -51,8 +51,8 @@ class AsyncEnvWorker(EnvWorker):
                  vectorization_mode:str|None=None,  # with `num_envs`: 'sync', 'async' or ...
                  start_method:Literal['spawn', 'forkserver']='spawn',  # process mode: never fork
                  name:str|None=None,  # name used in errors (default `env-worker-{rank}/{mode}`)
-                 ray_options:dict|None=None,  # mode='ray': options of the Ray actor (`num_cpus`, ...)
-                 fixed_seed:bool=False,  # reset with `seed` itself, every env it starts (evaluation)
+                 ray_options:dict|None=None,  # mode='ray': the Ray actor's options (num_cpus, ...)
+                 fixed_seed:bool=False,  # every env it starts resets with `seed` (evaluation)
                  **make_kwargs,  # passed to `gym.make` / `gym.make_vec`
                 ):
         if mode not in ('thread', 'process', 'ray'):
@@ -182,6 +182,7 @@ def close_nowait(self):
         self._closing.append((r, time.monotonic() + self.cleanup_time))
     if self._waiter is not None and not self._waiter.done(): self._waiter.set_result(None)
 
+# %% ../../nbs/envs/15_pool.ipynb #5bba728c
 @patch_to(AsyncEnvWorker)
 def _reap(self) -> bool:
     ("One pass over closing runners: release the finished ones, kill the overdue ones. True when "
@@ -266,9 +267,11 @@ async def reset(self):
     self._clear()
     for w in self.workers: w.send_action('reset')
 
+# %% ../../nbs/envs/15_pool.ipynb #9bdbbc84
 @patch_to(WorkerPool)
 def _clear(self): pass
 
+# %% ../../nbs/envs/15_pool.ipynb #b1f92e36
 @patch_to(WorkerPool)
 @property
 def num_envs(self) -> int:
@@ -282,6 +285,7 @@ def cleanup(self):
     for w in self.workers: w.close_nowait()
     for w in self.workers: w.cleanup()
 
+# %% ../../nbs/envs/15_pool.ipynb #f2bdaf41
 @patch_to(WorkerPool)
 async def aclose(self):
     "Close every worker without blocking the event loop; falls back to `cleanup` if interrupted."
@@ -376,7 +380,7 @@ async def get_state(self, timeout=None):
 
 # %% ../../nbs/envs/15_pool.ipynb #17b2f215
 def get_worker_pool(workers:Sequence[EnvWorker],  # the workers to drive
-                    force_sync:bool=False,  # the deterministic round-robin pool even for async workers
+                    force_sync:bool=False,  # the round-robin pool even for async workers
                    ) -> WorkerPool:
     "A `SyncWorkerPool` when every worker is sync (or `force_sync`), else an `AsyncWorkerPool`."
     workers = list(workers)

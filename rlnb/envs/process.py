@@ -33,8 +33,9 @@ def _shm_layout(describe:dict, obs_spec, act_spec):
     ("Byte layout `{field: (offset, shape, dtype)}` of the shared-memory block for one worker, and "
      "its size.")
     lead = (describe['num_envs'],) if describe['vector'] else ()
-    fields = dict(reward=(lead, np.float64), terminated=(lead, np.bool_), truncated=(lead, np.bool_),
-                  first=(lead, np.bool_), episode=(lead, np.int64), step=(lead, np.int64))
+    fields = dict(reward=(lead, np.float64), terminated=(lead, np.bool_),
+                  truncated=(lead, np.bool_), first=(lead, np.bool_), episode=(lead, np.int64),
+                  step=(lead, np.int64))
     if obs_spec is not None:
         fields['obs'] = (lead + obs_spec[0], obs_spec[1]); fields['final_obs'] = fields['obs']
     if act_spec is not None: fields['action'] = act_spec
@@ -268,6 +269,7 @@ def _setup(self, d):
     self.vector, self.pickle_action = d['vector'], act_spec is None
     self._send(b'L' + pickle.dumps((shm.name, layout)))
 
+# %% ../../nbs/envs/13_process.ipynb #da44059c
 @patch_to(ProcessRunner)
 def _read(self, msg) -> EnvState:
     v = self.views
@@ -291,6 +293,7 @@ def _send(self, msg):
     try: self.conn.send_bytes(msg)
     except (BrokenPipeError, ConnectionResetError): pass
 
+# %% ../../nbs/envs/13_process.ipynb #b54381c4
 @patch_to(ProcessRunner)
 def step(self, a):
     if self.pickle_action: self._send(b'P' + pickle.dumps(a))
@@ -298,6 +301,7 @@ def step(self, a):
         self.views['action'][...] = a
         self._send(b'A')
 
+# %% ../../nbs/envs/13_process.ipynb #718735b7
 @patch_to(ProcessRunner)
 def reset(self): self._send(b'R')
 
@@ -308,15 +312,18 @@ def close_nowait(self):
     try: self.conn.send_bytes(b'C')
     except (OSError, ValueError): pass
 
+# %% ../../nbs/envs/13_process.ipynb #b643f84d
 @patch_to(ProcessRunner)
 def finished(self): return not self.proc.is_alive()
 
+# %% ../../nbs/envs/13_process.ipynb #383ddea8
 @patch_to(ProcessRunner)
 def kill(self):
     try: self.proc.kill()
     except Exception: pass
     return True
 
+# %% ../../nbs/envs/13_process.ipynb #5e8ccf69
 @patch_to(ProcessRunner)
 def release(self):
     self._detach()

@@ -170,6 +170,7 @@ def _reply(self, f):
         self._post(('S', tuple.__new__(EnvState, rest[1])))
     else: self._post(('E', rest[0]))
 
+# %% ../../nbs/envs/14_ray.ipynb #d4167930
 @patch_to(RayRunner)
 def _call(self, method, *args):
     try: ref = method.remote(*args)
@@ -178,9 +179,11 @@ def _call(self, method, *args):
                                  traceback.format_exc())))
     ref.future().add_done_callback(self._reply)
 
+# %% ../../nbs/envs/14_ray.ipynb #63784589
 @patch_to(RayRunner)
 def step(self, a): self._call(self._step, a)
 
+# %% ../../nbs/envs/14_ray.ipynb #2a03b8c3
 @patch_to(RayRunner)
 def reset(self): self._call(self.actor.reset)
 
@@ -195,11 +198,13 @@ def _ended(self, f):
         return
     if self._killed: self._probe()
 
+# %% ../../nbs/envs/14_ray.ipynb #75b3fc4a
 @patch_to(RayRunner)
 def _probe(self):
     try: self.actor.ping.remote().future().add_done_callback(self._ended)
     except Exception: self._gone = True  # Ray itself is gone, and the actor with it
 
+# %% ../../nbs/envs/14_ray.ipynb #f52d02a9
 @patch_to(RayRunner)
 def close_nowait(self):
     with self._guard:
@@ -214,6 +219,7 @@ def close_nowait(self):
 @patch_to(RayRunner)
 def finished(self): return self._gone
 
+# %% ../../nbs/envs/14_ray.ipynb #55f22207
 @patch_to(RayRunner)
 def kill(self):
     with self._guard:
@@ -225,5 +231,6 @@ def kill(self):
     self._probe()
     return True
 
+# %% ../../nbs/envs/14_ray.ipynb #3c620e97
 @patch_to(RayRunner)
 def release(self): self.actor = self._step = None

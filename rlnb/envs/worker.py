@@ -67,7 +67,8 @@ class EnvWorker(abc.ABC):
         "Send an action, `'reset'` or `'close'`; never waits for the env."
     @abc.abstractmethod
     def cleanup(self):
-        "Close the env and free the thread or process (waiting at most `cleanup_time`, then killing)."
+        ("Close the env and free the thread or process (waiting at most `cleanup_time`, then "
+         "killing).")
 
     @classmethod
     def from_environment(cls, env, num_workers:int, **kwargs) -> list:
@@ -84,7 +85,8 @@ class EnvWorker(abc.ABC):
 
 # %% ../../nbs/envs/11_worker.ipynb #0284b429
 def _rank_and_size(rank, world_size):
-    "`rank` and `world_size` with their defaults filled in; a `ConfigError` unless 0 <= rank < world_size."
+    ("`rank` and `world_size` with their defaults filled in; a `ConfigError` unless "
+     "0 <= rank < world_size.")
     if rank is None: rank, world_size = 0, 1 if world_size is None else world_size
     if world_size is None: world_size = rank + 1
     if not (isinstance(rank, (int, np.integer)) and isinstance(world_size, (int, np.integer))
@@ -120,12 +122,14 @@ def has_state(self) -> bool:
      "raises) it at once.")
     return self._fresh
 
+# %% ../../nbs/envs/11_worker.ipynb #cec49f39
 @patch_to(EnvWorker)
 @property
 def in_flight(self) -> bool:
     "A command (the env's start, a step or a reset) is on its way and its state has not arrived."
     return self._inflight
 
+# %% ../../nbs/envs/11_worker.ipynb #93c065b4
 @patch_to(EnvWorker)
 def take_state(self) -> EnvState|None:
     ("The state that waits (`has_state`), now and marked as taken, or None where none waits; a "
@@ -136,6 +140,7 @@ def take_state(self) -> EnvState|None:
             return self._state
         return self._take()
 
+# %% ../../nbs/envs/11_worker.ipynb #28d36284
 @patch_to(EnvWorker)
 def drop_state(self):
     "Forget a state that waits untaken (a reset will supersede it)."
@@ -195,7 +200,8 @@ def _describe(self, d:dict):
 # %% ../../nbs/envs/11_worker.ipynb #86b6ef11
 @patch_to(EnvWorker)
 def _deliver(self, result):
-    "Take a state or a `_Failure` from the runner; restart or fail on a failure; wake whoever waits."
+    ("Take a state or a `_Failure` from the runner; restart or fail on a failure; wake whoever "
+     "waits.")
     self._inflight = False
     if isinstance(result, _Failure):
         self._stop_runner()
@@ -285,7 +291,7 @@ class SyncEnvWorker(EnvWorker):
                  num_envs:int|None=None,  # with an env id: run a vector env of this many copies
                  vectorization_mode:str|None=None,  # with `num_envs`: 'sync', 'async' or ...
                  name:str|None=None,  # name used in errors (default `env-worker-{rank}/sync`)
-                 fixed_seed:bool=False,  # reset with `seed` itself, every env it starts (evaluation)
+                 fixed_seed:bool=False,  # every env it starts resets with `seed` (evaluation)
                  **make_kwargs,  # passed to `gym.make` / `gym.make_vec`
                 ):
         super().__init__(env, rank, world_size, seed, restart, max_restarts, num_envs,
@@ -337,9 +343,11 @@ def send_action(self, action):
         return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
     self._deliver(st)
 
+# %% ../../nbs/envs/11_worker.ipynb #03054e52
 @patch_to(SyncEnvWorker)
 async def get_state(self, timeout=None): return self._take()
 
+# %% ../../nbs/envs/11_worker.ipynb #4f7e38a0
 @patch_to(SyncEnvWorker)
 def cleanup(self):
     if self._closed: return
