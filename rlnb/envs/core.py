@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import abc
 import collections
-import difflib
 import functools
-import importlib
-import sys
 import threading
 from typing import Any, Callable, NamedTuple
 
@@ -20,23 +17,33 @@ import numpy as np
 import gymnasium as gym
 
 from ..core import ConfigError, SpaceMismatchError, patch_to
+from .checks import (
+    EXTRAS, MissingDependencyError, _count, action_checker, check_env_id, dependency_error,
+    missing_dependency)
+
+# the names written in `rlnb.envs.checks` stay importable from here, and in `__all__`
+_all_ = ['EXTRAS', 'MissingDependencyError', 'missing_dependency', 'dependency_error',
+         'check_env_id', 'action_checker']
 
 # %% auto #0
-__all__ = ['EXTRAS', 'EnvState', 'EnvCore', 'worker_seed', 'MissingDependencyError', 'missing_dependency', 'dependency_error',
-           'check_env_id', 'env_factory', 'action_checker', 'EnvRunner', 'CartPoleNoVel']
+__all__ = ['EnvState', 'EnvCore', 'worker_seed', 'env_factory', 'EnvRunner', 'CartPoleNoVel', 'EXTRAS', 'MissingDependencyError',
+           'missing_dependency', 'dependency_error', 'check_env_id', 'action_checker']
 
 # %% ../../nbs/envs/10_core.ipynb #c171ed5c
 class EnvState(NamedTuple):
-    "What an env worker reports after a reset or a step (leading `num_envs` axis for vector workers)."
+    ("What an env worker reports after a reset or a step (leading `num_envs` axis for vector "
+     "workers).")
     obs: Any  # observation to act on next
     reward: Any  # reward of the transition that just happened (0 where `first`)
     terminated: Any  # the transition ended its episode in a terminal state (bootstrap with 0)
-    truncated: Any  # the transition ended its episode by a time limit or similar (bootstrap from final_obs)
+    # the transition ended its episode by a time limit or similar (bootstrap from final_obs)
+    truncated: Any
     info: dict  # the env's info (autoreset bookkeeping removed)
     episode: Any  # index of the episode that `obs` belongs to
     step: Any  # steps taken in that episode so far
     first: Any  # `obs` starts an episode and no transition happened
-    final_obs: Any  # observation the transition reached (the last one of an episode that ended), else `obs`
+    # observation the transition reached (the last one of an episode that ended), else `obs`
+    final_obs: Any
     restarted: bool = False  # first state of a fresh env that replaced a failed one
 
     @property
@@ -45,48 +52,60 @@ class EnvState(NamedTuple):
         return np.logical_or(self.terminated, self.truncated)
 
 # %% ../../nbs/envs/10_core.ipynb #292dd0c5
-_LAZY = object()  # `first` of a vector state that is worked out from the worker's `_Counts` when read
+# `first` of a vector state that is worked out from the worker's `_Counts` when read
+_LAZY = object()
 
 class _Counts:
-    "The per-env restart masks, episode and step counters of a vector env over a run of positions, computed when read."
+    ("The per-env restart masks, episode and step counters of a vector env over a run of "
+     "positions, computed when read.")
     __slots__ = ('ep', 't', 'masks', 'last', 'no_first')
     def __init__(self, ep, t, no_first):
-        # counters at position 0; masks[p - 1]: the envs restarting at position p as a pair of arrays whose `or` they are
-        # (the env's terminated/truncated of the step before, under next-step autoreset), or None: none restarts
+        # counters at position 0; masks[p - 1]: the envs restarting at position p as a pair of
+        # arrays whose `or` they are (the env's terminated/truncated of the step before, under
+        # next-step autoreset), or None: none restarts
         self.ep, self.t, self.masks, self.no_first = ep, t, [], no_first
-        self.last = (0, ep, t)  # the position read last, with its counters: reading in order costs one step of work
+        # the position read last, with its counters: reading in order costs one step of work
+        self.last = (0, ep, t)
 
     def first(self, k:int):
         "The restart mask at position `k` >= 1 (the shared all-False mask where no env restarts)."
         m = self.masks[k - 1]
         return self.no_first if m is None else np.logical_or(m[0], m[1])
 
-    def at(self, k:int):
-        "(episode, step) arrays at position `k` (new arrays: never written once handed out)."
-        j, ep, t = self.last
-        if k == j: return ep, t
-        if k == j + 1:
-            t, m = t + 1, self.masks[j]
-            if m is not None:
-                m = np.logical_or(m[0], m[1])
-                t[m] = 0; ep = ep + m
-        else: ep, t = self._from_start(k)
-        self.last = (k, ep, t)  # one assignment: a thread reading beside the worker's thread sees a consistent triple
-        return ep, t
+# %% ../../nbs/envs/10_core.ipynb #d770c918
+@patch_to(_Counts)
+def at(self, k:int):
+    "(episode, step) arrays at position `k` (new arrays: never written once handed out)."
+    j, ep, t = self.last
+    if k == j: return ep, t
+    if k == j + 1:
+        t, m = t + 1, self.masks[j]
+        if m is not None:
+            m = np.logical_or(m[0], m[1])
+            t[m] = 0; ep = ep + m
+    else: ep, t = self._from_start(k)
+    # one assignment: a thread reading beside the worker's thread sees a consistent triple
+    self.last = (k, ep, t)
+    return ep, t
 
-    def _from_start(self, k:int):
-        "Counters at `k` from position 0 in a few array operations, however many positions lie between."
-        hits = [(p, m) for p, m in enumerate(self.masks[:k], 1) if m is not None]
-        if not hits: return self.ep, self.t + k
-        cat = np.concatenate  # one C-level copy per side (`np.stack` costs per array)
-        M = np.logical_or(cat([m[0] for _, m in hits]), cat([m[1] for _, m in hits])).reshape(len(hits), -1)
-        pos = np.array([p for p, _ in hits])
-        latest = pos[len(hits) - 1 - M[::-1].argmax(0)]  # each env's last restart (read only where it has one)
-        return self.ep + M.sum(0), np.where(M.any(0), k - latest, self.t + k)
+# %% ../../nbs/envs/10_core.ipynb #147e6e60
+@patch_to(_Counts)
+def _from_start(self, k:int):
+    "Counters at `k` from position 0 in a few array operations, however many positions lie between."
+    hits = [(p, m) for p, m in enumerate(self.masks[:k], 1) if m is not None]
+    if not hits: return self.ep, self.t + k
+    cat = np.concatenate  # one C-level copy per side (`np.stack` costs per array)
+    M = np.logical_or(cat([m[0] for _, m in hits]),
+                      cat([m[1] for _, m in hits])).reshape(len(hits), -1)
+    pos = np.array([p for p, _ in hits])
+    # each env's last restart (read only where it has one)
+    latest = pos[len(hits) - 1 - M[::-1].argmax(0)]
+    return self.ep + M.sum(0), np.where(M.any(0), k - latest, self.t + k)
 
 # %% ../../nbs/envs/10_core.ipynb #acb9f6e7
 class _VectorState(EnvState):
-    "An `EnvState` of a vector env: `episode`, `step` (and `first` where the env autoresets next step) are worked out when read."
+    ("An `EnvState` of a vector env: `episode`, `step` (and `first` where the env autoresets next "
+     "step) are worked out when read.")
     __slots__ = ()
     @property
     def episode(self):
@@ -95,7 +114,8 @@ class _VectorState(EnvState):
     @property
     def step(self):
         c = tuple.__getitem__(self, 5)
-        return c.at(tuple.__getitem__(self, 6))[1] if c.__class__ is _Counts else tuple.__getitem__(self, 6)
+        return (c.at(tuple.__getitem__(self, 6))[1] if c.__class__ is _Counts
+                else tuple.__getitem__(self, 6))
     @property
     def first(self):
         f = tuple.__getitem__(self, 7)
@@ -106,103 +126,132 @@ class _VectorState(EnvState):
     # everything that reads the fields as a tuple sees the values, never the bookkeeping behind them
     def __iter__(self): return iter(self._values())
     def __getitem__(self, i): return self._values()[i]
-    def __repr__(self): return 'EnvState(' + ', '.join(f'{f}={v!r}' for f, v in zip(self._fields, self._values())) + ')'
+    def __repr__(self):
+        fields = ', '.join(f'{f}={v!r}' for f, v in zip(self._fields, self._values()))
+        return 'EnvState(' + fields + ')'
 
 # %% ../../nbs/envs/10_core.ipynb #01939587
 _FINAL_KEYS = ('final_obs', '_final_obs', 'final_info', '_final_info')
-_I64, _U64, _BOOL = np.dtype(np.int64), np.dtype(np.uint64), np.dtype(bool)
-_count = np.count_nonzero  # "any True?" as a count where bytes cannot be compared: cheaper than `.any()`, no AVX-512 reduction (see Speed in `rlnb.envs.pool`)
-_new_state = tuple.__new__  # builds an EnvState from a full tuple without the Python-level __new__ (hot path)
-_FOLD = 256  # a vector core starts new `_Counts` every this many steps, so it holds at most this many masks (see Speed in `rlnb.envs.pool`)
+_BOOL = np.dtype(bool)
+# builds an EnvState from a full tuple without the Python-level __new__ (hot path)
+_new_state = tuple.__new__
+# a vector core starts new `_Counts` every this many steps, so it holds at most this many masks
+# (see Speed in `rlnb.envs.pool`)
+_FOLD = 256
 def _unchecked(a): return a
 
 def _frozen_false(n:int):
-    "A read-only all-False mask of `n` envs: the `first` of every ordinary vector step (one array, never written)."
+    ("A read-only all-False mask of `n` envs: the `first` of every ordinary vector step (one "
+     "array, never written).")
     a = np.zeros(n, bool)
     a.flags.writeable = False
     return a
 
+# %% ../../nbs/envs/10_core.ipynb #7855ee0a
 class EnvCore:
     "Runs one env (single or vector) and produces `EnvState`s; the same code in every worker mode."
     def __init__(self,
                  env,  # a `gym.Env` or `gym.vector.VectorEnv`
                  seed:int|None=None,  # seed of the first reset (and of the action space)
                  episode_start:int=0,  # index of the first episode (continues after a restart)
-                 check:bool=False,  # check each action against the action space before the env sees it (`action_checker`)
+                 check:bool=False,  # check each action before the env sees it (`action_checker`)
                 ):
         self.env, self.seed, self._seeded = env, seed, False
         self.vector = isinstance(env, gym.vector.VectorEnv)
         if not self.vector and not isinstance(env, gym.Env):
-            raise TypeError(f"an env worker needs a gymnasium Env or VectorEnv, got {type(env).__name__}.")
+            raise TypeError(f"an env worker needs a gymnasium Env or VectorEnv, got "
+                            f"{type(env).__name__}.")
         self.num_envs = env.num_envs if self.vector else 1
-        self.observation_space = env.single_observation_space if self.vector else env.observation_space
+        self.observation_space = (env.single_observation_space if self.vector
+                                  else env.observation_space)
         self.single_action_space = env.single_action_space if self.vector else env.action_space
         self.action_space = env.action_space
-        mode = env.metadata.get('autoreset_mode', gym.vector.AutoresetMode.NEXT_STEP) if self.vector else None
-        if self.vector and mode not in (gym.vector.AutoresetMode.NEXT_STEP, gym.vector.AutoresetMode.SAME_STEP):
-            raise ValueError(f"vector env autoreset_mode {mode} is not supported; create it with NEXT_STEP (the default) or SAME_STEP.")
+        mode = (env.metadata.get('autoreset_mode', gym.vector.AutoresetMode.NEXT_STEP)
+                if self.vector else None)
+        if self.vector and mode not in (gym.vector.AutoresetMode.NEXT_STEP,
+                                        gym.vector.AutoresetMode.SAME_STEP):
+            raise ValueError(f"vector env autoreset_mode {mode} is not supported; create it with "
+                             f"NEXT_STEP (the default) or SAME_STEP.")
         self.same_step = mode == gym.vector.AutoresetMode.SAME_STEP
-        # counters: python ints for a single env; for a vector env, arrays that are replaced, never written in place,
-        # so the states handed out can share them safely
+        # counters: python ints for a single env; for a vector env, arrays that are replaced, never
+        # written in place, so the states handed out can share them safely
         n = self.num_envs
-        # _ended: the env's (terminated, truncated) of the last step under next-step autoreset (None: nothing to restart)
+        # _ended: the env's (terminated, truncated) of the last step under next-step autoreset
+        # (None: nothing to restart)
         self._ep, self._t, self._ended = episode_start - 1, 0, None
         if self.vector:
-            self._no_first, self._zeros = _frozen_false(n), bytes(n)  # `bytes(n)`: what `.tobytes()` of an all-False mask gives
-            self._counts, self._k = _Counts(np.full(n, episode_start - 1, np.int64), np.zeros(n, np.int64), self._no_first), 0
+            # `bytes(n)`: what `.tobytes()` of an all-False mask gives
+            self._no_first, self._zeros = _frozen_false(n), bytes(n)
+            self._counts, self._k = _Counts(
+                np.full(n, episode_start - 1, np.int64), np.zeros(n, np.int64), self._no_first), 0
         self._env_step = env.step
-        # the check runs before the env sees the action, so a bad one raises `SpaceMismatchError` and changes nothing;
-        # a Discrete int in range is checked inline (one call less per step), anything else by the compiled check
+        # the check runs before the env sees the action, so a bad one raises `SpaceMismatchError`
+        # and changes nothing; a Discrete int in range is checked inline (one call less per step),
+        # anything else by the compiled check
         sp = env.action_space
         self._check = action_checker(sp) if check else _unchecked
-        self._lo, self._hi = (int(sp.start), int(sp.start + sp.n)) if isinstance(sp, gym.spaces.Discrete) else (0, 0)
+        self._lo, self._hi = ((int(sp.start), int(sp.start + sp.n))
+                              if isinstance(sp, gym.spaces.Discrete) else (0, 0))
         self._term = self._trunc = None  # the env's masks of the last step (see `_step_vector`)
         self.step = self._step_vector if self.vector else self._step_single
 
-    def describe(self) -> dict:
-        "Spaces and sizes the parent needs before the first state."
-        return dict(observation_space=self.observation_space, action_space=self.action_space,
-                    single_action_space=self.single_action_space, num_envs=self.num_envs, vector=self.vector)
+# %% ../../nbs/envs/10_core.ipynb #55960a90
+@patch_to(EnvCore)
+def describe(self) -> dict:
+    "Spaces and sizes the parent needs before the first state."
+    return dict(observation_space=self.observation_space, action_space=self.action_space,
+                single_action_space=self.single_action_space, num_envs=self.num_envs,
+                vector=self.vector)
 
-    def reset(self) -> EnvState:
-        "Reset every env (seeded the first time); all envs start a new episode."
-        seed = None if self._seeded else self.seed
-        if seed is not None: self.env.action_space.seed(seed)
-        self._seeded = True
-        obs, info = self.env.reset(seed=seed)
-        if self.vector:
-            n = self.num_envs
-            self._ended = None
-            ep, t = self._counts.at(self._k)
-            self._counts, self._k = _Counts(ep + 1, 0 * t, self._no_first), 0
-            return _new_state(_VectorState, (obs, np.zeros(n), np.zeros(n, bool), np.zeros(n, bool), info, self._counts, 0,
-                                             np.ones(n, bool), obs, False))
-        self._ep, self._t = self._ep + 1, 0
-        return _new_state(EnvState, (obs, 0.0, False, False, info, self._ep, 0, True, obs, False))
+# %% ../../nbs/envs/10_core.ipynb #57bae611
+@patch_to(EnvCore)
+def reset(self) -> EnvState:
+    "Reset every env (seeded the first time); all envs start a new episode."
+    seed = None if self._seeded else self.seed
+    if seed is not None: self.env.action_space.seed(seed)
+    self._seeded = True
+    obs, info = self.env.reset(seed=seed)
+    if self.vector:
+        n = self.num_envs
+        self._ended = None
+        ep, t = self._counts.at(self._k)
+        self._counts, self._k = _Counts(ep + 1, 0 * t, self._no_first), 0
+        return _new_state(_VectorState,
+                          (obs, np.zeros(n), np.zeros(n, bool), np.zeros(n, bool), info,
+                           self._counts, 0, np.ones(n, bool), obs, False))
+    self._ep, self._t = self._ep + 1, 0
+    return _new_state(EnvState, (obs, 0.0, False, False, info, self._ep, 0, True, obs, False))
 
-    def close(self):
-        "Close the env."
-        self.env.close()
+# %% ../../nbs/envs/10_core.ipynb #d80b98d9
+@patch_to(EnvCore)
+def close(self):
+    "Close the env."
+    self.env.close()
 
 # %% ../../nbs/envs/10_core.ipynb #8d9c6421
 @patch_to(EnvCore)
 def _step_single(self, action) -> EnvState:
-    "Step a single env; an episode that ends is reset at once (same-step), its last observation kept in `final_obs`."
-    if action.__class__ is not int or not self._lo <= action < self._hi: action = self._check(action)
+    ("Step a single env; an episode that ends is reset at once (same-step), its last observation "
+     "kept in `final_obs`.")
+    if action.__class__ is not int or not self._lo <= action < self._hi:
+        action = self._check(action)
     obs, r, term, trunc, info = self._env_step(action)
     if term or trunc:
         final = obs
         obs, reset_info = self.env.reset()
         if reset_info: info = {**info, 'reset_info': reset_info}
         self._ep += 1; self._t = 0
-        return _new_state(EnvState, (obs, float(r), bool(term), bool(trunc), info, self._ep, 0, False, final, False))
+        return _new_state(EnvState,
+                          (obs, float(r), bool(term), bool(trunc), info, self._ep, 0, False, final,
+                           False))
     t = self._t = self._t + 1
     return _new_state(EnvState, (obs, float(r), False, False, info, self._ep, t, False, obs, False))
 
 # %% ../../nbs/envs/10_core.ipynb #8380e146
 @patch_to(EnvCore)
 def _step_vector(self, action) -> EnvState:
-    "Step a vector env, following its autoreset mode (few numpy calls: see Speed in `rlnb.envs.pool`)."
+    ("Step a vector env, following its autoreset mode (few numpy calls: see Speed in "
+     "`rlnb.envs.pool`).")
     obs, r, term, trunc, info = self._env_step(self._check(action))
     c, k = self._counts, self._k + 1
     if self.same_step:
@@ -212,36 +261,46 @@ def _step_vector(self, action) -> EnvState:
             fo = info['final_obs']
             for i in np.flatnonzero(done): final[i] = fo[i]
             info = {key: v for key, v in info.items() if key not in _FINAL_KEYS}
-            done = (done, done)  # counters restart with the next episode's first obs, in this very step
+            # counters restart with the next episode's first obs, in this very step
+            done = (done, done)
         c.masks.append(done)
     else:
-        # next-step autoreset: an env whose episode ended last step spends this one on its reset (`first`, counters
-        # restart). Nothing is worked out here: the state carries the worker's `_Counts` and its position, and `first`,
-        # `episode` and `step` come from the held terminated/truncated masks when read (see Speed in `rlnb.envs.pool`). The masks are held as
-        # the env returned them (states hand them out too, so an env must not write into an array it returned); an env
-        # that returns the same array objects again is copied from, and so is the first step's, before anything is known
+        # next-step autoreset: an env whose episode ended last step spends this one on its reset
+        # (`first`, counters restart). Nothing is worked out here: the state carries the worker's
+        # `_Counts` and its position, and `first`, `episode` and `step` come from the held
+        # terminated/truncated masks when read (see Speed in `rlnb.envs.pool`). The masks are held
+        # as the env returned them (states hand them out too, so an env must not write into an array
+        # it returned); an env that returns the same array objects again is copied from, and so is
+        # the first step's, before anything is known
         c.masks.append(self._ended)
-        if self._term is None or term is self._term or trunc is self._trunc: self._ended = (np.array(term, bool), np.array(trunc, bool))
+        if self._term is None or term is self._term or trunc is self._trunc:
+            self._ended = (np.array(term, bool), np.array(trunc, bool))
         else: self._ended = (term, trunc)
         first, final = _LAZY, obs
     self._term, self._trunc = term, trunc
     st = _new_state(_VectorState, (obs, r, term, trunc, info, c, k, first, final, False))
-    if k == _FOLD:  # later states count from new counts that start at this position's (held masks stay bounded)
+    # later states count from new counts that start at this position's (held masks stay bounded)
+    if k == _FOLD:
         ep, t = c.at(k)
         self._counts, k = _Counts(ep, t, self._no_first), 0
     self._k = k
     return st
 
+# %% ../../nbs/envs/10_core.ipynb #c743b28c
 @patch_to(EnvCore)
 def _done(self, term, trunc):
-    "The done mask of a step, or None where no episode ended (copied where the env might write into it later)."
-    # which masks hold a True (mostly neither)? Their bytes against zeros: no ufunc, the costly kind of numpy call
-    if term.dtype is _BOOL and trunc.dtype is _BOOL: end_term, end_trunc = term.tobytes() != self._zeros, trunc.tobytes() != self._zeros
+    ("The done mask of a step, or None where no episode ended (copied where the env might write "
+     "into it later).")
+    # which masks hold a True (mostly neither)? Their bytes against zeros: no ufunc, the costly
+    # kind of numpy call
+    if term.dtype is _BOOL and trunc.dtype is _BOOL:
+        end_term, end_trunc = term.tobytes() != self._zeros, trunc.tobytes() != self._zeros
     else: end_term, end_trunc = bool(_count(term)), bool(_count(trunc))
     if end_term and end_trunc: return np.logical_or(term, trunc)
     if not (end_term or end_trunc): return None
     done = term if end_term else trunc  # the one mask with a True is the done mask, as it is
-    if done.dtype is not _BOOL or self._term is None or done is self._term or done is self._trunc: done = done.astype(bool)
+    if done.dtype is not _BOOL or self._term is None or done is self._term or done is self._trunc:
+        done = done.astype(bool)
     return done
 
 # %% ../../nbs/envs/10_core.ipynb #d2f785c2
@@ -250,70 +309,9 @@ def worker_seed(seed:int,  # base seed of the whole run
                 restart:int=0,  # how many times this worker's env was replaced
                ) -> int:
     "A distinct, reproducible 31-bit seed for worker `rank` derived from the base `seed`."
-    return int(np.random.SeedSequence(int(seed), spawn_key=(int(rank), int(restart))).generate_state(1)[0] >> 1)
-
-# %% ../../nbs/envs/10_core.ipynb #175b0976
-class MissingDependencyError(ConfigError, ImportError):
-    "An env or an env backend needs a package that is not installed; the message says what to install (`module`, `package`, `extra`: its parts)."
-    def __init__(self, message:str, module:str|None=None, package:str|None=None, extra:str|None=None):
-        super().__init__(message)
-        self.module, self.package, self.extra = module, package, extra
-
-EXTRAS = {  # top-level module an env backend imports -> (the package to name, the rlnb extra that installs it)
-    'Box2D': ('Box2D', 'box2d'),  # gymnasium's LunarLander, BipedalWalker, CarRacing
-    'mujoco': ('MuJoCo', 'mujoco'),  # gymnasium's HalfCheetah, Hopper, Ant, ...
-    'ale_py': ('ale-py (its wheels hold the Atari ROMs)', 'atari'),  # ALE/... ids (rlnb.envs.pixels)
-    'minatar': ('MinAtar', 'atari'),  # MinAtar/... ids (rlnb.envs.pixels)
-    'envpool': ('EnvPool', 'envpool'),  # the EnvPool backend
-    'gymnax': ('gymnax', 'jaxenvs'), 'brax': ('brax', 'jaxenvs'), 'jumanji': ('jumanji', 'jaxenvs'),  # JAX-native envs, stepped on the device
-    'ray': ('Ray', 'ray'),  # env workers as Ray actors
-}
-
-def missing_dependency(module:str,  # the module that could not be imported (its top-level package is looked up in `EXTRAS`)
-                       needed_by:str,  # what needs it, as the message names it: "env id 'LunarLander-v3'", "the EnvPool backend"
-                       error:BaseException|None=None,  # the import error, quoted in the message
-                       hint:str='',  # what else the user can do (e.g. "or use mode='process'")
-                      ) -> MissingDependencyError:
-    "The error to raise when `needed_by` cannot import `module`: the package to install and, where rlnb has one, its extra."
-    top = module.split('.')[0]
-    package, extra = EXTRAS.get(top, (top, None))
-    how = f'pip install "rlnb[{extra}]"' if extra else f"install the package that provides the module {top}"
-    why = f" ({type(error).__name__}: {error})" if error is not None else ''
-    return MissingDependencyError(f"{needed_by} needs {package}, which is not installed here: {how}{', ' + hint if hint else ''}{why}.",
-                                  top, package, extra)
-
-# %% ../../nbs/envs/10_core.ipynb #2d17aa73
-def _missing_module(error:BaseException) -> str|None:
-    "The top-level module an import error could not import, also where another error was raised from it (gymnasium's `DependencyNotInstalled`); one of `EXTRAS` first."
-    names, seen = [], set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if isinstance(error, ImportError) and error.name: names.append(error.name.split('.')[0])
-        error = error.__cause__ or error.__context__
-    return next((n for n in names if n in EXTRAS), names[0] if names else None)
-
-def dependency_error(needed_by:str, error:BaseException) -> MissingDependencyError:
-    "`missing_dependency` for an error caught while importing or making what `needed_by` names: the missing module is read from the error, or from its words."
-    module = _missing_module(error) or next((m for m in EXTRAS if m.lower() in str(error).lower()), None)
-    if module is None: return MissingDependencyError(f"{needed_by} cannot be made here: {type(error).__name__}: {error}")
-    return missing_dependency(module, needed_by, error)
-
-def _close_ids(env_id:str) -> list[str]:
-    "Registered ids close to `env_id`, never `env_id` itself."
-    return [c for c in difflib.get_close_matches(env_id, list(gym.registry), n=4, cutoff=0.6) if c != env_id][:3]
-
-def check_env_id(env_id:str):
-    "The gymnasium spec of `env_id` once its env module imports; an unknown id is a `ConfigError` with close ids, a missing package a `MissingDependencyError`."
-    try: spec = gym.spec(env_id)
-    except gym.error.Error as e:
-        close = _close_ids(env_id)
-        raise ConfigError(f"unknown gymnasium env id {env_id!r} ({e}) " + (f"Did you mean {', '.join(close)}?" if close else
-                          "See gymnasium.pprint_registry() for the ids, or register your env with gymnasium.register first.")) from None
-    for ep in (spec.entry_point, spec.vector_entry_point):
-        if isinstance(ep, str) and ':' in ep:
-            try: importlib.import_module(ep.split(':')[0])
-            except (ImportError, gym.error.DependencyNotInstalled) as e: raise dependency_error(f"env id {env_id!r}", e) from None
-    return spec
+    return int(np.random.SeedSequence(int(seed),
+                                      spawn_key=(int(rank),
+                                                 int(restart))).generate_state(1)[0] >> 1)
 
 # %% ../../nbs/envs/10_core.ipynb #fd5964d3
 def _make_env(env_id:str, num_envs:int|None, vectorization_mode:str|None, kwargs:dict):
@@ -326,12 +324,14 @@ class _Given:
     def __call__(self):
         env, self.env = self.env, None
         if env is not None: return env
-        raise RuntimeError("this worker was given an env instance, which cannot be rebuilt after it failed; "
-                           "pass an env id or a zero-argument factory to use restart=True.")
+        raise RuntimeError("this worker was given an env instance, which cannot be rebuilt after "
+                           "it failed; pass an env id or a zero-argument factory to use "
+                           "restart=True.")
 
+# %% ../../nbs/envs/10_core.ipynb #215494a1
 def env_factory(env,  # `gym.Env`, `gym.vector.VectorEnv`, env id string, or zero-argument factory
                 num_envs:int|None=None,  # with an env id: build a vector env of this many copies
-                vectorization_mode:str|None=None,  # 'sync', 'async' or 'vector_entry_point' (gymnasium's `make_vec`)
+                vectorization_mode:str|None=None,  # 'sync', 'async' or 'vector_entry_point'
                 **kwargs,  # passed to `gym.make` / `gym.make_vec`
                ) -> Callable[[], Any]:
     "A zero-argument callable that builds the env a worker runs."
@@ -345,118 +345,19 @@ def env_factory(env,  # `gym.Env`, `gym.vector.VectorEnv`, env id string, or zer
                           "build the vector env in your factory instead.")
     if isinstance(env, (gym.Env, gym.vector.VectorEnv)): return _Given(env)
     if callable(env): return env
-    raise ConfigError(f"env must be a gymnasium Env or VectorEnv, an env id string, or a zero-argument factory; got {type(env).__name__}.")
-
-# %% ../../nbs/envs/10_core.ipynb #bd7d25f6
-def _bad(space, what, action):
-    shape = getattr(action, 'shape', None)
-    got = f"{action!r}" if shape in (None, ()) else f"an array of shape {shape} and dtype {getattr(action, 'dtype', '?')}"
-    return SpaceMismatchError(f"action {what} for action space {space}; got {got}. Send one element of the worker's "
-                              f"action space (a vector worker takes one action per env, stacked on the first axis).")
-
-def _words(a:np.ndarray) -> int:
-    "The bytes of a uint64 array as one Python int (64 bits per element, in memory order)."
-    return int.from_bytes(np.ascontiguousarray(a, np.uint64).tobytes(), sys.byteorder)
-
-# %% ../../nbs/envs/10_core.ipynb #8e33a127
-def action_checker(space:gym.Space) -> Callable[[Any], Any]:
-    "Compile a fast check for actions of `space`: returns the action (as numpy for array spaces) or raises `SpaceMismatchError`."
-    if isinstance(space, gym.spaces.Discrete):
-        lo, hi = int(space.start), int(space.start + space.n)
-        def check(a):
-            if a.__class__ is int and lo <= a < hi: return a  # the common case, first
-            if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)):
-                if lo <= a < hi: return a
-                raise _bad(space, f"out of range [{lo}, {hi})", a)
-            if isinstance(a, np.ndarray) and a.shape == () and a.dtype.kind in 'iu': return check(a[()])
-            raise _bad(space, "must be an integer", a)
-        return check
-    if isinstance(space, (gym.spaces.MultiDiscrete, gym.spaces.MultiBinary, gym.spaces.Box)):
-        shape, fast = tuple(space.shape), None
-        if isinstance(space, gym.spaces.Box):
-            kinds, low, high = ('f' if space.dtype.kind == 'f' else 'iu'), space.low, space.high
-            bounded = bool(np.isfinite(low).any() or np.isfinite(high).any())
-            def inside(a): return not bounded or _count(a >= low) == a.size == _count(a <= high)  # NaN fails both
-            desc = f"outside the bounds (or NaN)"
-        else:
-            kinds = 'iub'
-            nvec = space.nvec if isinstance(space, gym.spaces.MultiDiscrete) else np.full(shape, 2, np.int64)
-            start = space.start if isinstance(space, gym.spaces.MultiDiscrete) else np.zeros(shape, np.int64)
-            shifted = bool(np.any(start != 0))
-            nvec_u, zeros = np.ascontiguousarray(nvec, np.uint64), bytes(nvec.size)  # full shape: array vs array is cheaper than vs scalar
-            def inside(a):
-                if a.dtype is not _I64: a = a.astype(np.int64)  # uint64 beyond int64 wraps to negative: caught below
-                if shifted: a = a - start
-                return (a.view(_U64) >= nvec_u).tobytes() == zeros  # negative values wrap to huge ones: one test checks both ends
-            desc = "out of range"
-            if not shifted and nvec_u.size <= 64:
-                # int64 actions, read as one Python int of 64-bit words: adding 2**63 - nvec to each word sets its top bit
-                # exactly where the action is >= nvec (no carry leaves a word whose top bit was clear; a set one is negative).
-                # No numpy call but `tobytes`: next to an env, a few microseconds less than the comparison.
-                top, add, order = _words(np.full(shape, 1 << 63, np.uint64)), _words(np.uint64(1 << 63) - nvec_u), sys.byteorder
-                def fast(a):
-                    if a.__class__ is np.ndarray and a.dtype is _I64 and a.shape == shape:  # the common case, first
-                        x = int.from_bytes(a.tobytes(), order)
-                        if not (x | (x + add)) & top: return a
-                    return check(a)  # anything else, and the error
-            elif not shifted and not np.any(nvec_u & (nvec_u - np.uint64(1))):
-                # larger, every nvec a power of two (Discrete(2) envs, MultiBinary): an int64 action is in [0, nvec) exactly
-                # when none of its bits at or above log2(nvec) is set (a negative one has the sign bit): one `&`, no view
-                mask, zeros8 = ~(nvec_u.astype(np.int64) - 1), bytes(8 * nvec_u.size)
-                def fast(a):
-                    if a.__class__ is np.ndarray and a.dtype is _I64 and a.shape == shape:
-                        if (a & mask).tobytes() == zeros8: return a
-                    return check(a)
-            elif not shifted:  # larger: one comparison (converting thousands of bytes to a Python int costs more)
-                def fast(a):
-                    if a.__class__ is np.ndarray and a.dtype is _I64 and a.shape == shape:
-                        if (a.view(_U64) >= nvec_u).tobytes() == zeros: return a
-                    return check(a)
-        def check(a):
-            if a.__class__ is not np.ndarray: a = np.asarray(a)
-            if a.shape != shape: raise _bad(space, f"has the wrong shape (expected {shape})", a)
-            if a.dtype.kind not in kinds: raise _bad(space, f"has the wrong dtype kind (expected {space.dtype})", a)
-            if a.size and not inside(a): raise _bad(space, desc, a)
-            return a
-        return fast or check
-    def check(a):
-        if not space.contains(a): raise _bad(space, "is not contained", a)
-        return a
-    return check
+    raise ConfigError(f"env must be a gymnasium Env or VectorEnv, an env id string, or a "
+                      f"zero-argument factory; got {type(env).__name__}.")
 
 # %% ../../nbs/envs/10_core.ipynb #85175997
 class EnvRunner(abc.ABC):
-    "Where a worker's `EnvCore` runs (a thread, a process, a Ray actor): takes commands, reports states on the worker's event loop."
+    ("Where a worker's `EnvCore` runs (a thread, a process, a Ray actor): takes commands, reports "
+     "states on the worker's event loop.")
     def __init__(self,
-                 report:Callable,  # `report(runner, item)`, called on the loop with ('H', describe), ('S', EnvState) or ('E', (message, traceback[, retry]))
+                 report:Callable,  # `report(runner, item)`, called on the loop (see above)
                  name:str,  # the worker's name, given to its thread or process
                 ):
         self.report, self.name = report, name
         self._lock, self._loop, self._pending = threading.Lock(), None, collections.deque()
-
-    def _post(self, item):
-        "Report `item` from any thread: kept, after the reports before it, until the attached loop delivers them (`_deliver_on`)."
-        with self._lock:
-            self._pending.append(item)
-            loop = self._loop
-        if loop is None: return
-        try: loop.call_soon_threadsafe(self._deliver_on, loop)
-        except RuntimeError: pass  # that loop is closed: the report waits for the next loop attached
-
-    def _deliver_on(self, loop):
-        "On `loop`: report what is kept, in order; nothing where another loop was attached since (that one delivers)."
-        while True:
-            with self._lock:
-                if self._loop is not loop or not self._pending: return
-                item = self._pending.popleft()
-            self.report(self, item)
-
-    def attach(self, loop):
-        "Report on `loop` from now on, first what is kept: reports not yet delivered, also those an earlier loop ended without running."
-        with self._lock:
-            if self._loop is loop: return
-            self._loop, kept = loop, bool(self._pending)
-        if kept: loop.call_soon(self._deliver_on, loop)
 
     @abc.abstractmethod
     def step(self, action):
@@ -466,7 +367,8 @@ class EnvRunner(abc.ABC):
         "Reset the env; its first state will be reported."
     @abc.abstractmethod
     def close_nowait(self):
-        "Ask the env to close and the thread, process or actor to end, without waiting; nothing more is reported."
+        ("Ask the env to close and the thread, process or actor to end, without waiting; nothing "
+         "more is reported.")
     @abc.abstractmethod
     def finished(self) -> bool:
         "Whether the thread, process or actor has ended."
@@ -477,19 +379,56 @@ class EnvRunner(abc.ABC):
     def release(self):
         "Free what it holds (pipe, shared memory, actor handle) once it has ended or been killed."
 
+# %% ../../nbs/envs/10_core.ipynb #a8656a48
+@patch_to(EnvRunner)
+def _post(self, item):
+    ("Report `item` from any thread: kept, after the reports before it, until the attached loop "
+     "delivers them (`_deliver_on`).")
+    with self._lock:
+        self._pending.append(item)
+        loop = self._loop
+    if loop is None: return
+    try: loop.call_soon_threadsafe(self._deliver_on, loop)
+    except RuntimeError: pass  # that loop is closed: the report waits for the next loop attached
+
+# %% ../../nbs/envs/10_core.ipynb #1ca9cc31
+@patch_to(EnvRunner)
+def _deliver_on(self, loop):
+    ("On `loop`: report what is kept, in order; nothing where another loop was attached since "
+     "(that one delivers).")
+    while True:
+        with self._lock:
+            if self._loop is not loop or not self._pending: return
+            item = self._pending.popleft()
+        self.report(self, item)
+
+# %% ../../nbs/envs/10_core.ipynb #6e582f31
+@patch_to(EnvRunner)
+def attach(self, loop):
+    ("Report on `loop` from now on, first what is kept: reports not yet delivered, also those an "
+     "earlier loop ended without running.")
+    with self._lock:
+        if self._loop is loop: return
+        self._loop, kept = loop, bool(self._pending)
+    if kept: loop.call_soon(self._deliver_on, loop)
+
 # %% ../../nbs/envs/10_core.ipynb #4f88c996
 class CartPoleNoVel(gym.ObservationWrapper):
-    "CartPole-v1 whose observation is (cart position, pole angle): the velocities removed, as rl-zoo3's `CartPoleNoVel-v1`."
-    metadata = {'render_modes': ['human', 'rgb_array'], 'render_fps': 50}  # CartPole's (gymnasium reads it from the class)
+    ("CartPole-v1 whose observation is (cart position, pole angle): the velocities removed, as "
+     "rl-zoo3's `CartPoleNoVel-v1`.")
+    # CartPole's (gymnasium reads it from the class)
+    metadata = {'render_modes': ['human', 'rgb_array'], 'render_fps': 50}
     def __init__(self, render_mode:str|None=None):
         from gymnasium.envs.classic_control import CartPoleEnv
         super().__init__(CartPoleEnv(render_mode=render_mode))
         space = self.env.observation_space
-        self.observation_space = gym.spaces.Box(space.low[[0, 2]], space.high[[0, 2]], dtype=np.float32)
+        self.observation_space = gym.spaces.Box(space.low[[0, 2]], space.high[[0, 2]],
+                                                dtype=np.float32)
 
     def observation(self, obs):
         "CartPole's observation without its velocities: (cart position, pole angle)."
         return np.asarray(obs, np.float32)[[0, 2]]
 
 if 'rlnb/CartPoleNoVel-v1' not in gym.registry:
-    gym.register('rlnb/CartPoleNoVel-v1', entry_point=CartPoleNoVel, max_episode_steps=500, reward_threshold=475.0)
+    gym.register('rlnb/CartPoleNoVel-v1', entry_point=CartPoleNoVel, max_episode_steps=500,
+                 reward_threshold=475.0)

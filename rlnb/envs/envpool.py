@@ -33,9 +33,12 @@ def envpool_installed() -> bool:
 def _envpool(what:str):
     "The `envpool` module, or a `ConfigError` saying how to install it."
     try: import envpool
-    except ImportError: raise ConfigError(f"{what} needs EnvPool: {INSTALL} (wheels for Linux and macOS, Python 3.11-3.13; the Atari ROMs are included).") from None
+    except ImportError:
+        raise ConfigError(f"{what} needs EnvPool: {INSTALL} (wheels for Linux and macOS, Python "
+                          f"3.11-3.13; the Atari ROMs are included).") from None
     return envpool
 
+# %% ../../nbs/envs/18_envpool.ipynb #ce2c58b0
 @functools.cache
 def envpool_ids() -> frozenset:
     "The task ids EnvPool makes here (empty where it is not installed)."
@@ -45,16 +48,22 @@ def envpool_ids() -> frozenset:
 # %% ../../nbs/envs/18_envpool.ipynb #5ca3cc91
 def atari_options(train:bool=True, # training env: life loss ends an episode, rewards are clipped
                  ) -> dict:
-    "EnvPool's Atari options for the DQN preprocessing of `rlnb.envs.pixels.make_atari` (training or evaluation)."
-    return dict(noop_max=30, frame_skip=4, img_height=84, img_width=84, stack_num=4, gray_scale=True, use_inter_area_resize=True,
-                repeat_action_probability=0.25, full_action_space=False, use_fire_reset=False, max_episode_steps=27_000,
+    ("EnvPool's Atari options for the DQN preprocessing of `rlnb.envs.pixels.make_atari` (training "
+     "or evaluation).")
+    return dict(noop_max=30, frame_skip=4, img_height=84, img_width=84, stack_num=4,
+                gray_scale=True, use_inter_area_resize=True,
+                repeat_action_probability=0.25, full_action_space=False, use_fire_reset=False,
+                max_episode_steps=27_000,
                 episodic_life=bool(train), reward_clip=bool(train))
 
+# %% ../../nbs/envs/18_envpool.ipynb #ae11cc44
 def envpool_task(env,  # an env id, or the `make_atari` factory `pixel_env` makes of an ALE id
-                 train:bool=True,  # for an ALE id: the training env (life loss, clipped rewards) or the evaluation one
+                 train:bool=True,  # for an ALE id: the training env (life loss, clipped rewards)
                 ) -> tuple[str, dict]|None:
-    "EnvPool's `(task id, options)` for `env`, or None where EnvPool has no such env (or is not installed)."
-    if isinstance(env, functools.partial) and env.func is make_atari and len(env.args) <= 2 and not env.keywords:
+    ("EnvPool's `(task id, options)` for `env`, or None where EnvPool has no such env (or is not "
+     "installed).")
+    if (isinstance(env, functools.partial) and env.func is make_atari and len(env.args) <= 2
+            and not env.keywords):
         env, train = env.args[0], env.args[1] if len(env.args) == 2 else True
     if not isinstance(env, str): return None
     ids = envpool_ids()
@@ -65,13 +74,16 @@ def envpool_task(env,  # an env id, or the `make_atari` factory `pixel_env` make
     return None
 
 def _is_atari(task:str) -> bool:
-    return task.endswith('-v5') and 'stack_num' in _envpool('EnvPool Atari').make_spec(task).config._fields
+    return (task.endswith('-v5')
+            and 'stack_num' in _envpool('EnvPool Atari').make_spec(task).config._fields)
 
 # %% ../../nbs/envs/18_envpool.ipynb #d2f5eea7
-_DROP = ('players', 'ram')  # EnvPool info keys not passed on: the player table and Atari's 128-byte RAM per env
+# EnvPool info keys not passed on: the player table and Atari's 128-byte RAM per env
+_DROP = ('players', 'ram')
 
 class EnvPoolVectorEnv(gym.vector.VectorEnv):
-    "One EnvPool instance of `num_envs` envs as a gymnasium vector env (next-step autoreset): what an rlnb env worker steps."
+    ("One EnvPool instance of `num_envs` envs as a gymnasium vector env (next-step autoreset): "
+     "what an rlnb env worker steps.")
     metadata = {'autoreset_mode': gym.vector.AutoresetMode.NEXT_STEP}
 
     def __init__(self,
@@ -82,14 +94,21 @@ class EnvPoolVectorEnv(gym.vector.VectorEnv):
                 ):
         ep = _envpool(f"EnvPool env {task_id!r}")
         if task_id not in envpool_ids(): raise ConfigError(_unknown(task_id))
-        if not isinstance(num_envs, int) or num_envs < 1: raise ConfigError(f"EnvPool env {task_id!r}: num_envs must be an int >= 1, got {num_envs!r}.")
+        if not isinstance(num_envs, int) or num_envs < 1:
+            raise ConfigError(f"EnvPool env {task_id!r}: num_envs must be an int >= 1, got "
+                              f"{num_envs!r}.")
         self.task_id, self.num_envs = task_id, num_envs
-        self._options = dict(options, num_envs=num_envs, batch_size=num_envs, num_threads=num_threads or min(num_envs, os.cpu_count() or 1))
+        self._options = dict(options, num_envs=num_envs, batch_size=num_envs,
+                             num_threads=num_threads or min(num_envs, os.cpu_count() or 1))
         try: spec = ep.make_spec(task_id, **self._options)
-        except Exception as e: raise ConfigError(f"EnvPool cannot make {task_id!r} with options {options}: {type(e).__name__}: {e}") from None
+        except Exception as e:
+            raise ConfigError(f"EnvPool cannot make {task_id!r} with options {options}: "
+                              f"{type(e).__name__}: {e}") from None
         obs, act = spec.gymnasium_observation_space, spec.gymnasium_action_space
-        self._stack = int(spec.config.stack_num) if 'stack_num' in spec.config._fields and len(obs.shape) == 3 else 0
-        if self._stack > 1: obs = StackedFrames(obs.low, obs.high, obs.shape, obs.dtype, stack_axis=0)
+        self._stack = (int(spec.config.stack_num)
+                       if 'stack_num' in spec.config._fields and len(obs.shape) == 3 else 0)
+        if self._stack > 1:
+            obs = StackedFrames(obs.low, obs.high, obs.shape, obs.dtype, stack_axis=0)
         self.single_observation_space, self.single_action_space = obs, act
         self.observation_space = gym.vector.utils.batch_space(obs, num_envs)
         self.action_space = gym.vector.utils.batch_space(act, num_envs)
@@ -101,52 +120,70 @@ class EnvPoolVectorEnv(gym.vector.VectorEnv):
 # %% ../../nbs/envs/18_envpool.ipynb #3c9b79dc
 @patch_to(EnvPoolVectorEnv)
 def reset(self, *, seed:int|None=None, options=None):
-    "Reset every env; the EnvPool instance is made with `seed` (again, where it differs from the one it was made with)."
+    ("Reset every env; the EnvPool instance is made with `seed` (again, where it differs from the "
+     "one it was made with).")
     if options: raise ConfigError(f"{self}: reset options are not supported, got {options}.")
     if self._env is None or (seed is not None and seed != self._seed):
         if self._env is not None: self._env.close()
-        self._seed = int(np.random.SeedSequence().generate_state(1)[0] >> 1) if seed is None else int(seed)
+        self._seed = (int(np.random.SeedSequence().generate_state(1)[0] >> 1) if seed is None
+                      else int(seed))
         self._env = None
-        try: self._env = _envpool(f"EnvPool env {self.task_id!r}").make(self.task_id, env_type='gymnasium', seed=self._seed, **self._options)
-        except Exception as e: raise ConfigError(f"EnvPool cannot make {self.task_id!r} with options {self._options}: {type(e).__name__}: {e}") from None
+        try:
+            self._env = _envpool(f"EnvPool env {self.task_id!r}").make(
+                self.task_id, env_type='gymnasium', seed=self._seed, **self._options)
+        except Exception as e:
+            raise ConfigError(f"EnvPool cannot make {self.task_id!r} with options {self._options}: "
+                              f"{type(e).__name__}: {e}") from None
         self.action_space.seed(self._seed)
     obs, info = self._env.reset()
     self._since[:], self._ended[:] = 0, False
     return obs, self._info(info)
 
+# %% ../../nbs/envs/18_envpool.ipynb #6312d3cf
 @patch_to(EnvPoolVectorEnv)
 def step(self, actions):
-    "Step every env with `actions` (one per env); an env whose episode ended last step resets instead (next-step autoreset)."
+    ("Step every env with `actions` (one per env); an env whose episode ended last step resets "
+     "instead (next-step autoreset).")
     if self._env is None: raise RuntimeError(f"{self}: reset() before the first step.")
     try: obs, r, term, trunc, info = self._env.step(np.asarray(actions))
-    except Exception as e: raise RuntimeError(f"EnvPool env {self.task_id!r} failed to step: {type(e).__name__}: {e}") from e
+    except Exception as e:
+        raise RuntimeError(f"EnvPool env {self.task_id!r} failed to step: "
+                           f"{type(e).__name__}: {e}") from e
     self._since = np.where(self._ended, 0, self._since + 1)
     self._ended = term | trunc
     if self._stack > 1 and (young := self._since < self._stack - 1).any():
         for i in np.flatnonzero(young):
-            k = self._stack - 1 - int(self._since[i])  # frames of this stack from before the episode's first
+            # frames of this stack from before the episode's first
+            k = self._stack - 1 - int(self._since[i])
             obs[i, :k] = obs[i, k]
     return obs, r, term, trunc, self._info(info)
 
+# %% ../../nbs/envs/18_envpool.ipynb #79ac853e
 @patch_to(EnvPoolVectorEnv)
 def _info(self, info:dict) -> dict:
     return {k: v for k, v in info.items() if k not in _DROP}
 
+# %% ../../nbs/envs/18_envpool.ipynb #a97afe97
 @patch_to(EnvPoolVectorEnv)
 def close(self, **kwargs):
     "Close the EnvPool instance (its threads end)."
     env, self._env = self._env, None
     if env is not None: env.close()
 
+# %% ../../nbs/envs/18_envpool.ipynb #bdfd07cc
 def _unknown(task_id:str) -> str:
     import difflib
     close = difflib.get_close_matches(task_id, sorted(envpool_ids()), n=3, cutoff=0.6)
-    return (f"EnvPool has no env {task_id!r}" + (f"; did you mean {', '.join(close)}?" if close else "; envpool.list_all_envs() lists its ids.")
-            + " Use actor_mode='sync', 'thread' or 'process' for gymnasium envs EnvPool does not have.")
+    return (f"EnvPool has no env {task_id!r}"
+            + (f"; did you mean {', '.join(close)}?" if close
+               else "; envpool.list_all_envs() lists its ids.")
+            + " Use actor_mode='sync', 'thread' or 'process' for gymnasium envs EnvPool does not "
+              "have.")
 
 # %% ../../nbs/envs/18_envpool.ipynb #abad0f34
 class EnvPoolEnv:
-    "An env EnvPool makes: its task id, options and role (training or evaluation); what the runtime keeps in place of the env id."
+    ("An env EnvPool makes: its task id, options and role (training or evaluation); what the "
+     "runtime keeps in place of the env id.")
     def __init__(self,
                  task_id:str,  # EnvPool's id
                  options:dict|None=None,  # EnvPool's make options
@@ -156,44 +193,63 @@ class EnvPoolEnv:
 
     @classmethod
     def resolve(cls, env, train:bool=True, required:bool=True) -> EnvPoolEnv|None:
-        "The EnvPool env for `env` (an id, or `pixel_env`'s Atari factory); None where EnvPool cannot make it, unless `required` (then a `ConfigError` naming the env)."
+        ("The EnvPool env for `env` (an id, or `pixel_env`'s Atari factory); None where EnvPool "
+         "cannot make it, unless `required` (then a `ConfigError` naming the env).")
         if isinstance(env, EnvPoolEnv): return env
-        name = env if isinstance(env, str) else env.args[0] if isinstance(env, functools.partial) and env.func is make_atari else None
+        name = (env if isinstance(env, str) else env.args[0]
+                if isinstance(env, functools.partial) and env.func is make_atari else None)
         if required: _envpool(f"actor_mode='envpool' (env {name or env!r})")
         task = envpool_task(env, train)
         if task is None:
             if not required: return None
-            if name is None: raise ConfigError(f"actor_mode='envpool' needs an env id EnvPool has, got {type(env).__name__} {env!r}; "
-                                               "use actor_mode='sync', 'thread' or 'process' for an env factory.")
+            if name is None:
+                raise ConfigError(f"actor_mode='envpool' needs an env id EnvPool has, got "
+                                  f"{type(env).__name__} {env!r}; use actor_mode='sync', "
+                                  "'thread' or 'process' for an env factory.")
             raise ConfigError(_unknown(name[len('ALE/'):] if name.startswith('ALE/') else name))
         return cls(*task, name=name)
 
-    def make_vec(self, num_envs:int) -> EnvPoolVectorEnv:
-        "An `EnvPoolVectorEnv` of `num_envs` envs."
-        return EnvPoolVectorEnv(self.task_id, num_envs, **self.options)
-
-    def worker(self, num_envs:int, **kwargs):
-        "One actor's env worker: an `AsyncEnvWorker` in thread mode stepping an EnvPool batch of `num_envs` envs; `kwargs` go to the worker (rank, seed, restart, ...)."
-        return AsyncEnvWorker(functools.partial(self.make_vec, num_envs), mode='thread', name=f"envpool-{kwargs.get('rank', 0)}/{self.task_id}", **kwargs)
-
     def __repr__(self): return f"EnvPoolEnv({self.task_id!r}, {self.options})"
 
-    def __call__(self, **kwargs):
-        "One gymnasium env that plays as this EnvPool env (what a video records): an Atari game through `make_atari` with the same options and channels-first stacks, any other env by its id; `kwargs` (e.g. `render_mode`) go to `gym.make`."
-        o = self.options
-        if 'stack_num' in o:
-            return make_atari(f'ALE/{self.task_id}', train=o['episodic_life'], noop_max=o['noop_max'], frame_skip=o['frame_skip'], screen_size=o['img_height'],
-                              frame_stack=o['stack_num'], clip_rewards=o['reward_clip'], stack_axis=0, repeat_action_probability=o['repeat_action_probability'],
-                              full_action_space=o['full_action_space'], **kwargs)
-        try: return gym.make(self.task_id, **kwargs)
-        except gym.error.Error as e:
-            raise ConfigError(f"{self.name} steps through EnvPool, and gymnasium has no single env of its id to stand in for it (videos, env factories): {e}") from None
+# %% ../../nbs/envs/18_envpool.ipynb #eadae165
+@patch_to(EnvPoolEnv)
+def make_vec(self, num_envs:int) -> EnvPoolVectorEnv:
+    "An `EnvPoolVectorEnv` of `num_envs` envs."
+    return EnvPoolVectorEnv(self.task_id, num_envs, **self.options)
+
+@patch_to(EnvPoolEnv)
+def worker(self, num_envs:int, **kwargs):
+    ("One actor's env worker: an `AsyncEnvWorker` in thread mode stepping an EnvPool batch of "
+     "`num_envs` envs; `kwargs` go to the worker (rank, seed, restart, ...).")
+    return AsyncEnvWorker(functools.partial(self.make_vec, num_envs), mode='thread',
+                          name=f"envpool-{kwargs.get('rank', 0)}/{self.task_id}", **kwargs)
+
+# %% ../../nbs/envs/18_envpool.ipynb #a95cd47e
+@patch_to(EnvPoolEnv)
+def __call__(self, **kwargs):
+    ("One gymnasium env that plays as this EnvPool env (what a video records): an Atari game "
+     "through `make_atari` with the same options and channels-first stacks, any other env by "
+     "its id; `kwargs` (e.g. `render_mode`) go to `gym.make`.")
+    o = self.options
+    if 'stack_num' in o:
+        return make_atari(f'ALE/{self.task_id}', train=o['episodic_life'],
+                          noop_max=o['noop_max'], frame_skip=o['frame_skip'],
+                          screen_size=o['img_height'],
+                          frame_stack=o['stack_num'], clip_rewards=o['reward_clip'],
+                          stack_axis=0,
+                          repeat_action_probability=o['repeat_action_probability'],
+                          full_action_space=o['full_action_space'], **kwargs)
+    try: return gym.make(self.task_id, **kwargs)
+    except gym.error.Error as e:
+        raise ConfigError(f"{self.name} steps through EnvPool, and gymnasium has no single env "
+                          f"of its id to stand in for it (videos, env factories): {e}") from None
 
 # %% ../../nbs/envs/18_envpool.ipynb #00d5a3f6
 _logged = set()
 
 def backend_of(env, actor_mode:str, train:bool=True) -> EnvPoolEnv|None:
-    "The `EnvPoolEnv` the actors step for `env` under `actor_mode`, or None where they step gymnasium envs."
+    ("The `EnvPoolEnv` the actors step for `env` under `actor_mode`, or None where they step "
+     "gymnasium envs.")
     if isinstance(env, EnvPoolEnv): return env
     if actor_mode == 'envpool': return EnvPoolEnv.resolve(env, train)
     if actor_mode != 'auto': return None
@@ -201,7 +257,9 @@ def backend_of(env, actor_mode:str, train:bool=True) -> EnvPoolEnv|None:
     key = env if isinstance(env, str) else getattr(env, 'args', (repr(env),))[0]
     if train and key not in _logged:
         _logged.add(key)
-        why = (f"through EnvPool ({ep.task_id})" if ep is not None else "in sync gymnasium workers (" +
-               ("EnvPool has no such env)" if envpool_installed() else f"EnvPool is not installed: {INSTALL})"))
+        why = (f"through EnvPool ({ep.task_id})" if ep is not None
+               else "in sync gymnasium workers ("
+               + ("EnvPool has no such env)" if envpool_installed()
+                  else f"EnvPool is not installed: {INSTALL})"))
         logging.getLogger('rlnb').info(f"actor_mode='auto': {key} steps {why}")
     return ep

@@ -36,6 +36,7 @@ class _StderrHandler(logging.StreamHandler):
     @stream.setter
     def stream(self, value): pass
 
+# %% ../../nbs/envs/16_monitor.ipynb #e5b7909d
 def _logger(name):
     log = logging.getLogger(f'rlnb.{name}')
     if not log.handlers:
@@ -52,48 +53,60 @@ def _fmt(v):
 
 # %% ../../nbs/envs/16_monitor.ipynb #b7dc7a4b
 class TrainMonitor(gym.Wrapper):
-    "Counts, times and logs episodes of the wrapped env; keeps their history; records training metrics."
+    ("Counts, times and logs episodes of the wrapped env; keeps their history; records training "
+     "metrics.")
     def __init__(self,
                  env:gym.Env|None,  # Env to wrap; None makes a metrics sink fed by `record_episode`
                  name:str='TrainMonitor',  # Logger name (lines read `[name|INFO] ...`)
                  log_interval:float=60.0,  # Seconds between log lines; 0 logs every episode
                  smoothing:int=10,  # avg_G is the mean return of this many most recent episodes
                 ):
-        if smoothing < 1: raise ConfigError(f"TrainMonitor: smoothing must be >= 1 episode, got {smoothing}.")
-        if log_interval < 0: raise ConfigError(f"TrainMonitor: log_interval must be >= 0 seconds, got {log_interval}.")
+        if smoothing < 1:
+            raise ConfigError(f"TrainMonitor: smoothing must be >= 1 episode, got {smoothing}.")
+        if log_interval < 0:
+            raise ConfigError(f"TrainMonitor: log_interval must be >= 0 seconds, got "
+                              f"{log_interval}.")
         if env is not None: super().__init__(env)
         else: self.env = None
         self.name, self.log_interval, self.smoothing = name, log_interval, smoothing
         self.logger = _logger(name)
         self.reset_global()
 
-    def reset_global(self):
-        "Forget all episodes, steps, metrics and history."
-        self.ep, self.T, self.G, self.t, self.avg_G = 0, 0, 0.0, 0, 0.0
-        self.history, self._recent = [], deque(maxlen=self.smoothing)
-        self._metrics, self._last_log, self._ep_start = {}, None, None
-
     def __repr__(self):
-        return f"TrainMonitor({self.env if self.env is not None else 'no env'}, ep={self.ep}, T={self.T}, avg_G={self.avg_G:.3g})"
+        return (f"TrainMonitor({self.env if self.env is not None else 'no env'}, ep={self.ep}, "
+                f"T={self.T}, avg_G={self.avg_G:.3g})")
+
+# %% ../../nbs/envs/16_monitor.ipynb #c8b4982e
+@patch_to(TrainMonitor)
+def reset_global(self):
+    "Forget all episodes, steps, metrics and history."
+    self.ep, self.T, self.G, self.t, self.avg_G = 0, 0, 0.0, 0, 0.0
+    self.history, self._recent = [], deque(maxlen=self.smoothing)
+    self._metrics, self._last_log, self._ep_start = {}, None, None
 
 # %% ../../nbs/envs/16_monitor.ipynb #1eaf857d
 @patch_to(TrainMonitor)
 def _need_env(self, what):
-    if self.env is None: raise ConfigError(f"TrainMonitor.{what}: this monitor wraps no env (created with env=None); "
-                                           "feed it with record_episode(G, t) and record(**metrics) instead.")
+    if self.env is None:
+        raise ConfigError(f"TrainMonitor.{what}: this monitor wraps no env (created with "
+                          f"env=None); feed it with record_episode(G, t) and "
+                          "record(**metrics) instead.")
 
 @patch_to(TrainMonitor)
 def reset(self, **kwargs):
-    "Reset the env and start a new episode (a previous unfinished episode is dropped, not recorded)."
+    ("Reset the env and start a new episode (a previous unfinished episode is dropped, not "
+     "recorded).")
     self._need_env('reset')
     self.G, self.t, self._ep_start = 0.0, 0, time.perf_counter()
     return self.env.reset(**kwargs)
 
+# %% ../../nbs/envs/16_monitor.ipynb #4bd76ad5
 @patch_to(TrainMonitor)
 def step(self, action):
     "Step the env, counting the step; an episode that terminates or is truncated is recorded."
     self._need_env('step')
-    if self._ep_start is None: raise ConfigError("TrainMonitor.step: call reset() before the first step.")
+    if self._ep_start is None:
+        raise ConfigError("TrainMonitor.step: call reset() before the first step.")
     obs, r, terminated, truncated, info = self.env.step(action)
     self.T, self.t, self.G = self.T + 1, self.t + 1, self.G + float(r)
     if terminated or truncated:
@@ -104,7 +117,8 @@ def step(self, action):
 # %% ../../nbs/envs/16_monitor.ipynb #d64f5067
 @patch_to(TrainMonitor)
 def record(self, **metrics):
-    "Add training metrics (numbers or arrays, reduced to their mean); they join the next history row and log line."
+    ("Add training metrics (numbers or arrays, reduced to their mean); they join the next history "
+     "row and log line.")
     for k, v in metrics.items():
         v = float(np.mean(np.asarray(v)))
         s, n = self._metrics.get(k, (0.0, 0))
@@ -115,12 +129,13 @@ def record_metrics(self, metrics:dict):
     "coax's name: `record(**metrics)`."
     self.record(**metrics)
 
+# %% ../../nbs/envs/16_monitor.ipynb #66e5723d
 @patch_to(TrainMonitor)
 def record_episode(self,
                    G:float,  # The episode's return
                    t:int,  # The episode's length in steps
                    duration:float|None=None,  # Wall time of the episode in seconds, if known
-                   count_steps:bool=True,  # Add t to the global step count T (False when steps were counted already)
+                   count_steps:bool=True,  # Add t to the step count T (False: counted already)
                    **extra,  # More per-episode values to keep (e.g. actor=3, version=17)
                   ) -> dict:
     "Record a finished episode, update avg_G, maybe log; returns its history row."
@@ -140,6 +155,7 @@ def record_episode(self,
         self.log(row)
     return row
 
+# %% ../../nbs/envs/16_monitor.ipynb #2fde4040
 @patch_to(TrainMonitor)
 def log(self, row:dict|None=None):
     "Write one log line (the latest history row by default)."
@@ -163,7 +179,8 @@ def plot(self,
          ax=None,  # Draw into this matplotlib Axes instead of a new figure
         ):
     "Learning curve: G per episode and avg_G; returns the matplotlib Figure."
-    if x not in ('ep', 'T'): raise ConfigError(f"TrainMonitor.plot: x must be 'ep' or 'T', got {x!r}.")
+    if x not in ('ep', 'T'):
+        raise ConfigError(f"TrainMonitor.plot: x must be 'ep' or 'T', got {x!r}.")
     import matplotlib
     from matplotlib.figure import Figure
     fig = ax.figure if ax is not None else Figure(figsize=(7, 3.5))
@@ -178,7 +195,8 @@ def plot(self,
 
 # %% ../../nbs/envs/16_monitor.ipynb #c64382a3
 class CSVSink:
-    "Rows appended to a CSV file with fixed columns: the header first in a new or empty file, NaN as an empty cell."
+    ("Rows appended to a CSV file with fixed columns: the header first in a new or empty file, NaN "
+     "as an empty cell.")
     def __init__(self,
                  path,  # the CSV file (it and its directory are created at the first row)
                  columns,  # the columns, in order; a row has exactly these keys
@@ -186,24 +204,29 @@ class CSVSink:
         self.path, self.columns = Path(path), columns
 
     def write(self, row:dict):
-        "Append one row; the file is opened and closed for each, so a run that is killed keeps every row it wrote."
+        ("Append one row; the file is opened and closed for each, so a run that is killed keeps "
+         "every row it wrote.")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         new = not self.path.exists() or self.path.stat().st_size == 0
         with open(self.path, 'a', newline='') as f:
             w = csv.DictWriter(f, fieldnames=self.columns)
             if new: w.writeheader()
-            w.writerow({k: ('' if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()})
+            w.writerow({k: ('' if isinstance(v, float) and math.isnan(v) else v)
+                        for k, v in row.items()})
 
     def close(self):
         "Nothing to flush: every row is on its way to the disk when `write` returns."
 
 # %% ../../nbs/envs/16_monitor.ipynb #5c2c3917
 def _scalar_key(column:str) -> str:
-    "The TensorBoard / W&B name of a row's column: `eval/...` for the evaluation columns, `train/...` for the rest."
+    ("The TensorBoard / W&B name of a row's column: `eval/...` for the evaluation columns, "
+     "`train/...` for the rest.")
     return f"{'eval' if column.startswith('eval') else 'train'}/{column}"
 
+# %% ../../nbs/envs/16_monitor.ipynb #01066a0b
 class TensorBoardSink:
-    "Rows to TensorBoard event files (tensorboardX): each finite number as a scalar `train/<column>` or `eval/<column>` at step `env_steps`."
+    ("Rows to TensorBoard event files (tensorboardX): each finite number as a scalar "
+     "`train/<column>` or `eval/<column>` at step `env_steps`.")
     def __init__(self,
                  logdir,  # directory of the event files
                  flush_secs:int=10,  # the writer flushes at least this often
@@ -215,7 +238,8 @@ class TensorBoardSink:
         "Add the row's finite numbers as scalars (not `env_steps`, the step, nor `wall_s`)."
         step = int(row['env_steps'])
         for k, v in row.items():
-            if k not in ('env_steps', 'wall_s') and isinstance(v, (int, float)) and math.isfinite(v):
+            if (k not in ('env_steps', 'wall_s') and isinstance(v, (int, float))
+                    and math.isfinite(v)):
                 self.writer.add_scalar(_scalar_key(k), v, step)
 
     def close(self):
@@ -224,47 +248,64 @@ class TensorBoardSink:
 
 # %% ../../nbs/envs/16_monitor.ipynb #0927441d
 class WandbSink:
-    "Rows to a Weights & Biases run: each finite number under `train/<column>` or `eval/<column>` at step `env_steps`."
+    ("Rows to a Weights & Biases run: each finite number under `train/<column>` or `eval/<column>` "
+     "at step `env_steps`.")
     def __init__(self, run): self.run = run  # a run `wandb.init` returned
 
     @classmethod
     async def aopen(cls,
-                    opts,  # True, or a dict of `wandb.init` arguments (project, mode, tags, ...) that win over the ones below
+                    opts,  # True, or a dict of `wandb.init` arguments that win over the ones below
                     name:str,  # the run's name
                     dir,  # where W&B writes its files (created)
                     config:dict,  # the run's config
                    ) -> WandbSink:
-        "Start a W&B run (project 'rlnb') off the loop: `wandb.init` starts a service process and may reach the network."
+        ("Start a W&B run (project 'rlnb') off the loop: `wandb.init` starts a service process and "
+         "may reach the network.")
         try: import wandb
-        except ImportError: raise ConfigError("wandb=True needs the wandb package: pip install 'rlnb[wandb]'.") from None
-        if not isinstance(opts, (bool, dict)): raise ConfigError(f"wandb must be True, False or a dict of wandb.init arguments, got {opts!r}.")
+        except ImportError:
+            raise ConfigError("wandb=True needs the wandb package: "
+                              "pip install 'rlnb[wandb]'.") from None
+        if not isinstance(opts, (bool, dict)):
+            raise ConfigError(f"wandb must be True, False or a dict of wandb.init arguments, got "
+                              f"{opts!r}.")
         kw = dict(project='rlnb', name=name, dir=str(dir), config=config)
         if isinstance(opts, dict): kw.update(opts)
         Path(dir).mkdir(parents=True, exist_ok=True)
         return cls(await in_thread(functools.partial(wandb.init, **kw)))
 
-    def write(self, row:dict):
-        "Log the row's finite numbers (not `env_steps`, the step); `wandb.log` queues them for W&B's own process and does not wait on disk or network."
-        self.run.log({_scalar_key(k): v for k, v in row.items() if k != 'env_steps' and isinstance(v, (int, float)) and math.isfinite(v)},
-                     step=int(row['env_steps']))
+# %% ../../nbs/envs/16_monitor.ipynb #edeaa0e9
+@patch_to(WandbSink)
+def write(self, row:dict):
+    ("Log the row's finite numbers (not `env_steps`, the step); `wandb.log` queues them for "
+     "W&B's own process and does not wait on disk or network.")
+    self.run.log({_scalar_key(k): v for k, v in row.items()
+                  if k != 'env_steps' and isinstance(v, (int, float)) and math.isfinite(v)},
+                 step=int(row['env_steps']))
 
-    def close(self):
-        "Finish the run (W&B's service flushes the rows it queued)."
-        self.run.finish()
+@patch_to(WandbSink)
+def close(self):
+    "Finish the run (W&B's service flushes the rows it queued)."
+    self.run.finish()
 
 # %% ../../nbs/envs/16_monitor.ipynb #8c219613
 def read_wandb_offline(path) -> dict:
-    "Config, history rows and summary of an offline W&B run: `path` is the run's folder, or a run directory whose `wandb/` holds one offline run."
+    ("Config, history rows and summary of an offline W&B run: `path` is the run's folder, or a run "
+     "directory whose `wandb/` holds one offline run.")
     from wandb.proto import wandb_internal_pb2 as pb
     path = Path(path)
     logs = sorted(path.glob('run-*.wandb')) or sorted(path.glob('wandb/offline-run-*/run-*.wandb'))
-    if len(logs) != 1: raise ConfigError(f"{path}: expected one offline W&B run, found {len(logs)}; pass the run's own folder.")
-    data, pos, piece, block = logs[0].read_bytes(), 7, b'', 32768  # a 7-byte file header, then records in 32 KiB blocks
+    if len(logs) != 1:
+        raise ConfigError(f"{path}: expected one offline W&B run, found {len(logs)}; pass the "
+                          f"run's own folder.")
+    # a 7-byte file header, then records in 32 KiB blocks
+    data, pos, piece, block = logs[0].read_bytes(), 7, b'', 32768
     out = dict(config={}, history=[], summary={})
     item = lambda i: (i.key or '/'.join(i.nested_key), json.loads(i.value_json))
     while pos + 7 <= len(data):
-        if block - pos % block < 7: pos += block - pos % block; continue  # no room for a record header: the block's padding
-        _crc, n, kind = struct.unpack('<IHB', data[pos:pos + 7]); pos += 7  # checksum, length, kind (1 whole, 2-4 pieces)
+        # no room for a record header: the block's padding
+        if block - pos % block < 7: pos += block - pos % block; continue
+        # checksum, length, kind (1 whole, 2-4 pieces)
+        _crc, n, kind = struct.unpack('<IHB', data[pos:pos + 7]); pos += 7
         if kind == 0: pos += block - pos % block; continue
         piece += data[pos:pos + n]; pos += n
         if kind not in (1, 4): continue  # the first or a middle piece of a record that spans blocks

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import gymnasium as gym
 import flax.linen as nn
 
-from ..core import ConfigError
+from ..core import ConfigError, patch_to
 from .core import check_env_id, missing_dependency
 
 # %% auto #0
@@ -27,18 +27,25 @@ def is_image_space(space:gym.Space) -> bool:
     "Whether `space` holds images: a `Box` of shape (height, width, channels)."
     return isinstance(space, gym.spaces.Box) and len(space.shape) == 3
 
+# %% ../../nbs/envs/17_pixels.ipynb #d5ca7b48
 class StackedFrames(gym.spaces.Box):
-    "A `Box` of frames stacked along `stack_axis` (the last axis, channels-last, by default): what replay needs to know to store each frame once (`rlnb.replay.frames`)."
+    ("A `Box` of frames stacked along `stack_axis` (the last axis, channels-last, by default): "
+     "what replay needs to know to store each frame once (`rlnb.replay.frames`).")
     def __init__(self, low, high, shape, dtype=np.uint8, stack_axis:int=-1, seed=None):
         super().__init__(low, high, shape, dtype, seed)
-        if stack_axis not in (0, -1): raise ConfigError(f"StackedFrames: stack_axis must be -1 (last) or 0 (first), got {stack_axis!r}.")
+        if stack_axis not in (0, -1):
+            raise ConfigError(f"StackedFrames: stack_axis must be -1 (last) or 0 (first), got "
+                              f"{stack_axis!r}.")
         self.stack_axis = stack_axis
 
+# %% ../../nbs/envs/17_pixels.ipynb #1acd4c76
 class NatureCNN(nn.Module):
-    "The DQN encoder (Mnih et al. 2015): conv 32×8×8/4, 64×4×4/2, 64×3×3/1, then dense `features`; inputs are multiplied by `scale` first."
+    ("The DQN encoder (Mnih et al. 2015): conv 32×8×8/4, 64×4×4/2, 64×3×3/1, then dense "
+     "`features`; inputs are multiplied by `scale` first.")
     features: int = 512
     scale: float = 1.0  # 1/255 for uint8 pixels
-    channels_first: bool = False  # inputs are (batch, channels, height, width), e.g. EnvPool's stacks
+    # inputs are (batch, channels, height, width), e.g. EnvPool's stacks
+    channels_first: bool = False
 
     @nn.compact
     def __call__(self, x):
@@ -48,8 +55,10 @@ class NatureCNN(nn.Module):
             x = nn.relu(nn.Conv(c, (k, k), strides=(s, s), padding='VALID')(x))
         return nn.relu(nn.Dense(self.features)(x.reshape(x.shape[0], -1)))
 
+# %% ../../nbs/envs/17_pixels.ipynb #11ef9a94
 class SmallCNN(nn.Module):
-    "The MinAtar encoder (Young & Tian 2019) for small images: conv 16×3×3/1, then dense `features`."
+    ("The MinAtar encoder (Young & Tian 2019) for small images: conv 16×3×3/1, then dense "
+     "`features`.")
     features: int = 128
     scale: float = 1.0
     channels_first: bool = False  # inputs are (batch, channels, height, width)
@@ -61,17 +70,24 @@ class SmallCNN(nn.Module):
         x = nn.relu(nn.Conv(16, (3, 3), padding='VALID')(x))
         return nn.relu(nn.Dense(self.features)(x.reshape(x.shape[0], -1)))
 
+# %% ../../nbs/envs/17_pixels.ipynb #96e732f9
 def image_encoder(space:gym.Space) -> nn.Module:
-    "The default encoder for an image space: `NatureCNN` from 36×36 pixels up, `SmallCNN` below; uint8 images are scaled by 1/255; a `StackedFrames` space with the stack first (EnvPool's) is read channels-first."
-    if not is_image_space(space): raise ConfigError(f"image_encoder needs a Box of shape (height, width, channels), got {space}.")
+    ("The default encoder for an image space: `NatureCNN` from 36×36 pixels up, `SmallCNN` below; "
+     "uint8 images are scaled by 1/255; a `StackedFrames` space with the stack first (EnvPool's) "
+     "is read channels-first.")
+    if not is_image_space(space):
+        raise ConfigError(f"image_encoder needs a Box of shape (height, width, channels), got "
+                          f"{space}.")
     first = getattr(space, 'stack_axis', -1) == 0
     h, w = space.shape[1:] if first else space.shape[:2]
     scale = 1 / 255 if space.dtype == np.uint8 else 1.0
-    return NatureCNN(scale=scale, channels_first=first) if min(h, w) >= 36 else SmallCNN(scale=scale, channels_first=first)
+    return (NatureCNN(scale=scale, channels_first=first) if min(h, w) >= 36
+            else SmallCNN(scale=scale, channels_first=first))
 
 # %% ../../nbs/envs/17_pixels.ipynb #a84235de
 def area_weights(src:int, dst:int) -> np.ndarray:
-    "A (dst, src) matrix averaging source pixels by their overlap with each destination pixel (area interpolation along one axis)."
+    ("A (dst, src) matrix averaging source pixels by their overlap with each destination pixel "
+     "(area interpolation along one axis).")
     s = src / dst
     lo, hi = np.arange(dst)[:, None] * s, (np.arange(dst)[:, None] + 1) * s
     j = np.arange(src)[None, :]
@@ -79,7 +95,8 @@ def area_weights(src:int, dst:int) -> np.ndarray:
 
 # %% ../../nbs/envs/17_pixels.ipynb #fd8b41e5
 class AtariPreprocessing(gym.Wrapper):
-    "No-op resets, frame skip with a max over the last two frames, area resize to square grayscale frames; life loss as terminal and reward clipping (for training)."
+    ("No-op resets, frame skip with a max over the last two frames, area resize to square "
+     "grayscale frames; life loss as terminal and reward clipping (for training).")
     def __init__(self, env:gym.Env,  # an ALE env made with frameskip=1 and obs_type='grayscale'
                  noop_max:int=30,  # at most this many NOOPs after a reset (0: none)
                  frame_skip:int=4,  # emulator frames per action
@@ -89,67 +106,91 @@ class AtariPreprocessing(gym.Wrapper):
                 ):
         super().__init__(env)
         shape = env.observation_space.shape
-        if len(shape) != 2: raise ConfigError(f"AtariPreprocessing needs grayscale frames (obs_type='grayscale'), got observations of shape {shape}.")
-        for name, v, least in (('noop_max', noop_max, 0), ('frame_skip', frame_skip, 1), ('screen_size', screen_size, 1)):
-            if not isinstance(v, (int, np.integer)) or v < least: raise ConfigError(f"AtariPreprocessing: {name} must be an int >= {least}, got {v!r}.")
+        if len(shape) != 2:
+            raise ConfigError(f"AtariPreprocessing needs grayscale frames (obs_type='grayscale'), "
+                              f"got observations of shape {shape}.")
+        for name, v, least in (('noop_max', noop_max, 0), ('frame_skip', frame_skip, 1),
+                               ('screen_size', screen_size, 1)):
+            if not isinstance(v, (int, np.integer)) or v < least:
+                raise ConfigError(f"AtariPreprocessing: {name} must be an int >= {least}, got "
+                                  f"{v!r}.")
         meanings = env.unwrapped.get_action_meanings()
-        if noop_max and meanings[0] != 'NOOP': raise ConfigError(f"AtariPreprocessing: action 0 is {meanings[0]}, not NOOP; pass noop_max=0.")
+        if noop_max and meanings[0] != 'NOOP':
+            raise ConfigError(f"AtariPreprocessing: action 0 is {meanings[0]}, not NOOP; pass "
+                              f"noop_max=0.")
         self.noop_max, self.frame_skip = int(noop_max), int(frame_skip)
-        self.terminal_on_life_loss, self.clip_rewards = bool(terminal_on_life_loss), bool(clip_rewards)
-        self._wh, self._ww = area_weights(shape[0], screen_size), area_weights(shape[1], screen_size).T
+        self.terminal_on_life_loss = bool(terminal_on_life_loss)
+        self.clip_rewards = bool(clip_rewards)
+        self._wh = area_weights(shape[0], screen_size)
+        self._ww = area_weights(shape[1], screen_size).T
         self.observation_space = gym.spaces.Box(0, 255, (screen_size, screen_size), np.uint8)
         self._lives, self._game_over = 0, True
-        self.metadata = {**env.metadata, 'render_fps': 60 / self.frame_skip}  # the console's 60 frames per second, one rendered frame per agent step
+        # the console's 60 frames per second, one rendered frame per agent step
+        self.metadata = {**env.metadata, 'render_fps': 60 / self.frame_skip}
 
     def _resize(self, frame) -> np.ndarray:
         return np.rint(self._wh @ frame.astype(np.float32) @ self._ww).astype(np.uint8)
 
-    def reset(self, *, seed=None, options=None):
-        ale = self.env.unwrapped.ale
-        if self.terminal_on_life_loss and not self._game_over and seed is None:  # a life was lost: play on in the same game
+# %% ../../nbs/envs/17_pixels.ipynb #b2527496
+@patch_to(AtariPreprocessing)
+def reset(self, *, seed=None, options=None):
+    ale = self.env.unwrapped.ale
+    # a life was lost: play on in the same game
+    if self.terminal_on_life_loss and not self._game_over and seed is None:
+        frame, _, term, trunc, info = self.env.step(0)
+        if term or trunc: frame, info = self.env.reset(options=options)
+    else:
+        frame, info = self.env.reset(seed=seed, options=options)
+        for _ in range(self.np_random.integers(1, self.noop_max + 1) if self.noop_max else 0):
             frame, _, term, trunc, info = self.env.step(0)
             if term or trunc: frame, info = self.env.reset(options=options)
-        else:
-            frame, info = self.env.reset(seed=seed, options=options)
-            for _ in range(self.np_random.integers(1, self.noop_max + 1) if self.noop_max else 0):
-                frame, _, term, trunc, info = self.env.step(0)
-                if term or trunc: frame, info = self.env.reset(options=options)
-        self._lives, self._game_over = ale.lives(), False
-        return self._resize(frame), info
+    self._lives, self._game_over = ale.lives(), False
+    return self._resize(frame), info
 
-    def step(self, action):
-        total, last, prev = 0.0, None, None
-        term = trunc = False
-        for _ in range(self.frame_skip):
-            frame, r, term, trunc, info = self.env.step(action)
-            total += float(r); prev, last = last, frame
-            if term or trunc: break
-        self._game_over = term or trunc
-        frame = last if prev is None else np.maximum(prev, last)
-        lives = self.env.unwrapped.ale.lives()
-        if self.terminal_on_life_loss and 0 < lives < self._lives: term = True
-        self._lives = lives
-        return self._resize(frame), (float(np.sign(total)) if self.clip_rewards else total), term, trunc, info
+# %% ../../nbs/envs/17_pixels.ipynb #2d5b6262
+@patch_to(AtariPreprocessing)
+def step(self, action):
+    total, last, prev = 0.0, None, None
+    term = trunc = False
+    for _ in range(self.frame_skip):
+        frame, r, term, trunc, info = self.env.step(action)
+        total += float(r); prev, last = last, frame
+        if term or trunc: break
+    self._game_over = term or trunc
+    frame = last if prev is None else np.maximum(prev, last)
+    lives = self.env.unwrapped.ale.lives()
+    if self.terminal_on_life_loss and 0 < lives < self._lives: term = True
+    self._lives = lives
+    reward = float(np.sign(total)) if self.clip_rewards else total
+    return self._resize(frame), reward, term, trunc, info
 
 # %% ../../nbs/envs/17_pixels.ipynb #21b7967d
 class FrameStack(gym.ObservationWrapper):
-    "Stack the last `k` frames (2-D observations) of `env`, the first frame repeated after a reset; the space is `StackedFrames`."
+    ("Stack the last `k` frames (2-D observations) of `env`, the first frame repeated after a "
+     "reset; the space is `StackedFrames`.")
     def __init__(self, env:gym.Env, k:int=4,
-                 stack_axis:int=-1,  # -1: channels-last, `(height, width, k)`; 0: channels-first, `(k, height, width)`, as EnvPool stacks
+                 stack_axis:int=-1,  # -1: channels-last `(height, width, k)`; 0: `(k, height, ...)`
                 ):
         super().__init__(env)
         space = env.observation_space
         if not isinstance(space, gym.spaces.Box) or len(space.shape) != 2:
-            raise ConfigError(f"FrameStack needs 2-D frames (a Box of shape (height, width)), got {space}; make them grayscale first.")
-        if not isinstance(k, (int, np.integer)) or k < 1: raise ConfigError(f"FrameStack: k must be an int >= 1, got {k!r}.")
-        if stack_axis not in (0, -1): raise ConfigError(f"FrameStack: stack_axis must be -1 (last) or 0 (first), got {stack_axis!r}.")
+            raise ConfigError(f"FrameStack needs 2-D frames (a Box of shape (height, width)), got "
+                              f"{space}; make them grayscale first.")
+        if not isinstance(k, (int, np.integer)) or k < 1:
+            raise ConfigError(f"FrameStack: k must be an int >= 1, got {k!r}.")
+        if stack_axis not in (0, -1):
+            raise ConfigError(f"FrameStack: stack_axis must be -1 (last) or 0 (first), got "
+                              f"{stack_axis!r}.")
         self.k, self.stack_axis, self._frames = int(k), stack_axis, deque(maxlen=int(k))
-        low, high = (np.stack([np.asarray(b)] * self.k, stack_axis) for b in (space.low, space.high))
-        self.observation_space = StackedFrames(low, high, low.shape, space.dtype, stack_axis=stack_axis)
+        low, high = (np.stack([np.asarray(b)] * self.k, stack_axis)
+                     for b in (space.low, space.high))
+        self.observation_space = StackedFrames(low, high, low.shape, space.dtype,
+                                               stack_axis=stack_axis)
 
     def reset(self, *, seed=None, options=None):
         obs, info = self.env.reset(seed=seed, options=options)
-        self._frames.extend([np.array(obs)] * self.k)  # copies: an env may reuse its observation's array
+        # copies: an env may reuse its observation's array
+        self._frames.extend([np.array(obs)] * self.k)
         return np.stack(self._frames, self.stack_axis), info
 
     def observation(self, obs):
@@ -158,27 +199,31 @@ class FrameStack(gym.ObservationWrapper):
 
 # %% ../../nbs/envs/17_pixels.ipynb #ba7b3a62
 def make_atari(env_id:str,  # an ALE id, e.g. 'ALE/Pong-v5'
-               train:bool=True,  # training env: life loss is terminal and rewards are clipped (unless set below)
+               train:bool=True,  # training env: life loss is terminal, rewards clipped (by default)
                noop_max:int=30, frame_skip:int=4, screen_size:int=84, frame_stack:int=4,
                terminal_on_life_loss:bool|None=None,  # None: `train`
                clip_rewards:bool|None=None,  # None: `train`
-               stack_axis:int=-1,  # -1: stacks `(84, 84, 4)`; 0: `(4, 84, 84)`, as EnvPool gives them
-               **ale_kwargs,  # more `gym.make` arguments for the ALE env (repeat_action_probability, full_action_space, ...)
+               stack_axis:int=-1,  # -1: stacks `(84, 84, 4)`; 0: `(4, 84, 84)`, as EnvPool's
+               **ale_kwargs,  # more `gym.make` arguments (repeat_action_probability, ...)
               ) -> gym.Env:
-    "An Atari env with the DQN preprocessing: `AtariPreprocessing` then `FrameStack`, (84, 84, 4) uint8 stacked grayscale frames."
+    ("An Atari env with the DQN preprocessing: `AtariPreprocessing` then `FrameStack`, (84, 84, 4) "
+     "uint8 stacked grayscale frames.")
     try: import ale_py
     except ImportError as e: raise missing_dependency('ale_py', f"env id {env_id!r}", e) from None
     gym.register_envs(ale_py)
     env = gym.make(env_id, frameskip=1, obs_type='grayscale', **ale_kwargs)
-    env = AtariPreprocessing(env, noop_max, frame_skip, screen_size, train if terminal_on_life_loss is None else terminal_on_life_loss,
+    env = AtariPreprocessing(env, noop_max, frame_skip, screen_size,
+                             train if terminal_on_life_loss is None else terminal_on_life_loss,
                              train if clip_rewards is None else clip_rewards)
     return FrameStack(env, frame_stack, stack_axis)
 
 # %% ../../nbs/envs/17_pixels.ipynb #64450533
-MINATAR_MAX_STEPS = 10_000  # steps before a MinAtar episode is truncated (the games themselves set no limit)
+# steps before a MinAtar episode is truncated (the games themselves set no limit)
+MINATAR_MAX_STEPS = 10_000
 
 def pixel_env(env, train:bool=True):
-    "An `ALE/...` id as a factory of preprocessed Atari envs (`make_atari`); `MinAtar/...` ids registered, with episodes of at most `MINATAR_MAX_STEPS`; anything else as given."
+    ("An `ALE/...` id as a factory of preprocessed Atari envs (`make_atari`); `MinAtar/...` ids "
+     "registered, with episodes of at most `MINATAR_MAX_STEPS`; anything else as given.")
     if not isinstance(env, str): return env
     if env.startswith('ALE/'):
         try: import ale_py
@@ -190,7 +235,9 @@ def pixel_env(env, train:bool=True):
         try: import minatar.gym
         except ImportError as e: raise missing_dependency('minatar', f"env id {env!r}", e) from None
         minatar.gym.register_envs()
-    if env.startswith('MinAtar/'):  # every MinAtar id gets the cap (an unknown one fails where it is made)
+    # every MinAtar id gets the cap (an unknown one fails where it is made)
+    if env.startswith('MinAtar/'):
         for spec in gym.registry.values():
-            if spec.id.startswith('MinAtar/') and spec.max_episode_steps is None: spec.max_episode_steps = MINATAR_MAX_STEPS
+            if spec.id.startswith('MinAtar/') and spec.max_episode_steps is None:
+                spec.max_episode_steps = MINATAR_MAX_STEPS
     return env

@@ -25,7 +25,9 @@ from .thread import ThreadRunner
 from .process import ProcessRunner
 from .ray import RayRunner
 
-_all_ = ['EnvState', 'EnvCore', 'worker_seed', 'env_factory', 'action_checker', 'EnvWorker', 'SyncEnvWorker']  # the parts' names users import from here
+# the parts' names users import from here
+_all_ = ['EnvState', 'EnvCore', 'worker_seed', 'env_factory', 'action_checker', 'EnvWorker',
+         'SyncEnvWorker']
 
 # %% auto #0
 __all__ = ['AsyncEnvWorker', 'WorkerPool', 'SyncWorkerPool', 'AsyncWorkerPool', 'get_worker_pool', 'EnvState', 'EnvCore',
@@ -33,60 +35,76 @@ __all__ = ['AsyncEnvWorker', 'WorkerPool', 'SyncWorkerPool', 'AsyncWorkerPool', 
 
 # %% ../../nbs/envs/15_pool.ipynb #c083b073
 class AsyncEnvWorker(EnvWorker):
-    "Env worker stepping in its own thread, spawned process or Ray actor; awaited without blocking the event loop."
+    ("Env worker stepping in its own thread, spawned process or Ray actor; awaited without "
+     "blocking the event loop.")
     def __init__(self,
-                 env,  # `gym.Env`, `gym.vector.VectorEnv`, env id, or zero-argument factory (cloudpickled in process mode)
+                 env,  # `gym.Env`, `gym.vector.VectorEnv`, env id, or zero-argument factory
                  rank:int|None=None,  # index of this worker among `world_size`
                  world_size:int|None=None,  # number of workers sharing the base seed
-                 seed:int=0,  # base seed of the run; the worker's own seed is `worker_seed(seed, rank)`
-                 cleanup_time:float=5.0,  # seconds `cleanup` waits for the env to close before killing the process (or Ray actor)
-                 mode:Literal['thread', 'process', 'ray']='process',  # where the env steps ('ray': a Ray actor, the `ray` extra)
+                 seed:int=0,  # base seed of the run; the worker's seed is `worker_seed(seed, rank)`
+                 cleanup_time:float=5.0,  # seconds `cleanup` waits for the env before killing it
+                 mode:Literal['thread', 'process', 'ray']='process',  # where the env steps
                  daemon:bool=True,  # daemon thread / process (dies with the parent)
                  restart:bool=False,  # replace a failed env (or dead process) by a fresh one
                  max_restarts:int=3,  # restarts allowed before the worker fails for good
                  num_envs:int|None=None,  # with an env id: run a vector env of this many copies
-                 vectorization_mode:str|None=None,  # with `num_envs`: 'sync', 'async' or 'vector_entry_point'
-                 start_method:Literal['spawn', 'forkserver']='spawn',  # how process mode starts children (never fork)
+                 vectorization_mode:str|None=None,  # with `num_envs`: 'sync', 'async' or ...
+                 start_method:Literal['spawn', 'forkserver']='spawn',  # process mode: never fork
                  name:str|None=None,  # name used in errors (default `env-worker-{rank}/{mode}`)
-                 ray_options:dict|None=None,  # mode='ray': options of the Ray actor (`num_cpus`, `resources`, `scheduling_strategy`, ...)
-                 fixed_seed:bool=False,  # reset with `seed` itself, the first env and every replacement (evaluation), not a seed per rank and restart
+                 ray_options:dict|None=None,  # mode='ray': the Ray actor's options (num_cpus, ...)
+                 fixed_seed:bool=False,  # every env it starts resets with `seed` (evaluation)
                  **make_kwargs,  # passed to `gym.make` / `gym.make_vec`
                 ):
-        if mode not in ('thread', 'process', 'ray'): raise ConfigError(f"mode must be 'thread', 'process' or 'ray', got {mode!r}.")
+        if mode not in ('thread', 'process', 'ray'):
+            raise ConfigError(f"mode must be 'thread', 'process' or 'ray', got {mode!r}.")
         if ray_options is not None and not (mode == 'ray' and isinstance(ray_options, dict)):
-            raise ConfigError(f"ray_options must be a dict of Ray actor options, and applies to mode='ray' only; got {ray_options!r} with mode={mode!r}.")
-        if mode == 'ray': RayRunner.check_installed()  # a missing Ray fails here, saying how to install it
+            raise ConfigError(f"ray_options must be a dict of Ray actor options, and applies to "
+                              f"mode='ray' only; got {ray_options!r} with mode={mode!r}.")
+        # a missing Ray fails here, saying how to install it
+        if mode == 'ray': RayRunner.check_installed()
         if start_method not in ('spawn', 'forkserver'):
-            raise ConfigError(f"start_method must be 'spawn' or 'forkserver' (fork is unsafe once JAX runs), got {start_method!r}.")
-        if not cleanup_time >= 0: raise ConfigError(f"cleanup_time must be >= 0 seconds, got {cleanup_time!r}.")
-        self.mode, self.cleanup_time, self.daemon, self.start_method = mode, float(cleanup_time), daemon, start_method
+            raise ConfigError(f"start_method must be 'spawn' or 'forkserver' (fork is unsafe once "
+                              f"JAX runs), got {start_method!r}.")
+        if not cleanup_time >= 0:
+            raise ConfigError(f"cleanup_time must be >= 0 seconds, got {cleanup_time!r}.")
+        self.mode, self.cleanup_time = mode, float(cleanup_time)
+        self.daemon, self.start_method = daemon, start_method
         self.ray_options = dict(ray_options or {})
-        super().__init__(env, rank, world_size, seed, restart, max_restarts, num_envs, vectorization_mode, name, fixed_seed, **make_kwargs)
+        super().__init__(env, rank, world_size, seed, restart, max_restarts, num_envs,
+                         vectorization_mode, name, fixed_seed, **make_kwargs)
         self._runner, self._closing = None, []
         self._start_runner(0)
 
-    @property
-    def pid(self):
-        "Process id of the child that steps the env (mode='process'), else None."
-        r = self._runner
-        return r.proc.pid if isinstance(r, ProcessRunner) else None
+# %% ../../nbs/envs/15_pool.ipynb #793a3db1
+@patch_to(AsyncEnvWorker)
+@property
+def pid(self):
+    "Process id of the child that steps the env (mode='process'), else None."
+    r = self._runner
+    return r.proc.pid if isinstance(r, ProcessRunner) else None
 
-    @property
-    def ray_actor(self):
-        "Handle of the Ray actor that steps the env (mode='ray', once created), else None."
-        r = self._runner
-        return r.actor if isinstance(r, RayRunner) else None
+@patch_to(AsyncEnvWorker)
+@property
+def ray_actor(self):
+    "Handle of the Ray actor that steps the env (mode='ray', once created), else None."
+    r = self._runner
+    return r.actor if isinstance(r, RayRunner) else None
 
 # %% ../../nbs/envs/15_pool.ipynb #537ce4a9
 @patch_to(AsyncEnvWorker)
 def _start_runner(self, episode_start):
-    self._reap()  # release what earlier runners left (a replaced runner is reaped here, not only at close)
+    # release what earlier runners left (a replaced runner is reaped here, not only at close)
+    self._reap()
     seed = self.env_seed()
     self._inflight, self._last_cmd, self._sent_at = True, 'start', time.monotonic()
     report, name = self._on_runner, self.name
-    if self.mode == 'thread': self._runner = ThreadRunner(report, name, self._factory, seed, episode_start, self.daemon)
-    elif self.mode == 'process': self._runner = ProcessRunner(report, name, self._factory, seed, episode_start, self.daemon, self.start_method)
-    else: self._runner = RayRunner(report, name, self._factory, seed, episode_start, self.ray_options)
+    if self.mode == 'thread':
+        self._runner = ThreadRunner(report, name, self._factory, seed, episode_start, self.daemon)
+    elif self.mode == 'process':
+        self._runner = ProcessRunner(report, name, self._factory, seed, episode_start, self.daemon,
+                                     self.start_method)
+    else:
+        self._runner = RayRunner(report, name, self._factory, seed, episode_start, self.ray_options)
     if self._loop is not None: self._runner.attach(self._loop)
 
 @patch_to(AsyncEnvWorker)
@@ -94,9 +112,11 @@ def _stop_runner(self):
     r, self._runner = self._runner, None
     if r is not None:
         r.close_nowait()
-        # a process or Ray actor is killed now; a thread cannot be, but it ends by itself once its env failed or got 'C'
+        # a process or Ray actor is killed now; a thread cannot be, but it ends by itself once its
+        # env failed or got 'C'
         self._closing.append((r, time.monotonic() + (1.0 if r.kill() else self.cleanup_time)))
 
+# %% ../../nbs/envs/15_pool.ipynb #f9434244
 @patch_to(AsyncEnvWorker)
 def _on_runner(self, runner, item):
     if runner is not self._runner: return  # a replaced or closing runner: ignore
@@ -117,7 +137,9 @@ def attach(self, loop):
 def send_action(self, action):
     if action.__class__ is not str and not (self._inflight or self._closed or self._failed):
         a = self._check(action)
-        self._inflight, self._last_cmd, self._sent_at, self._fresh = True, 'step', time.monotonic(), False  # an untaken state is superseded
+        # an untaken state is superseded
+        self._inflight, self._last_cmd, self._sent_at = True, 'step', time.monotonic()
+        self._fresh = False
         self._runner.step(a)
         return
     self._refuse(action)
@@ -126,20 +148,25 @@ def send_action(self, action):
     self._fresh = False
     self._runner.reset()
 
+# %% ../../nbs/envs/15_pool.ipynb #9853b509
 @patch_to(AsyncEnvWorker)
 async def get_state(self, timeout=None):
     loop = asyncio.get_running_loop()
     if self._loop is not loop: self.attach(loop)
     if self._inflight:
-        if self._waiter is not None: raise EnvWorkerError("another coroutine is already awaiting this worker's state.", worker=self.name)
+        if self._waiter is not None:
+            raise EnvWorkerError("another coroutine is already awaiting this worker's state.",
+                                 worker=self.name)
         self._waiter = loop.create_future()
         try:
             if timeout is None: await self._waiter
             else: await asyncio.wait_for(self._waiter, timeout)
         except TimeoutError:
-            raise TimeoutError(f"[{self.name}] no state within {timeout} s: its env is still busy with {self._last_cmd} "
-                               f"(sent {time.monotonic() - self._sent_at:.1f} s ago) and may hang. Await again with a longer "
-                               f"timeout, or close the worker (cleanup kills it after cleanup_time).") from None
+            raise TimeoutError(f"[{self.name}] no state within {timeout} s: its env is still busy "
+                               f"with {self._last_cmd} "
+                               f"(sent {time.monotonic() - self._sent_at:.1f} s ago) and may hang. "
+                               f"Await again with a longer timeout, or close the worker (cleanup "
+                               f"kills it after cleanup_time).") from None
         finally: self._waiter = None
     return self._take()
 
@@ -155,21 +182,26 @@ def close_nowait(self):
         self._closing.append((r, time.monotonic() + self.cleanup_time))
     if self._waiter is not None and not self._waiter.done(): self._waiter.set_result(None)
 
+# %% ../../nbs/envs/15_pool.ipynb #5bba728c
 @patch_to(AsyncEnvWorker)
 def _reap(self) -> bool:
-    "One pass over closing runners: release the finished ones, kill the overdue ones. True when none is left."
+    ("One pass over closing runners: release the finished ones, kill the overdue ones. True when "
+     "none is left.")
     now, left = time.monotonic(), []
     for r, deadline in self._closing:
         if r.finished(): r.release()
         elif now >= deadline:
             if r.kill(): left.append((r, now + 1.0))
             else:
-                warnings.warn(f"[{self.name}] its thread did not finish within cleanup_time={self.cleanup_time} s; "
-                              f"a thread cannot be killed, so it is abandoned (daemon={self.daemon}). Use mode='process' for envs that can hang.")
+                warnings.warn(f"[{self.name}] its thread did not finish within "
+                              f"cleanup_time={self.cleanup_time} s; a thread cannot be killed, so "
+                              f"it is abandoned (daemon={self.daemon}). Use mode='process' for "
+                              f"envs that can hang.")
         else: left.append((r, deadline))
     self._closing = left
     return not left
 
+# %% ../../nbs/envs/15_pool.ipynb #4642e1ee
 @patch_to(AsyncEnvWorker)
 def cleanup(self):
     self.close_nowait()
@@ -182,93 +214,118 @@ async def aclose(self):
 
 # %% ../../nbs/envs/15_pool.ipynb #c3d5ec56
 class WorkerPool(abc.ABC):
-    "A set of env workers driven from one coroutine: `await get_state() -> (state, worker_id)`, `send_action(action, worker_id)`."
+    ("A set of env workers driven from one coroutine: `await get_state() -> (state, worker_id)`, "
+     "`send_action(action, worker_id)`.")
     def __init__(self, workers:Sequence[EnvWorker]):
         workers = list(workers)
         if not workers: raise ConfigError("a worker pool needs at least one worker, got none.")
         bad = sorted({type(w).__name__ for w in workers if not isinstance(w, EnvWorker)})
-        if bad: raise ConfigError(f"a worker pool takes EnvWorker instances, got {bad}; build them with e.g. AsyncEnvWorker.from_environment(env, n).")
-        if len({id(w) for w in workers}) != len(workers): raise ConfigError("the same worker appears more than once in the pool.")
+        if bad:
+            raise ConfigError(f"a worker pool takes EnvWorker instances, got {bad}; build them "
+                              f"with e.g. AsyncEnvWorker.from_environment(env, n).")
+        if len({id(w) for w in workers}) != len(workers):
+            raise ConfigError("the same worker appears more than once in the pool.")
         self.workers = workers
-        self._send, self._takes, self._n = [w.send_action for w in workers], [w.take_state for w in workers], len(workers)
+        self._send, self._takes = [w.send_action for w in workers], [w.take_state for w in workers]
+        self._n = len(workers)
 
     @abc.abstractmethod
     async def get_state(self, timeout:float|None=None) -> tuple[EnvState, int]:
         "The next state and the id of the worker it comes from."
-
-    def send_action(self, action, worker_id:int):
-        "Send `action` (or 'reset' / 'close') to worker `worker_id`."
-        if worker_id.__class__ is int and 0 <= worker_id < self._n: return self._send[worker_id](action)
-        if not isinstance(worker_id, (int, np.integer)) or isinstance(worker_id, (bool, np.bool_)) or not 0 <= worker_id < self._n:
-            raise IndexError(f"worker_id must be an int in [0, {self._n}), got {worker_id!r}.")
-        self._send[int(worker_id)](action)
-
-    async def reset(self):
-        "Reset every worker: steps in flight finish first (their states are dropped), then each worker starts new episodes."
-        for w in self.workers:
-            if w.in_flight: await w.get_state()
-        for w in self.workers: w.drop_state()
-        self._clear()
-        for w in self.workers: w.send_action('reset')
-
-    def _clear(self): pass
 
     @classmethod
     def from_workers(cls, workers:Sequence[EnvWorker]) -> WorkerPool:
         "A pool over `workers`."
         return cls(workers)
 
-    @property
-    def num_envs(self) -> int:
-        "Total env copies over all workers (known once every worker reported its first state)."
-        return sum(w.num_envs or 0 for w in self.workers)
-
     def __len__(self): return len(self.workers)
     def __repr__(self): return f"{type(self).__name__}({self.workers})"
-
-    def cleanup(self):
-        "Close every worker, blocking (at most about the largest `cleanup_time`)."
-        for w in self.workers: w.close_nowait()
-        for w in self.workers: w.cleanup()
-
-    async def aclose(self):
-        "Close every worker without blocking the event loop; falls back to `cleanup` if interrupted."
-        try:
-            for w in self.workers: w.close_nowait()
-            for w in self.workers: await w.aclose()
-        except BaseException:
-            self.cleanup()
-            raise
-
     async def __aenter__(self): return self
     async def __aexit__(self, *exc): await self.aclose()
     def __enter__(self): return self
     def __exit__(self, *exc): self.cleanup()
 
+# %% ../../nbs/envs/15_pool.ipynb #86f881c0
+@patch_to(WorkerPool)
+def send_action(self, action, worker_id:int):
+    "Send `action` (or 'reset' / 'close') to worker `worker_id`."
+    if worker_id.__class__ is int and 0 <= worker_id < self._n:
+        return self._send[worker_id](action)
+    if (not isinstance(worker_id, (int, np.integer)) or isinstance(worker_id, (bool, np.bool_))
+            or not 0 <= worker_id < self._n):
+        raise IndexError(f"worker_id must be an int in [0, {self._n}), got {worker_id!r}.")
+    self._send[int(worker_id)](action)
+
+# %% ../../nbs/envs/15_pool.ipynb #0cfb13a2
+@patch_to(WorkerPool)
+async def reset(self):
+    ("Reset every worker: steps in flight finish first (their states are dropped), then each "
+     "worker starts new episodes.")
+    for w in self.workers:
+        if w.in_flight: await w.get_state()
+    for w in self.workers: w.drop_state()
+    self._clear()
+    for w in self.workers: w.send_action('reset')
+
+# %% ../../nbs/envs/15_pool.ipynb #9bdbbc84
+@patch_to(WorkerPool)
+def _clear(self): pass
+
+# %% ../../nbs/envs/15_pool.ipynb #b1f92e36
+@patch_to(WorkerPool)
+@property
+def num_envs(self) -> int:
+    "Total env copies over all workers (known once every worker reported its first state)."
+    return sum(w.num_envs or 0 for w in self.workers)
+
+# %% ../../nbs/envs/15_pool.ipynb #1e4fb0d2
+@patch_to(WorkerPool)
+def cleanup(self):
+    "Close every worker, blocking (at most about the largest `cleanup_time`)."
+    for w in self.workers: w.close_nowait()
+    for w in self.workers: w.cleanup()
+
+# %% ../../nbs/envs/15_pool.ipynb #f2bdaf41
+@patch_to(WorkerPool)
+async def aclose(self):
+    "Close every worker without blocking the event loop; falls back to `cleanup` if interrupted."
+    try:
+        for w in self.workers: w.close_nowait()
+        for w in self.workers: await w.aclose()
+    except BaseException:
+        self.cleanup()
+        raise
+
 # %% ../../nbs/envs/15_pool.ipynb #8f015857
 class SyncWorkerPool(WorkerPool):
-    "Pool visiting workers in a fixed round-robin order (deterministic; sync workers step in the caller)."
+    ("Pool visiting workers in a fixed round-robin order (deterministic; sync workers step in the "
+     "caller).")
     def __init__(self, workers):
         super().__init__(workers)
-        self._cursor, self._next = 0, [(i + 1) % len(self.workers) for i in range(len(self.workers))]
+        self._cursor = 0
+        self._next = [(i + 1) % len(self.workers) for i in range(len(self.workers))]
 
     async def get_state(self, timeout=None):
         i = self._cursor
         self._cursor = self._next[i]  # before a failure that waits is raised, as `_search` does
         st = self._takes[i]()
-        if st is not None: return st, i  # the common case: the next worker in turn has its state ready
+        # the common case: the next worker in turn has its state ready
+        if st is not None: return st, i
         self._cursor = i
         return await self._search(timeout)
 
-    async def _search(self, timeout):
-        ws, n = self.workers, len(self.workers)
-        for _ in range(n):
-            i = self._cursor
-            self._cursor = i + 1 if i + 1 < n else 0
-            w = ws[i]
-            if w.has_state: return w.take_state(), i
-            if w.in_flight: return await w.get_state(timeout), i
-        raise EnvWorkerError("no worker has a state to report or an action in flight: send_action(action, worker_id) first.")
+# %% ../../nbs/envs/15_pool.ipynb #88f09412
+@patch_to(SyncWorkerPool)
+async def _search(self, timeout):
+    ws, n = self.workers, len(self.workers)
+    for _ in range(n):
+        i = self._cursor
+        self._cursor = i + 1 if i + 1 < n else 0
+        w = ws[i]
+        if w.has_state: return w.take_state(), i
+        if w.in_flight: return await w.get_state(timeout), i
+    raise EnvWorkerError("no worker has a state to report or an action in flight: "
+                         "send_action(action, worker_id) first.")
 
 # %% ../../nbs/envs/15_pool.ipynb #58de0480
 class AsyncWorkerPool(WorkerPool):
@@ -277,7 +334,8 @@ class AsyncWorkerPool(WorkerPool):
         super().__init__(workers)
         self._ready, self._waiter, self._loop = collections.deque(), None, None
         for i, w in enumerate(self.workers):
-            if w.listener is not None: raise ConfigError(f"worker {w.name} already belongs to another async pool.")
+            if w.listener is not None:
+                raise ConfigError(f"worker {w.name} already belongs to another async pool.")
             w.listener = functools.partial(self._on_ready, i)
             if w.has_state: self._ready.append(i)
 
@@ -287,39 +345,45 @@ class AsyncWorkerPool(WorkerPool):
 
     def _clear(self): self._ready.clear()
 
-    async def get_state(self, timeout=None):
-        loop = asyncio.get_running_loop()
-        if loop is not self._loop:
-            self._loop = loop
-            for w in self.workers: w.attach(loop)
-        deadline = None if timeout is None else loop.time() + timeout
-        ready, ws, takes = self._ready, self.workers, self._takes
-        while True:
-            while ready:
-                i = ready.popleft()
-                st = takes[i]()  # the state that waits, or None (taken since it was reported ready)
-                if st is not None: return st, i
-            if not any(w.in_flight for w in ws):
-                raise EnvWorkerError("no worker has a state to report or an action in flight: send_action(action, worker_id) first.")
-            self._waiter = loop.create_future()
-            try:
-                if deadline is None: await self._waiter
-                else: await asyncio.wait_for(self._waiter, max(0.0, deadline - loop.time()))
-            except TimeoutError:
-                busy = ', '.join(f"{w.name} ({b[0]} sent {b[1]:.1f} s ago)" for w in ws if (b := w.busy) is not None)
-                raise TimeoutError(f"no env worker reported within {timeout} s; still busy: {busy}. Those envs may hang: "
-                                   f"close the pool (cleanup kills hung processes after cleanup_time) or raise the timeout.") from None
-            finally: self._waiter = None
-
     def cleanup(self):
         super().cleanup()
         self._ready.clear()
 
+# %% ../../nbs/envs/15_pool.ipynb #d9cac297
+@patch_to(AsyncWorkerPool)
+async def get_state(self, timeout=None):
+    loop = asyncio.get_running_loop()
+    if loop is not self._loop:
+        self._loop = loop
+        for w in self.workers: w.attach(loop)
+    deadline = None if timeout is None else loop.time() + timeout
+    ready, ws, takes = self._ready, self.workers, self._takes
+    while True:
+        while ready:
+            i = ready.popleft()
+            st = takes[i]()  # the state that waits, or None (taken since it was reported ready)
+            if st is not None: return st, i
+        if not any(w.in_flight for w in ws):
+            raise EnvWorkerError("no worker has a state to report or an action in flight: "
+                                 "send_action(action, worker_id) first.")
+        self._waiter = loop.create_future()
+        try:
+            if deadline is None: await self._waiter
+            else: await asyncio.wait_for(self._waiter, max(0.0, deadline - loop.time()))
+        except TimeoutError:
+            busy = ', '.join(f"{w.name} ({b[0]} sent {b[1]:.1f} s ago)"
+                             for w in ws if (b := w.busy) is not None)
+            raise TimeoutError(f"no env worker reported within {timeout} s; still busy: "
+                               f"{busy}. Those envs may hang: close the pool (cleanup kills hung "
+                               f"processes after cleanup_time) or raise the timeout.") from None
+        finally: self._waiter = None
+
 # %% ../../nbs/envs/15_pool.ipynb #17b2f215
 def get_worker_pool(workers:Sequence[EnvWorker],  # the workers to drive
-                    force_sync:bool=False,  # use the deterministic round-robin pool even for async workers
+                    force_sync:bool=False,  # the round-robin pool even for async workers
                    ) -> WorkerPool:
     "A `SyncWorkerPool` when every worker is sync (or `force_sync`), else an `AsyncWorkerPool`."
     workers = list(workers)
-    if force_sync or all(isinstance(w, SyncEnvWorker) for w in workers): return SyncWorkerPool(workers)
+    if force_sync or all(isinstance(w, SyncEnvWorker) for w in workers):
+        return SyncWorkerPool(workers)
     return AsyncWorkerPool(workers)

@@ -30,10 +30,12 @@ __all__ = ['ProcessRunner']
 
 # %% ../../nbs/envs/13_process.ipynb #a3d72d3a
 def _shm_layout(describe:dict, obs_spec, act_spec):
-    "Byte layout `{field: (offset, shape, dtype)}` of the shared-memory block for one worker, and its size."
+    ("Byte layout `{field: (offset, shape, dtype)}` of the shared-memory block for one worker, and "
+     "its size.")
     lead = (describe['num_envs'],) if describe['vector'] else ()
-    fields = dict(reward=(lead, np.float64), terminated=(lead, np.bool_), truncated=(lead, np.bool_),
-                  first=(lead, np.bool_), episode=(lead, np.int64), step=(lead, np.int64))
+    fields = dict(reward=(lead, np.float64), terminated=(lead, np.bool_),
+                  truncated=(lead, np.bool_), first=(lead, np.bool_), episode=(lead, np.int64),
+                  step=(lead, np.int64))
     if obs_spec is not None:
         fields['obs'] = (lead + obs_spec[0], obs_spec[1]); fields['final_obs'] = fields['obs']
     if act_spec is not None: fields['action'] = act_spec
@@ -45,21 +47,26 @@ def _shm_layout(describe:dict, obs_spec, act_spec):
         off += int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     return layout, max(off, 16)
 
+# %% ../../nbs/envs/13_process.ipynb #f428757e
 def _shm_views(buf, layout):
     "Numpy views on a shared-memory buffer for a layout from `_shm_layout`."
-    return {k: np.ndarray(shape, np.dtype(dt), buffer=buf, offset=off) for k, (off, shape, dt) in layout.items()}
+    return {k: np.ndarray(shape, np.dtype(dt), buffer=buf, offset=off)
+            for k, (off, shape, dt) in layout.items()}
 
 # %% ../../nbs/envs/13_process.ipynb #f31ae07f
 def _write_state(views, st:EnvState):
     extra = {}
-    for k in ('reward', 'terminated', 'truncated', 'first', 'episode', 'step'): views[k][...] = getattr(st, k)
+    for k in ('reward', 'terminated', 'truncated', 'first', 'episode', 'step'):
+        views[k][...] = getattr(st, k)
     if 'obs' in views: views['obs'][...] = st.obs; views['final_obs'][...] = st.final_obs
     else: extra['obs'], extra['final_obs'] = st.obs, st.final_obs
     if st.info: extra['info'] = st.info
     return b'S' + pickle.dumps(extra, protocol=pickle.HIGHEST_PROTOCOL) if extra else b'S'
 
+# %% ../../nbs/envs/13_process.ipynb #410b2130
 def _child_main(conn, payload:bytes):
-    "Entry point of a worker process: build the env from the cloudpickled payload and serve commands on `conn`."
+    ("Entry point of a worker process: build the env from the cloudpickled payload and serve "
+     "commands on `conn`.")
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     core, shm = None, None
     try:
@@ -75,7 +82,9 @@ def _child_main(conn, payload:bytes):
         while True:
             msg = conn.recv_bytes()
             cmd = msg[:1]
-            if cmd == b'A': st = core.step(views['action'].copy() if views['action'].ndim else views['action'][()])
+            if cmd == b'A':
+                a = views['action']
+                st = core.step(a.copy() if a.ndim else a[()])
             elif cmd == b'P': st = core.step(pickle.loads(msg[1:]))
             elif cmd == b'R': st = core.reset()
             elif cmd == b'C': return
@@ -83,7 +92,9 @@ def _child_main(conn, payload:bytes):
             conn.send_bytes(_write_state(views, st))
     except (EOFError, BrokenPipeError): return  # the parent went away: nothing left to report to
     except BaseException as e:
-        try: conn.send_bytes(b'E' + pickle.dumps((f"{type(e).__name__}: {e}", traceback.format_exc())))
+        try:
+            conn.send_bytes(b'E' + pickle.dumps((f"{type(e).__name__}: {e}",
+                                                 traceback.format_exc())))
         except Exception: pass
     finally:
         views = None
@@ -98,12 +109,14 @@ def _child_main(conn, payload:bytes):
 
 # %% ../../nbs/envs/13_process.ipynb #762f3221
 _by_value_lock = threading.Lock()
-_BY_VALUE = ('rlnb.envs.core', __name__)  # the modules whose code a child receives by value
+_BY_VALUE = ('rlnb.envs.checks', 'rlnb.envs.core', __name__)  # the modules a child gets by value
 
 def _dumps_by_value(obj) -> bytes:
-    "cloudpickle `obj`, with the functions and classes of `_BY_VALUE` pickled by value (so loading imports no rlnb env module)."
+    ("cloudpickle `obj`, with the functions and classes of `_BY_VALUE` pickled by value (so "
+     "loading imports no rlnb env module).")
     # a notebook's namespace (`__main__`) is pickled by value anyway
-    mods = [m for m in map(sys.modules.get, _BY_VALUE) if m is not None and m.__name__ != '__main__']
+    mods = [m for m in map(sys.modules.get, _BY_VALUE)
+            if m is not None and m.__name__ != '__main__']
     with _by_value_lock:
         for m in mods: cloudpickle.register_pickle_by_value(m)
         try: return cloudpickle.dumps(obj)
@@ -120,10 +133,12 @@ class _ByValue:
 def _array_spec(space):
     "(shape, dtype) of a space whose elements are single numpy arrays, else None (sent by pickle)."
     if isinstance(space, gym.spaces.Box): return tuple(space.shape), np.dtype(space.dtype)
-    if isinstance(space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete)): return tuple(space.shape), np.dtype(np.int64)
+    if isinstance(space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete)):
+        return tuple(space.shape), np.dtype(np.int64)
     if isinstance(space, gym.spaces.MultiBinary): return tuple(space.shape), np.dtype(np.int8)
     return None
 
+# %% ../../nbs/envs/13_process.ipynb #11021dc9
 def _exit_text(code):
     if code is None: return "still running"
     if code < 0:
@@ -132,7 +147,8 @@ def _exit_text(code):
     return f"exit code {code}"
 
 def _release_process(proc, conn, shm_box):
-    "Kill `proc` if it still runs, reap it, close the pipe and unlink the shared memory (idempotent; also the finalizer)."
+    ("Kill `proc` if it still runs, reap it, close the pipe and unlink the shared memory "
+     "(idempotent; also the finalizer).")
     try:
         if proc.is_alive(): proc.kill()
         proc.join(1.0)
@@ -147,11 +163,13 @@ def _release_process(proc, conn, shm_box):
         except Exception: pass
 
 # %% ../../nbs/envs/13_process.ipynb #03a4b11c
-_CHILD_THREADS = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS')  # BLAS / OpenMP pools of an env process: one thread each
+# BLAS / OpenMP pools of an env process: one thread each
+_CHILD_THREADS = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS')
 _environ_lock = threading.Lock()
 
 def _start_child(proc):
-    "Start `proc` with `_CHILD_THREADS` set to 1 in the environment it inherits (those the user set are kept)."
+    ("Start `proc` with `_CHILD_THREADS` set to 1 in the environment it inherits (those the user "
+     "set are kept).")
     with _environ_lock:
         added = [k for k in _CHILD_THREADS if k not in os.environ]
         for k in added: os.environ[k] = '1'
@@ -161,11 +179,13 @@ def _start_child(proc):
 
 # %% ../../nbs/envs/13_process.ipynb #b8bcf00f
 def _main_guard_hint() -> str:
-    "Why a child exits with code 1 before it says hello, when the main module is a script: it builds and trains at module level."
+    ("Why a child exits with code 1 before it says hello, when the main module is a script: it "
+     "builds and trains at module level.")
     path = getattr(sys.modules.get('__main__'), '__file__', None)
     if not path: return ''  # a notebook or an interactive shell: the child does not import it
-    return (f" before it started its env. A spawned child imports the main module ({path}) first, so a script that starts "
-            "process actors must build and train under `if __name__ == '__main__':`, as multiprocessing needs; or use actor_mode='thread'")
+    return (f" before it started its env. A spawned child imports the main module ({path}) first, "
+            f"so a script that starts process actors must build and train under "
+            "`if __name__ == '__main__':`, as multiprocessing needs; or use actor_mode='thread'")
 
 # %% ../../nbs/envs/13_process.ipynb #541ee38b
 class ProcessRunner(EnvRunner):
@@ -177,54 +197,66 @@ class ProcessRunner(EnvRunner):
                  seed:int|None,  # seed of the env's first reset
                  episode_start:int,  # index of the first episode (continues after a restart)
                  daemon:bool,  # a daemon process (ended when the parent exits)
-                 start_method:str,  # 'spawn' or 'forkserver' (never 'fork': a forked copy of a process running JAX can deadlock)
+                 start_method:str,  # 'spawn' or 'forkserver' (never 'fork': it can deadlock JAX)
                 ):
         super().__init__(report, name)
         ctx = mp.get_context(start_method)
         main = sys.modules.get('__main__')
-        if main is not None and not hasattr(main, '__spec__'): main.__spec__ = None  # some interactive shells' main modules lack it, and spawn reads it
+        # some interactive shells' main modules lack it, and spawn reads it
+        if main is not None and not hasattr(main, '__spec__'): main.__spec__ = None
         self.views, self._shm = None, []
         self.conn, child_conn = ctx.Pipe(duplex=True)
         payload = _dumps_by_value((factory, seed, episode_start))
-        self.proc = ctx.Process(target=_ByValue(_child_main), args=(child_conn, payload), name=f"rlnb-{name}", daemon=daemon)
+        self.proc = ctx.Process(target=_ByValue(_child_main), args=(child_conn, payload),
+                                name=f"rlnb-{name}", daemon=daemon)
         _start_child(self.proc)
         child_conn.close()
         self._finalizer = weakref.finalize(self, _release_process, self.proc, self.conn, self._shm)
 
-    def attach(self, loop):
-        if self._loop is loop or self.conn.closed: return
+# %% ../../nbs/envs/13_process.ipynb #61af30da
+@patch_to(ProcessRunner)
+def attach(self, loop):
+    if self._loop is loop or self.conn.closed: return
+    self._detach()
+    self._loop = loop
+    loop.add_reader(self.conn.fileno(), self._on_readable)
+
+@patch_to(ProcessRunner)
+def _detach(self):
+    loop, self._loop = self._loop, None
+    if loop is not None and not loop.is_closed() and not self.conn.closed:
+        try: loop.remove_reader(self.conn.fileno())
+        except Exception: pass
+
+# %% ../../nbs/envs/13_process.ipynb #67971c52
+@patch_to(ProcessRunner)
+def _on_readable(self):
+    try: msg = self.conn.recv_bytes()
+    except (EOFError, OSError):
+        loop = self._loop
         self._detach()
-        self._loop = loop
-        loop.add_reader(self.conn.fileno(), self._on_readable)
+        return self._wait_exit(loop, time.monotonic() + 2.0)
+    tag = msg[:1]
+    if tag == b'S': item = ('S', self._read(msg))
+    elif tag == b'H':
+        d = pickle.loads(msg[1:])
+        self._setup(d)
+        item = ('H', d)
+    else: item = ('E', pickle.loads(msg[1:]))
+    self.report(self, item)
 
-    def _detach(self):
-        loop, self._loop = self._loop, None
-        if loop is not None and not loop.is_closed() and not self.conn.closed:
-            try: loop.remove_reader(self.conn.fileno())
-            except Exception: pass
-
-    def _on_readable(self):
-        try: msg = self.conn.recv_bytes()
-        except (EOFError, OSError):
-            loop = self._loop
-            self._detach()
-            return self._wait_exit(loop, time.monotonic() + 2.0)
-        tag = msg[:1]
-        if tag == b'S': item = ('S', self._read(msg))
-        elif tag == b'H':
-            d = pickle.loads(msg[1:])
-            self._setup(d)
-            item = ('H', d)
-        else: item = ('E', pickle.loads(msg[1:]))
-        self.report(self, item)
-
-    def _wait_exit(self, loop, deadline):
-        "The pipe closed: poll (by timer, never blocking) until the exit code is known, then report."
-        if self.proc.exitcode is None and time.monotonic() < deadline and loop is not None and not loop.is_closed():
-            loop.call_later(0.005, self._wait_exit, loop, deadline); return
-        msg = f"worker process (pid {self.proc.pid}) died without reporting an error ({_exit_text(self.proc.exitcode)})"
-        hint = _main_guard_hint() if self.views is None and self.proc.exitcode == 1 else ''
-        self.report(self, ('E', (msg + hint, None, not hint)))  # a child that cannot even import the script fails the same way again: no restart
+# %% ../../nbs/envs/13_process.ipynb #f0b6641f
+@patch_to(ProcessRunner)
+def _wait_exit(self, loop, deadline):
+    "The pipe closed: poll (by timer, never blocking) until the exit code is known, then report."
+    if (self.proc.exitcode is None and time.monotonic() < deadline and loop is not None
+            and not loop.is_closed()):
+        loop.call_later(0.005, self._wait_exit, loop, deadline); return
+    msg = (f"worker process (pid {self.proc.pid}) died without reporting an error "
+           f"({_exit_text(self.proc.exitcode)})")
+    hint = _main_guard_hint() if self.views is None and self.proc.exitcode == 1 else ''
+    # a child that cannot even import the script fails the same way again: no restart
+    self.report(self, ('E', (msg + hint, None, not hint)))
 
 # %% ../../nbs/envs/13_process.ipynb #d0643b2f
 @patch_to(ProcessRunner)
@@ -237,6 +269,7 @@ def _setup(self, d):
     self.vector, self.pickle_action = d['vector'], act_spec is None
     self._send(b'L' + pickle.dumps((shm.name, layout)))
 
+# %% ../../nbs/envs/13_process.ipynb #da44059c
 @patch_to(ProcessRunner)
 def _read(self, msg) -> EnvState:
     v = self.views
@@ -247,18 +280,20 @@ def _read(self, msg) -> EnvState:
         obs, final = (obs.copy(), final.copy()) if obs.ndim else (obs[()], final[()])
     else: obs, final = extra['obs'], extra['final_obs']
     if self.vector:
-        return EnvState(obs, v['reward'].copy(), v['terminated'].copy(), v['truncated'].copy(), info,
-                        v['episode'].copy(), v['step'].copy(), v['first'].copy(), final)
+        return EnvState(obs, v['reward'].copy(), v['terminated'].copy(), v['truncated'].copy(),
+                        info, v['episode'].copy(), v['step'].copy(), v['first'].copy(), final)
     return EnvState(obs, float(v['reward']), bool(v['terminated']), bool(v['truncated']), info,
                     int(v['episode']), int(v['step']), bool(v['first']), final)
 
 # %% ../../nbs/envs/13_process.ipynb #40022d5e
 @patch_to(ProcessRunner)
 def _send(self, msg):
-    "A command to the child. A child that has died closed the pipe: the send is dropped, and the pipe's end of file, seen by the reader, reports the death to the worker."
+    ("A command to the child. A child that has died closed the pipe: the send is dropped, and the "
+     "pipe's end of file, seen by the reader, reports the death to the worker.")
     try: self.conn.send_bytes(msg)
     except (BrokenPipeError, ConnectionResetError): pass
 
+# %% ../../nbs/envs/13_process.ipynb #b54381c4
 @patch_to(ProcessRunner)
 def step(self, a):
     if self.pickle_action: self._send(b'P' + pickle.dumps(a))
@@ -266,24 +301,29 @@ def step(self, a):
         self.views['action'][...] = a
         self._send(b'A')
 
+# %% ../../nbs/envs/13_process.ipynb #718735b7
 @patch_to(ProcessRunner)
 def reset(self): self._send(b'R')
 
+# %% ../../nbs/envs/13_process.ipynb #17e8c1c4
 @patch_to(ProcessRunner)
 def close_nowait(self):
     self._detach()
     try: self.conn.send_bytes(b'C')
     except (OSError, ValueError): pass
 
+# %% ../../nbs/envs/13_process.ipynb #b643f84d
 @patch_to(ProcessRunner)
 def finished(self): return not self.proc.is_alive()
 
+# %% ../../nbs/envs/13_process.ipynb #383ddea8
 @patch_to(ProcessRunner)
 def kill(self):
     try: self.proc.kill()
     except Exception: pass
     return True
 
+# %% ../../nbs/envs/13_process.ipynb #5e8ccf69
 @patch_to(ProcessRunner)
 def release(self):
     self._detach()

@@ -21,17 +21,21 @@ from .core import EnvCore, EnvRunner, EnvState, missing_dependency
 __all__ = ['RayRunner']
 
 # %% ../../nbs/envs/14_ray.ipynb #f2c6fe12
-_ray_lock = threading.Lock()
-_ray_up = None  # future of the local Ray instance that rlnb started (None: it started none)
-
 def _import_ray():
     "The `ray` module, or a `MissingDependencyError` (a `ConfigError`) saying how to install it."
     try: import ray
-    except ImportError as e: raise missing_dependency('ray', "mode='ray'", e, hint="or use mode='process' on this host") from None
+    except ImportError as e:
+        raise missing_dependency('ray', "mode='ray'", e,
+                                 hint="or use mode='process' on this host") from None
     return ray
 
+# %% ../../nbs/envs/14_ray.ipynb #d55baa03
+_ray_lock = threading.Lock()
+_ray_up = None  # future of the local Ray instance that rlnb started (None: it started none)
+
 def _ray_anchor(ray, fut):
-    "Start a local Ray instance, then stay alive while it runs: Ray's processes die with the thread that started them."
+    ("Start a local Ray instance, then stay alive while it runs: Ray's processes die with the "
+     "thread that started them.")
     try: ray.init(num_cpus=os.cpu_count(), include_dashboard=False)
     except BaseException as e:
         fut.set_exception(e)
@@ -40,7 +44,8 @@ def _ray_anchor(ray, fut):
     while _ray_up is fut and ray.is_initialized(): time.sleep(0.2)
 
 def _ray_ready():
-    "A `concurrent.futures.Future` done once Ray is initialised: at once if it is (by the user, or earlier), else when the local instance rlnb starts is up."
+    ("A `concurrent.futures.Future` done once Ray is initialised: at once if it is (by the user, "
+     "or earlier), else when the local instance rlnb starts is up.")
     global _ray_up
     ray = _import_ray()
     with _ray_lock:
@@ -48,7 +53,8 @@ def _ray_ready():
             fut = concurrent.futures.Future()
             fut.set_result(None)
             return fut
-        if _ray_up is not None and not _ray_up.done(): return _ray_up  # another worker is starting it
+        # another worker is starting it
+        if _ray_up is not None and not _ray_up.done(): return _ray_up
         fut = _ray_up = concurrent.futures.Future()
         threading.Thread(target=_ray_anchor, args=(ray, fut), name='rlnb-ray', daemon=True).start()
         return fut
@@ -58,12 +64,14 @@ def _failed(e:BaseException):
     return 'E', (f"{type(e).__name__}: {e}", traceback.format_exc())
 
 class _RayEnvActor:
-    "The body of a Ray env actor: one `EnvCore` behind start/step/reset/close calls. An env error is returned as a value with its traceback, so the worker sees the env's failure, not Ray's."
+    ("The body of a Ray env actor: one `EnvCore` behind start/step/reset/close calls. An env error "
+     "is returned as a value with its traceback, so the worker sees the env's failure, not Ray's.")
     def __init__(self): self.core = None
     def start(self, factory, seed, episode_start):
         try:
             self.core = EnvCore(factory(), seed, episode_start)
-            return 'H', self.core.describe(), tuple(self.core.reset())  # `tuple` of a vector state gives its values, not its counters
+            # `tuple` of a vector state gives its values, not its counters
+            return 'H', self.core.describe(), tuple(self.core.reset())
         except Exception as e: return _failed(e)
     def step(self, a):
         try: return 'S', tuple(self.core.step(a))
@@ -73,7 +81,8 @@ class _RayEnvActor:
         except Exception as e: return _failed(e)
     def ping(self): return os.getpid()
     def close(self):
-        "Close the env and end this actor's process: the call fails with `ActorDiedError` on the caller's side, the sign that the actor is gone."
+        ("Close the env and end this actor's process: the call fails with `ActorDiedError` on the "
+         "caller's side, the sign that the actor is gone.")
         try:
             if self.core is not None: self.core.close()
         finally:
@@ -84,7 +93,8 @@ class _RayEnvActor:
 _ray_actor_cls = None
 
 def _ray_actor_class():
-    "`_RayEnvActor` as a Ray actor class (made on first use), which Ray never restarts by itself: restarts are the worker's."
+    ("`_RayEnvActor` as a Ray actor class (made on first use), which Ray never restarts by itself: "
+     "restarts are the worker's.")
     global _ray_actor_cls
     if _ray_actor_cls is None:
         ray = _import_ray()
@@ -99,91 +109,117 @@ def _ray_error_text(e:BaseException) -> str:
 
 # %% ../../nbs/envs/14_ray.ipynb #9e29969d
 class RayRunner(EnvRunner):
-    "Runs an `EnvCore` in a Ray actor: each command is one actor call, whose result reaches the event loop through a callback on the call's future."
+    ("Runs an `EnvCore` in a Ray actor: each command is one actor call, whose result reaches the "
+     "event loop through a callback on the call's future.")
     def __init__(self,
                  report,  # `report(runner, item)`, called on the worker's loop (see `EnvRunner`)
                  name:str,  # the worker's name
                  factory,  # zero-argument callable that builds the env (pickled by Ray)
                  seed:int|None,  # seed of the env's first reset
                  episode_start:int,  # index of the first episode (continues after a restart)
-                 options:dict|None,  # options of the Ray actor (`num_cpus`, `resources`, `scheduling_strategy`, ...)
+                 options:dict|None,  # options of the Ray actor (`num_cpus`, `resources`, ...)
                 ):
         super().__init__(report, name)
-        self._guard = threading.Lock()  # orders the actor's creation against a close or kill arriving from the loop meanwhile
-        self.actor, self._step, self._options, self._args = None, None, dict(options or {}), (factory, seed, episode_start)
+        # orders the actor's creation against a close or kill arriving from the loop meanwhile
+        self._guard = threading.Lock()
+        self.actor, self._step, self._options = None, None, dict(options or {})
+        self._args = (factory, seed, episode_start)
         self._stopping = self._killed = self._gone = False
-        _ray_ready().add_done_callback(self._launch)  # now, if Ray is up; else from the thread that starts it
-
-    def _launch(self, ready):
-        "Create the actor and start its env (Ray is up, or failed to start)."
-        with self._guard:
-            if self._stopping: self._gone = True; return  # closed before Ray was up: no actor is made
-            try:
-                ready.result()
-                self.actor = _ray_actor_class().options(**self._options).remote()
-                self._step = self.actor.step
-                ref = self.actor.start.remote(*self._args)
-            except Exception as e:
-                self._gone = self.actor is None
-                err = ('E', (f"could not start a Ray actor: {type(e).__name__}: {e}", traceback.format_exc()))
-            else: err = None
-        self._args = None
-        if err is not None: return self._post(err)
-        ref.future().add_done_callback(self._reply)
-
-    def _reply(self, f):
-        "The result of a start, step or reset call (in a Ray thread): post it to the loop."
-        try: kind, *rest = f.result()
-        except Exception as e:  # the call itself failed: the actor died (ray.kill, a crash, its node lost) or Ray went away
-            if self._stopping: self._gone = True
-            return self._post(('E', (f"its Ray actor died: {_ray_error_text(e)}", str(e))))
-        if kind == 'S': self._post(('S', tuple.__new__(EnvState, rest[0])))
-        elif kind == 'H':
-            self._post(('H', rest[0]))
-            self._post(('S', tuple.__new__(EnvState, rest[1])))
-        else: self._post(('E', rest[0]))
-
-    def _call(self, method, *args):
-        try: ref = method.remote(*args)
-        except Exception as e:  # e.g. Ray was shut down under the worker
-            return self._post(('E', (f"could not reach its Ray actor: {type(e).__name__}: {e}", traceback.format_exc())))
-        ref.future().add_done_callback(self._reply)
-
-    def step(self, a): self._call(self._step, a)
-    def reset(self): self._call(self.actor.reset)
+        # now, if Ray is up; else from the thread that starts it
+        _ray_ready().add_done_callback(self._launch)
 
     @staticmethod
     def check_installed():
-        "Raise a `ConfigError` saying how to install Ray if it is missing (a worker checks before it starts anything)."
+        ("Raise a `ConfigError` saying how to install Ray if it is missing (a worker checks before "
+         "it starts anything).")
         _import_ray()
+
+# %% ../../nbs/envs/14_ray.ipynb #5b564d28
+@patch_to(RayRunner)
+def _launch(self, ready):
+    "Create the actor and start its env (Ray is up, or failed to start)."
+    with self._guard:
+        # closed before Ray was up: no actor is made
+        if self._stopping: self._gone = True; return
+        try:
+            ready.result()
+            self.actor = _ray_actor_class().options(**self._options).remote()
+            self._step = self.actor.step
+            ref = self.actor.start.remote(*self._args)
+        except Exception as e:
+            self._gone = self.actor is None
+            err = ('E', (f"could not start a Ray actor: {type(e).__name__}: {e}",
+                         traceback.format_exc()))
+        else: err = None
+    self._args = None
+    if err is not None: return self._post(err)
+    ref.future().add_done_callback(self._reply)
+
+# %% ../../nbs/envs/14_ray.ipynb #a1dd92a8
+@patch_to(RayRunner)
+def _reply(self, f):
+    "The result of a start, step or reset call (in a Ray thread): post it to the loop."
+    try: kind, *rest = f.result()
+    # the call itself failed: the actor died (ray.kill, a crash, its node lost) or Ray went away
+    except Exception as e:
+        if self._stopping: self._gone = True
+        return self._post(('E', (f"its Ray actor died: {_ray_error_text(e)}", str(e))))
+    if kind == 'S': self._post(('S', tuple.__new__(EnvState, rest[0])))
+    elif kind == 'H':
+        self._post(('H', rest[0]))
+        self._post(('S', tuple.__new__(EnvState, rest[1])))
+    else: self._post(('E', rest[0]))
+
+# %% ../../nbs/envs/14_ray.ipynb #d4167930
+@patch_to(RayRunner)
+def _call(self, method, *args):
+    try: ref = method.remote(*args)
+    except Exception as e:  # e.g. Ray was shut down under the worker
+        return self._post(('E', (f"could not reach its Ray actor: {type(e).__name__}: {e}",
+                                 traceback.format_exc())))
+    ref.future().add_done_callback(self._reply)
+
+# %% ../../nbs/envs/14_ray.ipynb #63784589
+@patch_to(RayRunner)
+def step(self, a): self._call(self._step, a)
+
+# %% ../../nbs/envs/14_ray.ipynb #2a03b8c3
+@patch_to(RayRunner)
+def reset(self): self._call(self.actor.reset)
 
 # %% ../../nbs/envs/14_ray.ipynb #c3846998
 @patch_to(RayRunner)
 def _ended(self, f):
-    "A close or probe call came back: failing, it says the actor is dead; answered, the actor lives on (a kill not yet landed), so ask again."
+    ("A close or probe call came back: failing, it says the actor is dead; answered, the actor "
+     "lives on (a kill not yet landed), so ask again.")
     try: f.result()
     except Exception:
         self._gone = True
         return
     if self._killed: self._probe()
 
+# %% ../../nbs/envs/14_ray.ipynb #75b3fc4a
 @patch_to(RayRunner)
 def _probe(self):
     try: self.actor.ping.remote().future().add_done_callback(self._ended)
     except Exception: self._gone = True  # Ray itself is gone, and the actor with it
 
+# %% ../../nbs/envs/14_ray.ipynb #f52d02a9
 @patch_to(RayRunner)
 def close_nowait(self):
     with self._guard:
         self._stopping = True
         actor = self.actor
-        if actor is None: self._gone = True; return  # no actor, and none will be made: `_launch` sees `_stopping`
+        # no actor, and none will be made: `_launch` sees `_stopping`
+        if actor is None: self._gone = True; return
     try: actor.close.remote().future().add_done_callback(self._ended)
     except Exception: self._gone = True
 
+# %% ../../nbs/envs/14_ray.ipynb #590327ba
 @patch_to(RayRunner)
 def finished(self): return self._gone
 
+# %% ../../nbs/envs/14_ray.ipynb #55f22207
 @patch_to(RayRunner)
 def kill(self):
     with self._guard:
@@ -195,5 +231,6 @@ def kill(self):
     self._probe()
     return True
 
+# %% ../../nbs/envs/14_ray.ipynb #3c620e97
 @patch_to(RayRunner)
 def release(self): self.actor = self._step = None

@@ -11,6 +11,7 @@ import queue
 import threading
 import traceback
 
+from ..core import patch_to
 from .core import EnvCore, EnvRunner
 
 # %% auto #0
@@ -29,25 +30,9 @@ class ThreadRunner(EnvRunner):
                 ):
         super().__init__(report, name)
         self.q = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._main, args=(factory, seed, episode_start), name=f"rlnb-{name}", daemon=daemon)
+        self.thread = threading.Thread(target=self._main, args=(factory, seed, episode_start),
+                                       name=f"rlnb-{name}", daemon=daemon)
         self.thread.start()
-
-    def _main(self, factory, seed, episode_start):
-        core = None
-        try:
-            core = EnvCore(factory(), seed, episode_start)
-            self._post(('H', core.describe()))
-            self._post(('S', core.reset()))
-            while True:
-                cmd, a = self.q.get()
-                if cmd == 'C': break
-                self._post(('S', core.step(a) if cmd == 'A' else core.reset()))
-        except BaseException as e:
-            self._post(('E', (f"{type(e).__name__}: {e}", traceback.format_exc())))
-        finally:
-            if core is not None:
-                try: core.close()
-                except Exception: pass
 
     def step(self, a): self.q.put(('A', a))
     def reset(self): self.q.put(('R', None))
@@ -55,3 +40,22 @@ class ThreadRunner(EnvRunner):
     def finished(self): return not self.thread.is_alive()
     def kill(self): return False  # a Python thread cannot be killed
     def release(self): pass
+
+# %% ../../nbs/envs/12_thread.ipynb #2ff5b400
+@patch_to(ThreadRunner)
+def _main(self, factory, seed, episode_start):
+    core = None
+    try:
+        core = EnvCore(factory(), seed, episode_start)
+        self._post(('H', core.describe()))
+        self._post(('S', core.reset()))
+        while True:
+            cmd, a = self.q.get()
+            if cmd == 'C': break
+            self._post(('S', core.step(a) if cmd == 'A' else core.reset()))
+    except BaseException as e:
+        self._post(('E', (f"{type(e).__name__}: {e}", traceback.format_exc())))
+    finally:
+        if core is not None:
+            try: core.close()
+            except Exception: pass

@@ -24,39 +24,39 @@ __all__ = ['EnvWorker', 'SyncEnvWorker']
 
 # %% ../../nbs/envs/11_worker.ipynb #0299d406
 class EnvWorker(abc.ABC):
-    "Interface and shared bookkeeping of an env worker: awaitable states, non-blocking actions, bounded cleanup."
+    ("Interface and shared bookkeeping of an env worker: awaitable states, non-blocking actions, "
+     "bounded cleanup.")
     mode = 'sync'
-    def __init__(self, env, rank:int|None=None, world_size:int|None=None, seed:int=0, restart:bool=False,
-                 max_restarts:int=3, num_envs:int|None=None, vectorization_mode:str|None=None, name:str|None=None,
-                 fixed_seed:bool=False, **make_kwargs):
-        if rank is None: rank, world_size = 0, 1 if world_size is None else world_size
-        if world_size is None: world_size = rank + 1
-        if not (isinstance(rank, (int, np.integer)) and isinstance(world_size, (int, np.integer)) and 0 <= rank < world_size):
-            raise ConfigError(f"rank must be an int in [0, world_size), got rank={rank!r}, world_size={world_size!r}.")
-        if not isinstance(max_restarts, int) or max_restarts < 0: raise ConfigError(f"max_restarts must be an int >= 0, got {max_restarts!r}.")
+    def __init__(self, env, rank:int|None=None, world_size:int|None=None, seed:int=0,
+                 restart:bool=False, max_restarts:int=3, num_envs:int|None=None,
+                 vectorization_mode:str|None=None, name:str|None=None, fixed_seed:bool=False,
+                 **make_kwargs):
+        rank, world_size = _rank_and_size(rank, world_size)
+        if not isinstance(max_restarts, int) or max_restarts < 0:
+            raise ConfigError(f"max_restarts must be an int >= 0, got {max_restarts!r}.")
         self.rank, self.world_size, self.base_seed = int(rank), int(world_size), int(seed)
-        self.fixed_seed = bool(fixed_seed)  # every env it starts resets with `seed` itself (evaluation: a restart replays the same episodes)
+        # every env it starts resets with `seed` itself (evaluation: a restart replays the same
+        # episodes)
+        self.fixed_seed = bool(fixed_seed)
         self.seed = int(seed) if self.fixed_seed else worker_seed(seed, rank)
         self.name = name or f"env-worker-{rank}/{self.mode}"
         self._factory = env_factory(env, num_envs, vectorization_mode, **make_kwargs)
         if restart and isinstance(self._factory, _Given):
-            raise ConfigError(f"[{self.name}] restart=True needs a way to build a fresh env: pass an env id or a zero-argument "
-                              f"factory (e.g. lambda: gym.make(...)) instead of an env instance.")
-        self.restart, self.max_restarts, self.restarts, self.lost_episodes = bool(restart), max_restarts, 0, []
-        self.observation_space = self.action_space = self.single_action_space = self.num_envs = self.is_vector = None
+            raise ConfigError(f"[{self.name}] restart=True needs a way to build a fresh env: pass "
+                              f"an env id or a zero-argument factory (e.g. lambda: gym.make(...)) "
+                              f"instead of an env instance.")
+        self.restart, self.max_restarts = bool(restart), max_restarts
+        self.restarts, self.lost_episodes = 0, []
+        self.observation_space = self.action_space = self.single_action_space = None
+        self.num_envs = self.is_vector = None
         self._check = None
-        self._state, self._fresh, self._inflight, self._error, self._failed, self._closed = None, False, False, None, None, False
+        self._state, self._fresh, self._inflight = None, False, False
+        self._error, self._failed, self._closed = None, None, False
         self._waiter = self._restart_info = self._loop = None
-        self.listener = None  # called (no arguments) each time a state or a failure arrives: how an async pool learns who is ready
+        # called (no arguments) each time a state or a failure arrives: how an async pool learns who
+        # is ready
+        self.listener = None
         self._last_cmd, self._sent_at = 'start', time.monotonic()
-
-    def env_seed(self) -> int:
-        "Seed of the first reset of the env it starts now: `worker_seed(seed, rank, restarts)`, or `seed` itself with `fixed_seed`."
-        return self.seed if self.fixed_seed else worker_seed(self.base_seed, self.rank, self.restarts)
-
-    def __repr__(self):
-        status = 'closed' if self._closed else 'failed' if self._failed else 'stepping' if self._inflight else 'ready'
-        return f"{type(self).__name__}({self.name!r}, num_envs={self.num_envs}, {status})"
 
     # the interface of the seed
     @abc.abstractmethod
@@ -67,117 +67,179 @@ class EnvWorker(abc.ABC):
         "Send an action, `'reset'` or `'close'`; never waits for the env."
     @abc.abstractmethod
     def cleanup(self):
-        "Close the env and free the thread or process (waiting at most `cleanup_time`, then killing)."
-    async def aclose(self):
-        "Close from a coroutine without blocking the event loop."
-        self.cleanup()
+        ("Close the env and free the thread or process (waiting at most `cleanup_time`, then "
+         "killing).")
 
     @classmethod
     def from_environment(cls, env, num_workers:int, **kwargs) -> list:
         "`num_workers` workers (ranks 0..num_workers-1) each running its own copy of `env`."
-        if not isinstance(num_workers, int) or num_workers < 1: raise ConfigError(f"num_workers must be an int >= 1, got {num_workers!r}.")
+        if not isinstance(num_workers, int) or num_workers < 1:
+            raise ConfigError(f"num_workers must be an int >= 1, got {num_workers!r}.")
         if isinstance(env, (gym.Env, gym.vector.VectorEnv)) and num_workers > 1:
-            if isinstance(env, gym.Env) and env.spec is not None: env = functools.partial(gym.make, env.spec)
-            else: raise ConfigError(f"{num_workers} workers cannot share one env instance; pass an env id or a zero-argument factory.")
+            if isinstance(env, gym.Env) and env.spec is not None:
+                env = functools.partial(gym.make, env.spec)
+            else:
+                raise ConfigError(f"{num_workers} workers cannot share one env instance; pass an "
+                                  f"env id or a zero-argument factory.")
         return [cls(env, rank=i, world_size=num_workers, **kwargs) for i in range(num_workers)]
+
+# %% ../../nbs/envs/11_worker.ipynb #0284b429
+def _rank_and_size(rank, world_size):
+    ("`rank` and `world_size` with their defaults filled in; a `ConfigError` unless "
+     "0 <= rank < world_size.")
+    if rank is None: rank, world_size = 0, 1 if world_size is None else world_size
+    if world_size is None: world_size = rank + 1
+    if not (isinstance(rank, (int, np.integer)) and isinstance(world_size, (int, np.integer))
+            and 0 <= rank < world_size):
+        raise ConfigError(f"rank must be an int in [0, world_size), got rank={rank!r}, "
+                          f"world_size={world_size!r}.")
+    return rank, world_size
+
+# %% ../../nbs/envs/11_worker.ipynb #bfdfc835
+@patch_to(EnvWorker)
+def __repr__(self):
+    status = ('closed' if self._closed else 'failed' if self._failed else 'stepping'
+              if self._inflight else 'ready')
+    return f"{type(self).__name__}({self.name!r}, num_envs={self.num_envs}, {status})"
+
+@patch_to(EnvWorker)
+async def aclose(self):
+    "Close from a coroutine without blocking the event loop."
+    self.cleanup()
+
+# %% ../../nbs/envs/11_worker.ipynb #03c6e168
+@patch_to(EnvWorker)
+def env_seed(self) -> int:
+    ("Seed of the first reset of the env it starts now: `worker_seed(seed, rank, restarts)`, or "
+     "`seed` itself with `fixed_seed`.")
+    return self.seed if self.fixed_seed else worker_seed(self.base_seed, self.rank, self.restarts)
 
 # %% ../../nbs/envs/11_worker.ipynb #aa264942
 @patch_to(EnvWorker)
 @property
 def has_state(self) -> bool:
-    "A state (or the failure that replaced it) waits to be taken: `take_state()` returns (or raises) it at once."
+    ("A state (or the failure that replaced it) waits to be taken: `take_state()` returns (or "
+     "raises) it at once.")
     return self._fresh
 
+# %% ../../nbs/envs/11_worker.ipynb #cec49f39
 @patch_to(EnvWorker)
 @property
 def in_flight(self) -> bool:
     "A command (the env's start, a step or a reset) is on its way and its state has not arrived."
     return self._inflight
 
+# %% ../../nbs/envs/11_worker.ipynb #93c065b4
 @patch_to(EnvWorker)
 def take_state(self) -> EnvState|None:
-    "The state that waits (`has_state`), now and marked as taken, or None where none waits; a failure that waits in its place is raised."
+    ("The state that waits (`has_state`), now and marked as taken, or None where none waits; a "
+     "failure that waits in its place is raised.")
     if self._fresh:
         if self._error is None:
             self._fresh = False
             return self._state
         return self._take()
 
+# %% ../../nbs/envs/11_worker.ipynb #28d36284
 @patch_to(EnvWorker)
 def drop_state(self):
     "Forget a state that waits untaken (a reset will supersede it)."
     self._fresh = False
 
+# %% ../../nbs/envs/11_worker.ipynb #bf3687d2
 @patch_to(EnvWorker)
 def attach(self, loop):
-    "Deliver states on `loop` (`get_state` attaches to its own loop; a pool attaches all its workers before it waits on one)."
+    ("Deliver states on `loop` (`get_state` attaches to its own loop; a pool attaches all its "
+     "workers before it waits on one).")
     self._loop = loop
 
 @patch_to(EnvWorker)
 def close_nowait(self):
-    "Start closing without waiting for the env (`cleanup` or `aclose` finish it); a worker that steps in the caller has nothing to start."
+    ("Start closing without waiting for the env (`cleanup` or `aclose` finish it); a worker that "
+     "steps in the caller has nothing to start.")
 
 @patch_to(EnvWorker)
 @property
 def pid(self) -> int|None:
     "Process id of the child that steps the env (process mode), else None."
 
+# %% ../../nbs/envs/11_worker.ipynb #773e9026
 @patch_to(EnvWorker)
 @property
 def busy(self) -> tuple[str, float]|None:
-    "`(command, seconds since it was sent)` while a command ('step', 'reset', 'start') is in flight, else None."
-    return (self._last_cmd, time.monotonic() - self._sent_at) if self._inflight and not self._closed else None
+    ("`(command, seconds since it was sent)` while a command ('step', 'reset', 'start') is in "
+     "flight, else None.")
+    return ((self._last_cmd, time.monotonic() - self._sent_at)
+            if self._inflight and not self._closed else None)
 
 @patch_to(EnvWorker)
 def abort(self, reason:str):
-    "Give up on the command in flight, as if the env had failed with `reason` (an env that hangs): the env is killed and, with `restart=True`, replaced; otherwise the worker fails with an `EnvWorkerError`."
-    if self._inflight and not self._closed and not self._failed: self._deliver(_Failure(reason, None))
+    ("Give up on the command in flight, as if the env had failed with `reason` (an env that "
+     "hangs): the env is killed and, with `restart=True`, replaced; otherwise the worker fails "
+     "with an `EnvWorkerError`.")
+    if self._inflight and not self._closed and not self._failed:
+        self._deliver(_Failure(reason, None))
 
 # %% ../../nbs/envs/11_worker.ipynb #d6350a1e
 class _Failure:
-    "An env failure as reported by a runner: message, traceback text, and whether a fresh env could fare better (`retry`)."
-    def __init__(self, message:str, tb:str|None=None, retry:bool=True): self.message, self.tb, self.retry = message, tb, retry
+    ("An env failure as reported by a runner: message, traceback text, and whether a fresh env "
+     "could fare better (`retry`).")
+    def __init__(self, message:str, tb:str|None=None, retry:bool=True):
+        self.message, self.tb, self.retry = message, tb, retry
 
 def _as_list(x): return x.tolist() if isinstance(x, np.ndarray) else x
 
+# %% ../../nbs/envs/11_worker.ipynb #2990e2db
 @patch_to(EnvWorker)
 def _describe(self, d:dict):
     self.observation_space, self.action_space = d['observation_space'], d['action_space']
-    self.single_action_space, self.num_envs, self.is_vector = d['single_action_space'], d['num_envs'], d['vector']
+    self.single_action_space = d['single_action_space']
+    self.num_envs, self.is_vector = d['num_envs'], d['vector']
     self._check = action_checker(self.action_space)
 
+# %% ../../nbs/envs/11_worker.ipynb #86b6ef11
 @patch_to(EnvWorker)
 def _deliver(self, result):
-    "Take a state or a `_Failure` from the runner; restart or fail on a failure; wake whoever waits."
+    ("Take a state or a `_Failure` from the runner; restart or fail on a failure; wake whoever "
+     "waits.")
     self._inflight = False
     if isinstance(result, _Failure):
         self._stop_runner()
         if self._closed: return
         last = self._state
         if self.restart and self.restarts < self.max_restarts and result.retry:
-            lost = dict(restart=self.restarts + 1, error=result.message, traceback=result.tb, failed_at=time.monotonic(),
-                        episode=None if last is None else _as_list(last.episode), step=None if last is None else _as_list(last.step))
+            lost = dict(restart=self.restarts + 1, error=result.message, traceback=result.tb,
+                        failed_at=time.monotonic(),
+                        episode=None if last is None else _as_list(last.episode),
+                        step=None if last is None else _as_list(last.step))
             self.restarts += 1; self.lost_episodes.append(lost); self._restart_info = lost
             try:
                 self._start_runner(0 if last is None else int(np.max(last.episode)) + 1)
                 return
-            except Exception as e:  # the fresh env cannot even be started: the worker fails, with both reasons
+            # the fresh env cannot even be started: the worker fails, with both reasons
+            except Exception as e:
                 self._runner = None
-                result = _Failure(f"{result.message}; then starting a fresh env failed: {type(e).__name__}: {e}", traceback.format_exc())
-        extra = f" (gave up after {self.restarts} restarts, max_restarts={self.max_restarts})" if self.restart and result.retry else ""
+                result = _Failure(f"{result.message}; then starting a fresh env failed: "
+                                  f"{type(e).__name__}: {e}", traceback.format_exc())
+        extra = (f" (gave up after {self.restarts} restarts, max_restarts={self.max_restarts})"
+                 if self.restart and result.retry else "")
         self._failed = result.message + extra
-        err = EnvWorkerError(f"env failed during {self._last_cmd}: {result.message}{extra}", worker=self.name, remote_traceback=result.tb)
+        err = EnvWorkerError(f"env failed during {self._last_cmd}: {result.message}{extra}",
+                             worker=self.name, remote_traceback=result.tb)
         self._error = err
     else:
         if self._restart_info is not None:
-            self._restart_info['recovery_s'] = time.monotonic() - self._restart_info['failed_at']  # failure seen -> fresh env's first state
-            result = result._replace(restarted=True, info={**result.info, 'rlnb.lost_episode': self._restart_info})
+            # failure seen -> fresh env's first state
+            self._restart_info['recovery_s'] = time.monotonic() - self._restart_info['failed_at']
+            result = result._replace(restarted=True,
+                                     info={**result.info, 'rlnb.lost_episode': self._restart_info})
             self._restart_info = None
         self._state = result
     self._fresh = True
     if self._waiter is not None and not self._waiter.done(): self._waiter.set_result(None)
     if self.listener is not None: self.listener()
 
+# %% ../../nbs/envs/11_worker.ipynb #8545b75f
 @patch_to(EnvWorker)
 def _take(self) -> EnvState:
     "Hand out the current state (or raise the pending failure)."
@@ -185,18 +247,30 @@ def _take(self) -> EnvState:
     if self._error is not None:
         e, self._error = self._error, None
         raise e
-    if self._failed: raise EnvWorkerError(f"this worker failed earlier ({self._failed}); create a new worker or use restart=True.", worker=self.name)
-    if self._closed: raise EnvWorkerError("this worker is closed and has no state; create a new worker.", worker=self.name)
+    if self._failed:
+        raise EnvWorkerError(f"this worker failed earlier ({self._failed}); create a new worker or "
+                             f"use restart=True.", worker=self.name)
+    if self._closed:
+        raise EnvWorkerError("this worker is closed and has no state; create a new worker.",
+                             worker=self.name)
     return self._state
 
+# %% ../../nbs/envs/11_worker.ipynb #1729e3b9
 @patch_to(EnvWorker)
 def _refuse(self, action):
     "Raise the right error if `action` cannot be sent now."
-    if self._closed: raise EnvWorkerError(f"cannot send {action!r}: this worker is closed. Create a new worker.", worker=self.name)
-    if self._failed: raise EnvWorkerError(f"cannot send an action: this worker failed earlier ({self._failed}).", worker=self.name)
-    if self._inflight: raise EnvWorkerError(f"an action ({self._last_cmd}) is already in flight; await get_state() before sending another.", worker=self.name)
+    if self._closed:
+        raise EnvWorkerError(f"cannot send {action!r}: this worker is closed. Create a new worker.",
+                             worker=self.name)
+    if self._failed:
+        raise EnvWorkerError(f"cannot send an action: this worker failed earlier ({self._failed}).",
+                             worker=self.name)
+    if self._inflight:
+        raise EnvWorkerError(f"an action ({self._last_cmd}) is already in flight; await "
+                             f"get_state() before sending another.", worker=self.name)
     if action.__class__ is str and action not in ('reset', 'close'):
-        raise ValueError(f"[{self.name}] send_action takes an action, 'reset' or 'close'; got the string {action!r}.")
+        raise ValueError(f"[{self.name}] send_action takes an action, 'reset' or 'close'; got the "
+                         f"string {action!r}.")
 
 @patch_to(EnvWorker)
 def _stop_runner(self): pass
@@ -209,59 +283,73 @@ class SyncEnvWorker(EnvWorker):
     "Env worker that steps in the caller's thread (debugging, determinism, numpy-vectorized envs)."
     def __init__(self,
                  env,  # `gym.Env`, `gym.vector.VectorEnv`, env id, or zero-argument factory
-                 seed:int=0,  # base seed of the run; the worker's own seed is `worker_seed(seed, rank)`
+                 seed:int=0,  # base seed of the run; the worker's seed is `worker_seed(seed, rank)`
                  rank:int|None=None,  # index of this worker among `world_size`
                  world_size:int|None=None,  # number of workers sharing the base seed
                  restart:bool=False,  # replace a failed env by a fresh one
                  max_restarts:int=3,  # restarts allowed before the worker fails for good
                  num_envs:int|None=None,  # with an env id: run a vector env of this many copies
-                 vectorization_mode:str|None=None,  # with `num_envs`: 'sync', 'async' or 'vector_entry_point'
+                 vectorization_mode:str|None=None,  # with `num_envs`: 'sync', 'async' or ...
                  name:str|None=None,  # name used in errors (default `env-worker-{rank}/sync`)
-                 fixed_seed:bool=False,  # reset with `seed` itself, the first env and every replacement (evaluation), not a seed per rank and restart
+                 fixed_seed:bool=False,  # every env it starts resets with `seed` (evaluation)
                  **make_kwargs,  # passed to `gym.make` / `gym.make_vec`
                 ):
-        super().__init__(env, rank, world_size, seed, restart, max_restarts, num_envs, vectorization_mode, name, fixed_seed, **make_kwargs)
+        super().__init__(env, rank, world_size, seed, restart, max_restarts, num_envs,
+                         vectorization_mode, name, fixed_seed, **make_kwargs)
         self._core = None
         self._start_runner(0)
         if self._error is not None:
             e, self._error = self._error, None
             raise e
 
-    def _start_runner(self, episode_start):
-        self._last_cmd = 'start'
-        try:
-            core = EnvCore(self._factory(), self.env_seed(), episode_start, check=True)
-            self._core, self._step = core, core.step
-            self._describe(core.describe())
-            st = core.reset()
-        except Exception as e: return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
-        self._deliver(st)
+# %% ../../nbs/envs/11_worker.ipynb #b01af242
+@patch_to(SyncEnvWorker)
+def _start_runner(self, episode_start):
+    self._last_cmd = 'start'
+    try:
+        core = EnvCore(self._factory(), self.env_seed(), episode_start, check=True)
+        self._core, self._step = core, core.step
+        self._describe(core.describe())
+        st = core.reset()
+    except Exception as e:
+        return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
+    self._deliver(st)
 
-    def _stop_runner(self):
-        core, self._core = self._core, None
-        if core is not None:
-            try: core.close()
-            except Exception: pass
+@patch_to(SyncEnvWorker)
+def _stop_runner(self):
+    core, self._core = self._core, None
+    if core is not None:
+        try: core.close()
+        except Exception: pass
 
-    def send_action(self, action):
-        if action.__class__ is not str and not (self._closed or self._failed):
-            try: self._state = self._step(action)  # the core checks the action before the env sees it
-            except SpaceMismatchError: raise  # a bad action: nothing happened, the worker stays usable
-            except Exception as e:
-                self._last_cmd = 'step'
-                return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
-            self._fresh = True
-            return
-        self._refuse(action)
-        if action == 'close': return self.cleanup()
-        self._last_cmd = 'reset'
-        try: st = self._core.reset()
-        except Exception as e: return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
-        self._deliver(st)
+# %% ../../nbs/envs/11_worker.ipynb #f06d0cfc
+@patch_to(SyncEnvWorker)
+def send_action(self, action):
+    if action.__class__ is not str and not (self._closed or self._failed):
+        # the core checks the action before the env sees it
+        try: self._state = self._step(action)
+        # a bad action: nothing happened, the worker stays usable
+        except SpaceMismatchError: raise
+        except Exception as e:
+            self._last_cmd = 'step'
+            return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
+        self._fresh = True
+        return
+    self._refuse(action)
+    if action == 'close': return self.cleanup()
+    self._last_cmd = 'reset'
+    try: st = self._core.reset()
+    except Exception as e:
+        return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
+    self._deliver(st)
 
-    async def get_state(self, timeout=None): return self._take()
+# %% ../../nbs/envs/11_worker.ipynb #03054e52
+@patch_to(SyncEnvWorker)
+async def get_state(self, timeout=None): return self._take()
 
-    def cleanup(self):
-        if self._closed: return
-        self._closed = True
-        self._stop_runner()
+# %% ../../nbs/envs/11_worker.ipynb #4f7e38a0
+@patch_to(SyncEnvWorker)
+def cleanup(self):
+    if self._closed: return
+    self._closed = True
+    self._stop_runner()
