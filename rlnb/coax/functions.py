@@ -32,8 +32,7 @@ def preprocess(space:gym.Space,  # Space of one element
                S,  # Batch of elements of `space` (leading batch axis)
                flatten:bool=False,  # Flatten Box elements to (batch, -1); always done inside Dict/Tuple
               ):
-    ("Float32 features for a batch of raw `space` elements: "
-     "one-hot for Discrete, flattened and concatenated for Dict/Tuple.")
+    "Float32 features of raw `space` elements: one-hot Discrete, flattened and joined Dict/Tuple."
     if isinstance(space, gym.spaces.Discrete):
         return jax.nn.one_hot(jnp.asarray(S) - int(space.start), int(space.n), dtype=jnp.float32)
     if isinstance(space, gym.spaces.MultiDiscrete):
@@ -53,7 +52,6 @@ def preprocess(space:gym.Space,  # Space of one element
     space_spec(space)  # raises the SpaceMismatchError naming the unsupported space
     raise SpaceMismatchError(f"preprocess: unsupported space {space}.")
 
-# %% ../../nbs/coax/30_functions.ipynb #3adaa6a1
 def preprocessed_shape(space:gym.Space):
     "Shape of one preprocessed element of `space` (what the forward pass sees, without the batch axis)."
     return tuple(jax.eval_shape(lambda S: preprocess(space, S), preallocate(space, 1)).shape[1:])
@@ -68,7 +66,6 @@ def _n_inputs(f, skip:int=0):
           if p.kind in kinds and p.default is inspect.Parameter.empty]
     return len(ps) - skip
 
-# %% ../../nbs/coax/30_functions.ipynb #1bdf0096
 class _Forward:
     "A user's forward pass as a pure `fn(params, *inputs)` with its initial params."
     def __init__(self, func, example_inputs:tuple, params=None, seed:int=0):
@@ -77,8 +74,7 @@ class _Forward:
             self.fn = func.apply
             if params is None:
                 params = func.init(jax.random.key(seed), *example_inputs[:self.n_inputs])
-        elif ((nnx := sys.modules.get('flax.nnx')) is not None
-              and isinstance(func, nnx.Module)):
+        elif (nnx := sys.modules.get('flax.nnx')) is not None and isinstance(func, nnx.Module):
             # an nnx module means its user imported flax.nnx: rlnb never imports it
             self.kind, self.n_inputs = 'nnx', _n_inputs(func.__call__)
             graphdef, state, rest = nnx.split(func, nnx.Param, ...)
@@ -106,6 +102,12 @@ def soft_update(target_params,  # Current target-network params
     return optax.incremental_update(params, target_params, tau)
 
 # %% ../../nbs/coax/30_functions.ipynb #bf255e85
+def _first_leaf_ndim(space, x):
+    "(ndim of x's first leaf, ndim of one element of space's first leaf)."
+    is_spec = lambda t: isinstance(t, tuple) and len(t) == 2 and isinstance(t[1], np.dtype)
+    spec_leaf = jax.tree.leaves(space_spec(space), is_leaf=is_spec)[0]
+    return np.ndim(jax.tree.leaves(x)[0]), len(spec_leaf[0])
+
 class FuncApprox:
     "Base of `Q`, `V` and `Policy`: a user forward pass, its params, and the spaces it reads."
     def __init__(self, observation_space, action_space):
@@ -120,6 +122,14 @@ class FuncApprox:
             raise ConfigError("Give an env (anything with observation_space and action_space) or "
                               "both observation_space= and action_space=.")
         return obs, act
+
+    def _is_single(self, S):
+        got, want = _first_leaf_ndim(self.observation_space, S)
+        if got == want: return True
+        if got == want + 1: return False
+        raise SpaceMismatchError(f"{type(self).__name__}: expected an observation of "
+                                 f"{self.observation_space} (element ndim {want}) or a batch of "
+                                 f"them (ndim {want + 1}), got ndim {got}.")
 
     @staticmethod
     def _add_batch(x): return jax.tree.map(lambda v: np.asarray(v)[None], x)
@@ -143,26 +153,9 @@ class FuncApprox:
         return (f"{type(self).__name__}({self._forward.kind} forward pass, {n:,} params, "
                 f"obs={self.observation_space}, act={self.action_space})")
 
-# %% ../../nbs/coax/30_functions.ipynb #4e76a0fe
-def _first_leaf_ndim(space, x):
-    "(ndim of x's first leaf, ndim of one element of space's first leaf)."
-    is_spec = lambda t: isinstance(t, tuple) and len(t) == 2 and isinstance(t[1], np.dtype)
-    spec_leaf = jax.tree.leaves(space_spec(space), is_leaf=is_spec)[0]
-    return np.ndim(jax.tree.leaves(x)[0]), len(spec_leaf[0])
-
-@patch_to(FuncApprox)
-def _is_single(self, S):
-    got, want = _first_leaf_ndim(self.observation_space, S)
-    if got == want: return True
-    if got == want + 1: return False
-    raise SpaceMismatchError(f"{type(self).__name__}: expected an observation of "
-                             f"{self.observation_space} (element ndim {want}) or a batch of them "
-                             f"(ndim {want + 1}), got ndim {got}.")
-
 # %% ../../nbs/coax/30_functions.ipynb #08919066
 class Q(FuncApprox):
-    ("State-action value function from a user forward pass: "
-     "type 1 `(S, A) -> (batch,)` or type 2 `S -> (batch, n)`.")
+    "State-action values of a forward pass: type 1 `(S, A) -> (batch,)`, type 2 `S -> (batch, n)`."
     def __init__(self,
                  func,  # flax linen/nnx Module or func(params, S[, A]); the forward pass
                  env=None,  # Env (or anything) with `observation_space` and `action_space`
@@ -185,28 +178,23 @@ class Q(FuncApprox):
         n = int(act.n) if isinstance(act, gym.spaces.Discrete) else None
         if self.modeltype == 2 and n is None:
             raise ConfigError("Q: a type-2 forward pass S -> q(S, .) needs a Discrete action "
-                              f"space, got {act}. Write a type-1 forward pass func(S, A) -> (batch,) "
-                              "for continuous actions.")
+                              f"space, got {act}. Write a type-1 forward pass func(S, A) -> "
+                              "(batch,) for continuous actions.")
         self.num_actions = n
-        self._check_output()
+        # check the output shape on a batch of 3 (abstractly: no compute)
+        S3, A3 = preprocess(obs, preallocate(obs, 3)), preprocess(act, preallocate(act, 3))
+        out = jax.eval_shape(f.fn, self.params, *((S3,) if self.modeltype == 2 else (S3, A3)))
+        shape = getattr(out, 'shape', None)
+        if self.modeltype == 2 and shape != (3, n):
+            raise SpaceMismatchError(f"Q: the type-2 forward pass S -> q(S, .) must return shape "
+                                     f"(batch, {n}) for {act}; for a batch of 3 states it returned "
+                                     f"{shape}. Make its last layer output {n} values (or write a "
+                                     "type-1 forward pass func(S, A) returning (batch,)).")
+        if self.modeltype == 1 and shape not in ((3,), (3, 1)):
+            raise SpaceMismatchError("Q: the type-1 forward pass (S, A) -> q(S, A) must return "
+                                     "shape (batch,) or (batch, 1); for a batch of 3 it returned "
+                                     f"{shape}.")
         self._apply_jit, self._apply_sa_jit = jax.jit(self.apply), jax.jit(self.apply_sa)
-
-# %% ../../nbs/coax/30_functions.ipynb #9bc432f7
-@patch_to(Q)
-def _check_output(self):
-    "Raise a SpaceMismatchError unless the output on a batch of 3 is type 1's or type 2's."
-    obs, act, f, n = self.observation_space, self.action_space, self._forward, self.num_actions
-    S3, A3 = preprocess(obs, preallocate(obs, 3)), preprocess(act, preallocate(act, 3))
-    out = jax.eval_shape(f.fn, self.params, *((S3,) if self.modeltype == 2 else (S3, A3)))
-    shape = getattr(out, 'shape', None)
-    if self.modeltype == 2 and shape != (3, n):
-        raise SpaceMismatchError(f"Q: the type-2 forward pass S -> q(S, .) must return shape "
-                                 f"(batch, {n}) for {act}; for a batch of 3 states it returned "
-                                 f"{shape}. Make its last layer output {n} values (or write a "
-                                 "type-1 forward pass func(S, A) returning (batch,)).")
-    if self.modeltype == 1 and shape not in ((3,), (3, 1)):
-        raise SpaceMismatchError("Q: the type-1 forward pass (S, A) -> q(S, A) must return shape "
-                                 f"(batch,) or (batch, 1); for a batch of 3 it returned {shape}.")
 
 # %% ../../nbs/coax/30_functions.ipynb #cc51d81f
 @patch_to(Q)
@@ -231,7 +219,6 @@ def apply_sa(self, params, S, A):
     X, XA = preprocess(self.observation_space, S), preprocess(self.action_space, A)
     return self._forward.fn(params, X, XA).reshape(X.shape[0])
 
-# %% ../../nbs/coax/30_functions.ipynb #49301425
 @patch_to(Q)
 def __call__(self, s, a=None):
     "q(s, .) as a numpy array, or q(s, a); single or batched raw inputs."
@@ -264,26 +251,22 @@ class V(FuncApprox):
                                      f"(batch, 1); for a batch of 3 states it returned {shape}.")
         self._apply_jit = jax.jit(self.apply)
 
-# %% ../../nbs/coax/30_functions.ipynb #9bba26ed
-@patch_to(V)
-def apply(self, params, S):
-    "Pure: state values, shape (batch,), for a batch of raw observations `S`."
-    X = preprocess(self.observation_space, S)
-    return self._forward.fn(params, X).reshape(X.shape[0])
+    def apply(self, params, S):
+        "Pure: state values, shape (batch,), for a batch of raw observations `S`."
+        X = preprocess(self.observation_space, S)
+        return self._forward.fn(params, X).reshape(X.shape[0])
 
-@patch_to(V)
-def __call__(self, s):
-    "v(s) for a single or batched raw observation."
-    single = self._is_single(s)
-    out = np.asarray(self._apply_jit(self.params, self._add_batch(s) if single else s))
-    return out[0] if single else out
+    def __call__(self, s):
+        "v(s) for a single or batched raw observation."
+        single = self._is_single(s)
+        out = np.asarray(self._apply_jit(self.params, self._add_batch(s) if single else s))
+        return out[0] if single else out
 
 # %% ../../nbs/coax/30_functions.ipynb #8528f4e5
 _LOG2PI = math.log(2 * math.pi)
 
 class BasePolicy:
-    ("What every policy offers: pure functions over explicit params, "
-     "and object calls using the current params.")
+    "What every policy offers: pure functions of explicit params, object calls on the current ones."
     hyper_names:tuple = ()
 
     def _setup(self, seed):
@@ -297,14 +280,12 @@ class BasePolicy:
         self._logp_jit = jax.jit(lambda params, S, A, hyper: self.log_prob(params, S, A, **hyper))
         self._dist_jit = jax.jit(lambda params, S, hyper: self.dist_params_fn(params, S, **hyper))
 
-# %% ../../nbs/coax/30_functions.ipynb #d73c9802
 @patch_to(BasePolicy)
 @property
 def hyper(self) -> dict:
     "Current values of the hyperparameters the pure functions take as keyword arguments."
     return {k: np.float32(getattr(self, k)) for k in self.hyper_names}
 
-# %% ../../nbs/coax/30_functions.ipynb #b5f685cb
 @patch_to(BasePolicy)
 def _io(self, s):
     single = self._is_single(s)
@@ -321,8 +302,7 @@ def _out_action(self, A, single):
 # %% ../../nbs/coax/30_functions.ipynb #95b316ce
 @patch_to(BasePolicy)
 def __call__(self, s, return_logp:bool=False):
-    ("Sample an action for a single or batched raw observation "
-     "(with its log-propensity if `return_logp`).")
+    "Sample actions for single or batched raw observations (with log-propensities: `return_logp`)."
     single, S = self._io(s)
     A, logP, self._key = self._sample_jit(self.params, S, self._key, self.hyper)
     A = self._out_action(A, single)
@@ -330,7 +310,6 @@ def __call__(self, s, return_logp:bool=False):
     logP = np.asarray(logP)
     return A, (float(logP[0]) if single else logP)
 
-# %% ../../nbs/coax/30_functions.ipynb #82bb4088
 @patch_to(BasePolicy)
 def mode(self, s):
     "The greedy (most likely) action."
@@ -371,31 +350,25 @@ class Policy(BasePolicy, FuncApprox):
                               f"actions, got {act}.")
         self._forward = f = _Forward(func, (preprocess(obs, preallocate(obs, 1)),), params, seed)
         self.params = f.params
-        self._check_output()
+        # check the output on a batch of 3 (abstractly: no compute)
+        out = jax.eval_shape(f.fn, self.params, preprocess(obs, preallocate(obs, 3)))
+        if isinstance(act, gym.spaces.Discrete):
+            ok = getattr(out, 'shape', None) == (3, int(act.n))
+            want = f"logits of shape (batch, {int(act.n)})"
+        else:
+            want = f"a dict {{'mu', 'logvar'}} of shapes (batch, {', '.join(map(str, act.shape))})"
+            ok = (isinstance(out, dict) and set(out) == {'mu', 'logvar'}
+                  and all(v.shape == (3, *act.shape) for v in out.values()))
+        if not ok:
+            got = jax.tree.map(lambda x: x.shape, out)
+            raise SpaceMismatchError(f"Policy: for {act} the forward pass must return {want}; "
+                                     f"for a batch of 3 states it returned {got}.")
         self._setup(seed)
 
     @property
     def discrete(self) -> bool:
         "Is the action space `Discrete`?"
         return isinstance(self.action_space, gym.spaces.Discrete)
-
-# %% ../../nbs/coax/30_functions.ipynb #823e84a7
-@patch_to(Policy)
-def _check_output(self):
-    "Raise a SpaceMismatchError unless the output parametrises the action space's distribution."
-    obs, act, f = self.observation_space, self.action_space, self._forward
-    out = jax.eval_shape(f.fn, self.params, preprocess(obs, preallocate(obs, 3)))
-    if isinstance(act, gym.spaces.Discrete):
-        ok = getattr(out, 'shape', None) == (3, int(act.n))
-        want = f"logits of shape (batch, {int(act.n)})"
-    else:
-        want = f"a dict {{'mu', 'logvar'}} of shapes (batch, {', '.join(map(str, act.shape))})"
-        ok = (isinstance(out, dict) and set(out) == {'mu', 'logvar'}
-              and all(v.shape == (3, *act.shape) for v in out.values()))
-    if not ok:
-        got = jax.tree.map(lambda x: x.shape, out)
-        raise SpaceMismatchError(f"Policy: for {act} the forward pass must return {want}; "
-                                 f"for a batch of 3 states it returned {got}.")
 
 # %% ../../nbs/coax/30_functions.ipynb #00bc269a
 @patch_to(Policy)
@@ -430,7 +403,6 @@ def entropy_fn(self, params, S):
         return -jnp.sum(jnp.exp(logp) * logp, -1)
     return 0.5 * jnp.sum((d['logvar'] + _LOG2PI + 1.0).reshape(d['mu'].shape[0], -1), -1)
 
-# %% ../../nbs/coax/30_functions.ipynb #a858aa2f
 @patch_to(Policy)
 def sample_fn(self, params, S, key):
     "Pure: sampled actions and their log-propensities `(A, logP)`."
@@ -463,35 +435,29 @@ class _QPolicy(BasePolicy):
     @property
     def params(self): return self.q.params
 
-# %% ../../nbs/coax/30_functions.ipynb #f1bf5b08
-@patch_to(_QPolicy)
-def dist_params_fn(self, params, S, **hyper):
-    "Pure: `{'probs'}`, the action probabilities."
-    return {'probs': self.probs_fn(params, S, **hyper)}
+    def dist_params_fn(self, params, S, **hyper):
+        "Pure: `{'probs'}`, the action probabilities."
+        return {'probs': self.probs_fn(params, S, **hyper)}
 
-@patch_to(_QPolicy)
-def log_prob(self, params, S, A, **hyper):
-    "Pure: log pi(A|S), shape (batch,)."
-    P = self.probs_fn(params, S, **hyper)
-    return jnp.log(jnp.take_along_axis(P, jnp.asarray(A).astype(jnp.int32)[:, None], axis=1)[:, 0])
+    def log_prob(self, params, S, A, **hyper):
+        "Pure: log pi(A|S), shape (batch,)."
+        P = self.probs_fn(params, S, **hyper)
+        return jnp.log(jnp.take_along_axis(P, jnp.asarray(A).astype(jnp.int32)[:, None], axis=1)[:, 0])
 
-@patch_to(_QPolicy)
-def sample_fn(self, params, S, key, **hyper):
-    "Pure: sampled actions and their log-propensities `(A, logP)`."
-    P = self.probs_fn(params, S, **hyper)
-    A = jax.random.categorical(key, jnp.log(P), axis=-1)
-    return A, jnp.log(jnp.take_along_axis(P, A[:, None], axis=1)[:, 0])
+    def sample_fn(self, params, S, key, **hyper):
+        "Pure: sampled actions and their log-propensities `(A, logP)`."
+        P = self.probs_fn(params, S, **hyper)
+        A = jax.random.categorical(key, jnp.log(P), axis=-1)
+        return A, jnp.log(jnp.take_along_axis(P, A[:, None], axis=1)[:, 0])
 
-@patch_to(_QPolicy)
-def mode_fn(self, params, S, **hyper):
-    "Pure: greedy actions."
-    return jnp.argmax(self.q.apply(params, S), axis=-1)
+    def mode_fn(self, params, S, **hyper):
+        "Pure: greedy actions."
+        return jnp.argmax(self.q.apply(params, S), axis=-1)
 
-@patch_to(_QPolicy)
-def entropy_fn(self, params, S, **hyper):
-    "Pure: entropy per state, shape (batch,)."
-    P = self.probs_fn(params, S, **hyper)
-    return -jnp.sum(jnp.where(P > 0, P * jnp.log(jnp.where(P > 0, P, 1.0)), 0.0), -1)
+    def entropy_fn(self, params, S, **hyper):
+        "Pure: entropy per state, shape (batch,)."
+        P = self.probs_fn(params, S, **hyper)
+        return -jnp.sum(jnp.where(P > 0, P * jnp.log(jnp.where(P > 0, P, 1.0)), 0.0), -1)
 
 # %% ../../nbs/coax/30_functions.ipynb #60321d77
 class EpsilonGreedy(_QPolicy):
@@ -505,14 +471,13 @@ class EpsilonGreedy(_QPolicy):
         self.epsilon = epsilon
         super().__init__(q, seed)
 
-@patch_to(EpsilonGreedy)
-def probs_fn(self, params, S, epsilon):
-    "Pure: (batch, n) epsilon-greedy probabilities; `epsilon` a scalar or one per row."
-    Qs = self.q.apply(params, S)
-    n = Qs.shape[-1]
-    eps = jnp.reshape(jnp.asarray(epsilon, jnp.float32), (-1, 1))
-    best = (Qs == jnp.max(Qs, -1, keepdims=True)).astype(jnp.float32)  # ties share the greedy mass
-    return eps / n + (1.0 - eps) * best / jnp.sum(best, -1, keepdims=True)
+    def probs_fn(self, params, S, epsilon):
+        "Pure: (batch, n) epsilon-greedy probabilities; `epsilon` a scalar or one per row."
+        Qs = self.q.apply(params, S)
+        n = Qs.shape[-1]
+        eps = jnp.reshape(jnp.asarray(epsilon, jnp.float32), (-1, 1))
+        best = (Qs == jnp.max(Qs, -1, keepdims=True)).astype(jnp.float32)  # ties share the greedy mass
+        return eps / n + (1.0 - eps) * best / jnp.sum(best, -1, keepdims=True)
 
 # %% ../../nbs/coax/30_functions.ipynb #07e0673e
 class BoltzmannPolicy(_QPolicy):
@@ -526,8 +491,7 @@ class BoltzmannPolicy(_QPolicy):
         self.temperature = temperature
         super().__init__(q, seed)
 
-@patch_to(BoltzmannPolicy)
-def probs_fn(self, params, S, temperature):
-    "Pure: (batch, n) softmax probabilities of q / temperature."
-    T = jnp.reshape(jnp.asarray(temperature, jnp.float32), (-1, 1))
-    return jax.nn.softmax(self.q.apply(params, S) / T, axis=-1)
+    def probs_fn(self, params, S, temperature):
+        "Pure: (batch, n) softmax probabilities of q / temperature."
+        T = jnp.reshape(jnp.asarray(temperature, jnp.float32), (-1, 1))
+        return jax.nn.softmax(self.q.apply(params, S) / T, axis=-1)
