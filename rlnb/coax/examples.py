@@ -7,6 +7,7 @@ Docs: https://rlnb.github.io/rlnb/coax/examples.html.md"""
 # %% ../../nbs/coax/34_examples.ipynb #6f9e5ab1
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 
@@ -36,8 +37,10 @@ class MLP(nn.Module):
         for h in self.hidden: S = nn.relu(nn.Dense(h)(S))
         return nn.Dense(self.num_outputs)(S)
 
+# %% ../../nbs/coax/34_examples.ipynb #f4240a27
 def scan_updates(updater:TDUpdater):
-    "Jitted `(params, target_params, opt_state, batches) -> (params, opt_state, mean_loss, td_errors)`, one updater step per leading slice of `batches`."
+    ("Jitted `(params, target_params, opt_state, batches) -> "
+     "(params, opt_state, mean_loss, td_errors)`, one updater step per leading slice of `batches`.")
     def run(params, target_params, opt_state, batches):
         def body(carry, batch):
             params, opt_state = carry
@@ -47,6 +50,7 @@ def scan_updates(updater:TDUpdater):
         return params, opt_state, loss.mean(), td
     return jax.jit(run)
 
+# %% ../../nbs/coax/34_examples.ipynb #99a54e0f
 def evaluate(pi,  # a policy with `mode(s)` (greedy actions are used)
              env:gym.Env,  # evaluation env
              n_episodes:int=10,  # number of episodes
@@ -64,35 +68,59 @@ def evaluate(pi,  # a policy with `mode(s)` (greedy actions are used)
     return returns
 
 # %% ../../nbs/coax/34_examples.ipynb #2349362c
+_DQN_RENAMED = {  # a field's earlier name -> its name now, the one Ape-X's config uses
+    'total_steps': 'num_train_steps', 'buffer_size': 'buffer_capacity',
+    'learning_starts': 'buffer_warmup', 'eval_every': 'eval_interval',
+    'eval_episodes': 'num_eval_episodes'}
+
 @dataclass(frozen=True)
 class DQNConfig:
     "Hyperparameters of `train_dqn`, one documented field each."
     env_id:str = 'CartPole-v1'  # gymnasium id of a Discrete-action env
     seed:int = 0  # seeds params, exploration, replay sampling and env resets
-    total_steps:int = 40_000  # most env steps to train for
+    num_train_steps:int = 40_000  # most env steps to train for
     hidden:tuple = (64, 64)  # MLP hidden layer sizes
     learning_rate:float = 2.3e-3  # Adam step size
     gamma:float = 0.99  # discount factor
     n_step:int = 3  # n of the n-step returns
     batch_size:int = 64  # transitions per gradient step
-    buffer_size:int = 100_000  # replay capacity
-    learning_starts:int = 1_000  # env steps before the first training phase
+    buffer_capacity:int = 100_000  # replay capacity
+    buffer_warmup:int = 1_000  # env steps before the first training phase
     train_freq:int = 256  # env steps between training phases
     gradient_steps:int = 128  # gradient steps per training phase (one jitted scan)
-    exploration_fraction:float = 0.16  # fraction of total_steps over which epsilon decays linearly
+    exploration_fraction:float = 0.16  # share of num_train_steps over which epsilon decays
     initial_epsilon:float = 1.0  # epsilon at the start
     final_epsilon:float = 0.04  # epsilon after the decay
-    eval_every:int = 2_500  # env steps between greedy evaluations
-    eval_episodes:int = 10  # episodes per evaluation
-    target_return:float|None = 475.0  # stop once an evaluation's mean return reaches this (None: never stop early)
+    eval_interval:int = 2_500  # env steps between greedy evaluations
+    num_eval_episodes:int = 10  # episodes per evaluation
+    target_return:float|None = 475.0  # stop once an evaluation's mean return reaches it
 
     def __post_init__(self):
-        for k in ('total_steps', 'n_step', 'batch_size', 'buffer_size', 'train_freq', 'gradient_steps', 'eval_every', 'eval_episodes'):
-            if int(getattr(self, k)) < 1: raise ConfigError(f"DQNConfig.{k} must be >= 1, got {getattr(self, k)}.")
+        for k in ('num_train_steps', 'n_step', 'batch_size', 'buffer_capacity', 'train_freq',
+                  'gradient_steps', 'eval_interval', 'num_eval_episodes'):
+            if int(getattr(self, k)) < 1:
+                raise ConfigError(f"DQNConfig.{k} must be >= 1, got {getattr(self, k)}.")
         for k in ('initial_epsilon', 'final_epsilon', 'exploration_fraction'):
-            if not 0.0 <= getattr(self, k) <= 1.0: raise ConfigError(f"DQNConfig.{k} must be in [0, 1], got {getattr(self, k)}.")
-        if not 0.0 <= self.gamma <= 1.0: raise ConfigError(f"DQNConfig.gamma must be in [0, 1], got {self.gamma}.")
+            if not 0.0 <= getattr(self, k) <= 1.0:
+                raise ConfigError(f"DQNConfig.{k} must be in [0, 1], got {getattr(self, k)}.")
+        if not 0.0 <= self.gamma <= 1.0:
+            raise ConfigError(f"DQNConfig.gamma must be in [0, 1], got {self.gamma}.")
 
+# %% ../../nbs/coax/34_examples.ipynb #a3a99798
+def _refuse_renamed(init):
+    "Wrap `DQNConfig.__init__` so that a field's earlier name fails, naming the field to use."
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        for old in sorted(kwargs.keys() & _DQN_RENAMED.keys()):
+            new = _DQN_RENAMED[old]
+            raise ConfigError(f"unknown option {old} for DQNConfig: it is called {new} now; "
+                              f"pass {new}=... instead.")
+        init(self, *args, **kwargs)
+    return __init__
+
+DQNConfig.__init__ = _refuse_renamed(DQNConfig.__init__)
+
+# %% ../../nbs/coax/34_examples.ipynb #71a48f32
 @dataclass
 class DQNResult:
     "What `train_dqn` returns."
@@ -111,39 +139,47 @@ class DQNResult:
 def train_dqn(config:DQNConfig=DQNConfig(),  # hyperparameters
               log_interval:float=60.0,  # seconds between TrainMonitor lines
              ) -> DQNResult:
-    "Single-process DQN: double Q-learning, target network, n-step returns, uniform replay; evaluates greedily as it goes."
+    ("Single-process DQN: double Q-learning, target network, n-step returns, uniform replay; "
+     "evaluates greedily as it goes.")
     c, t0 = config, time.perf_counter()
     env = TrainMonitor(gym.make(c.env_id), name='DQN', log_interval=log_interval)
     eval_env = gym.make(c.env_id)
     if not isinstance(env.action_space, gym.spaces.Discrete):
-        raise ConfigError(f"train_dqn needs a Discrete action space; {c.env_id} has {env.action_space}.")
+        raise ConfigError(f"train_dqn needs a Discrete action space; "
+                          f"{c.env_id} has {env.action_space}.")
     q = Q(MLP(int(env.action_space.n), tuple(c.hidden)), env, seed=c.seed)
     q_targ = q.copy()
     pi = EpsilonGreedy(q, epsilon=c.initial_epsilon, seed=c.seed)
     updater = DoubleQLearning(q, q_targ, optimizer=optax.adam(c.learning_rate))
     phase = scan_updates(updater)
     tracer = NStep(n=c.n_step, gamma=c.gamma)
-    buffer = ReplayBuffer(c.buffer_size, seed=c.seed, observation_space=env.observation_space, action_space=env.action_space)
+    buffer = ReplayBuffer(c.buffer_capacity, seed=c.seed, observation_space=env.observation_space,
+                          action_space=env.action_space)
     result = DQNResult(q=q, monitor=env)
-    decay_steps = max(1.0, c.exploration_fraction * c.total_steps)
+    decay_steps = max(1.0, c.exploration_fraction * c.num_train_steps)
 
     s, _ = env.reset(seed=c.seed)
-    for T in range(1, c.total_steps + 1):
-        pi.epsilon = max(c.final_epsilon, c.initial_epsilon - (c.initial_epsilon - c.final_epsilon) * T / decay_steps)
+    for T in range(1, c.num_train_steps + 1):
+        decayed = c.initial_epsilon - (c.initial_epsilon - c.final_epsilon) * T / decay_steps
+        pi.epsilon = max(c.final_epsilon, decayed)
         a = pi(s)
         s_next, r, terminated, truncated, _ = env.step(a)
         tracer.add(s, a, r, terminated=terminated, truncated=truncated, s_next=s_next)
         s = env.reset()[0] if (terminated or truncated) else s_next
 
-        if T % c.train_freq == 0 and tracer: buffer.add(tracer.flush())  # one vectorized add per phase, before sampling
-        if T >= c.learning_starts and T % c.train_freq == 0:
+        # one vectorized add per phase, before sampling
+        if T % c.train_freq == 0 and tracer: buffer.add(tracer.flush())
+        if T >= c.buffer_warmup and T % c.train_freq == 0:
             batch = updater.prepare(buffer.sample(c.batch_size * c.gradient_steps))
-            batches = jax.tree.map(lambda x: x.reshape(c.gradient_steps, c.batch_size, *x.shape[1:]), batch)
+            split = lambda x: x.reshape(c.gradient_steps, c.batch_size, *x.shape[1:])
+            batches = jax.tree.map(split, batch)
             q_targ.sync(q)
-            q.params, updater.opt_state, loss, _ = phase(q.params, q_targ.params, updater.opt_state, batches)
+            q.params, updater.opt_state, loss, _ = phase(q.params, q_targ.params, updater.opt_state,
+                                                         batches)
             env.record(loss=loss, epsilon=pi.epsilon)
-        if T % c.eval_every == 0:
-            result.evals.append((T, float(np.mean(evaluate(pi, eval_env, c.eval_episodes)))))
+        if T % c.eval_interval == 0:
+            G = float(np.mean(evaluate(pi, eval_env, c.num_eval_episodes)))
+            result.evals.append((T, G))
             if c.target_return is not None and result.evals[-1][1] >= c.target_return: break
     result.steps, result.wall_time = T, time.perf_counter() - t0
     return result

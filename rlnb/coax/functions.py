@@ -19,7 +19,7 @@ import gymnasium as gym
 import optax
 import flax.linen as nn
 
-from ..core import ConfigError, SpaceMismatchError, space_spec, preallocate
+from ..core import ConfigError, SpaceMismatchError, patch_to, space_spec, preallocate
 
 # %% auto #0
 __all__ = ['preprocess', 'preprocessed_shape', 'soft_update', 'FuncApprox', 'Q', 'V', 'BasePolicy', 'Policy', 'EpsilonGreedy',
@@ -32,20 +32,23 @@ def preprocess(space:gym.Space,  # Space of one element
                S,  # Batch of elements of `space` (leading batch axis)
                flatten:bool=False,  # Flatten Box elements to (batch, -1); always done inside Dict/Tuple
               ):
-    "Float32 features for a batch of raw `space` elements: one-hot for Discrete, flattened and concatenated for Dict/Tuple."
+    "Float32 features of raw `space` elements: one-hot Discrete, flattened and joined Dict/Tuple."
     if isinstance(space, gym.spaces.Discrete):
         return jax.nn.one_hot(jnp.asarray(S) - int(space.start), int(space.n), dtype=jnp.float32)
     if isinstance(space, gym.spaces.MultiDiscrete):
         S = jnp.asarray(S).reshape(jnp.shape(S)[0], -1)
         nvec = np.asarray(space.nvec).reshape(-1)
-        return jnp.concatenate([jax.nn.one_hot(S[:, i], int(k), dtype=jnp.float32) for i, k in enumerate(nvec)], axis=-1)
+        return jnp.concatenate([jax.nn.one_hot(S[:, i], int(k), dtype=jnp.float32)
+                                for i, k in enumerate(nvec)], axis=-1)
     if isinstance(space, (gym.spaces.Box, gym.spaces.MultiBinary)):
         x = jnp.asarray(S, jnp.float32)
         return _flat(x) if flatten else x
     if isinstance(space, gym.spaces.Dict):
-        return jnp.concatenate([_flat(preprocess(s, S[k], True)) for k, s in space.spaces.items()], axis=-1)
+        return jnp.concatenate([_flat(preprocess(s, S[k], True))
+                                for k, s in space.spaces.items()], axis=-1)
     if isinstance(space, gym.spaces.Tuple):
-        return jnp.concatenate([_flat(preprocess(s, S[i], True)) for i, s in enumerate(space.spaces)], axis=-1)
+        return jnp.concatenate([_flat(preprocess(s, S[i], True))
+                                for i, s in enumerate(space.spaces)], axis=-1)
     space_spec(space)  # raises the SpaceMismatchError naming the unsupported space
     raise SpaceMismatchError(f"preprocess: unsupported space {space}.")
 
@@ -59,7 +62,8 @@ def _n_inputs(f, skip:int=0):
     try: sig = inspect.signature(f)
     except (TypeError, ValueError): return None
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    ps = [p for p in sig.parameters.values() if p.kind in kinds and p.default is inspect.Parameter.empty]
+    ps = [p for p in sig.parameters.values()
+          if p.kind in kinds and p.default is inspect.Parameter.empty]
     return len(ps) - skip
 
 class _Forward:
@@ -68,8 +72,10 @@ class _Forward:
         if isinstance(func, nn.Module):
             self.kind, self.n_inputs = 'linen', _n_inputs(func.__call__)
             self.fn = func.apply
-            if params is None: params = func.init(jax.random.key(seed), *example_inputs[:self.n_inputs])
-        elif (nnx := sys.modules.get('flax.nnx')) is not None and isinstance(func, nnx.Module):  # an nnx module means its user imported flax.nnx: rlnb never imports it
+            if params is None:
+                params = func.init(jax.random.key(seed), *example_inputs[:self.n_inputs])
+        elif (nnx := sys.modules.get('flax.nnx')) is not None and isinstance(func, nnx.Module):
+            # an nnx module means its user imported flax.nnx: rlnb never imports it
             self.kind, self.n_inputs = 'nnx', _n_inputs(func.__call__)
             graphdef, state, rest = nnx.split(func, nnx.Param, ...)
             self.fn = lambda p, *xs: nnx.merge(graphdef, p, rest)(*xs)
@@ -77,11 +83,13 @@ class _Forward:
         elif callable(func):
             self.kind, self.n_inputs = 'function', _n_inputs(func, skip=1)
             if params is None:
-                raise ConfigError("A plain forward pass is called as func(params, S) or func(params, S, A) and needs its "
-                                  "initial params: pass params=... (or give a flax linen/nnx module instead).")
+                raise ConfigError("A plain forward pass is called as func(params, S) or "
+                                  "func(params, S, A) and needs its initial params: pass "
+                                  "params=... (or give a flax linen/nnx module instead).")
             self.fn = func
         else:
-            raise ConfigError(f"func must be a flax linen Module, an nnx Module or a function func(params, S), got {type(func).__name__}.")
+            raise ConfigError("func must be a flax linen Module, an nnx Module or a function "
+                              f"func(params, S), got {type(func).__name__}.")
         self.params = params
 
 # %% ../../nbs/coax/30_functions.ipynb #6968a080
@@ -93,9 +101,11 @@ def soft_update(target_params,  # Current target-network params
     "Polyak average `tau * params + (1 - tau) * target_params` (pure, jitted)."
     return optax.incremental_update(params, target_params, tau)
 
+# %% ../../nbs/coax/30_functions.ipynb #bf255e85
 def _first_leaf_ndim(space, x):
     "(ndim of x's first leaf, ndim of one element of space's first leaf)."
-    spec_leaf = jax.tree.leaves(space_spec(space), is_leaf=lambda t: isinstance(t, tuple) and len(t) == 2 and isinstance(t[1], np.dtype))[0]
+    is_spec = lambda t: isinstance(t, tuple) and len(t) == 2 and isinstance(t[1], np.dtype)
+    spec_leaf = jax.tree.leaves(space_spec(space), is_leaf=is_spec)[0]
     return np.ndim(jax.tree.leaves(x)[0]), len(spec_leaf[0])
 
 class FuncApprox:
@@ -105,19 +115,21 @@ class FuncApprox:
 
     @staticmethod
     def _spaces(env, observation_space, action_space):
-        obs = observation_space if observation_space is not None else getattr(env, 'observation_space', None)
+        obs = (observation_space if observation_space is not None
+               else getattr(env, 'observation_space', None))
         act = action_space if action_space is not None else getattr(env, 'action_space', None)
         if obs is None or act is None:
-            raise ConfigError("Give an env (anything with observation_space and action_space) or both "
-                              "observation_space= and action_space=.")
+            raise ConfigError("Give an env (anything with observation_space and action_space) or "
+                              "both observation_space= and action_space=.")
         return obs, act
 
     def _is_single(self, S):
         got, want = _first_leaf_ndim(self.observation_space, S)
         if got == want: return True
         if got == want + 1: return False
-        raise SpaceMismatchError(f"{type(self).__name__}: expected an observation of {self.observation_space} "
-                                 f"(element ndim {want}) or a batch of them (ndim {want + 1}), got ndim {got}.")
+        raise SpaceMismatchError(f"{type(self).__name__}: expected an observation of "
+                                 f"{self.observation_space} (element ndim {want}) or a batch of "
+                                 f"them (ndim {want + 1}), got ndim {got}.")
 
     @staticmethod
     def _add_batch(x): return jax.tree.map(lambda v: np.asarray(v)[None], x)
@@ -138,11 +150,12 @@ class FuncApprox:
 
     def __repr__(self):
         n = sum(int(np.prod(np.shape(p))) for p in jax.tree.leaves(self.params))
-        return f"{type(self).__name__}({self._forward.kind} forward pass, {n:,} params, obs={self.observation_space}, act={self.action_space})"
+        return (f"{type(self).__name__}({self._forward.kind} forward pass, {n:,} params, "
+                f"obs={self.observation_space}, act={self.action_space})")
 
 # %% ../../nbs/coax/30_functions.ipynb #08919066
 class Q(FuncApprox):
-    "State-action value function from a user forward pass: type 1 `(S, A) -> (batch,)` or type 2 `S -> (batch, n)`."
+    "State-action values of a forward pass: type 1 `(S, A) -> (batch,)`, type 2 `S -> (batch, n)`."
     def __init__(self,
                  func,  # flax linen/nnx Module or func(params, S[, A]); the forward pass
                  env=None,  # Env (or anything) with `observation_space` and `action_space`
@@ -158,54 +171,63 @@ class Q(FuncApprox):
         A0 = preprocess(act, preallocate(act, 1))
         self._forward = f = _Forward(func, (S0, A0), params, seed)
         if f.n_inputs not in (1, 2):
-            raise ConfigError(f"Q: the forward pass must take S (type 2) or (S, A) (type 1) besides params; it takes {f.n_inputs} inputs.")
+            raise ConfigError("Q: the forward pass must take S (type 2) or (S, A) (type 1) besides "
+                              f"params; it takes {f.n_inputs} inputs.")
         self.modeltype = 2 if f.n_inputs == 1 else 1
         self.params = f.params
         n = int(act.n) if isinstance(act, gym.spaces.Discrete) else None
         if self.modeltype == 2 and n is None:
-            raise ConfigError(f"Q: a type-2 forward pass S -> q(S, .) needs a Discrete action space, got {act}. "
-                              "Write a type-1 forward pass func(S, A) -> (batch,) for continuous actions.")
+            raise ConfigError("Q: a type-2 forward pass S -> q(S, .) needs a Discrete action "
+                              f"space, got {act}. Write a type-1 forward pass func(S, A) -> "
+                              "(batch,) for continuous actions.")
         self.num_actions = n
         # check the output shape on a batch of 3 (abstractly: no compute)
         S3, A3 = preprocess(obs, preallocate(obs, 3)), preprocess(act, preallocate(act, 3))
         out = jax.eval_shape(f.fn, self.params, *((S3,) if self.modeltype == 2 else (S3, A3)))
         shape = getattr(out, 'shape', None)
         if self.modeltype == 2 and shape != (3, n):
-            raise SpaceMismatchError(f"Q: the type-2 forward pass S -> q(S, .) must return shape (batch, {n}) for {act}; "
-                                     f"for a batch of 3 states it returned {shape}. Make its last layer output {n} values "
-                                     "(or write a type-1 forward pass func(S, A) returning (batch,)).")
+            raise SpaceMismatchError(f"Q: the type-2 forward pass S -> q(S, .) must return shape "
+                                     f"(batch, {n}) for {act}; for a batch of 3 states it returned "
+                                     f"{shape}. Make its last layer output {n} values (or write a "
+                                     "type-1 forward pass func(S, A) returning (batch,)).")
         if self.modeltype == 1 and shape not in ((3,), (3, 1)):
-            raise SpaceMismatchError(f"Q: the type-1 forward pass (S, A) -> q(S, A) must return shape (batch,) or (batch, 1); "
-                                     f"for a batch of 3 it returned {shape}.")
+            raise SpaceMismatchError("Q: the type-1 forward pass (S, A) -> q(S, A) must return "
+                                     "shape (batch,) or (batch, 1); for a batch of 3 it returned "
+                                     f"{shape}.")
         self._apply_jit, self._apply_sa_jit = jax.jit(self.apply), jax.jit(self.apply_sa)
 
-    def apply(self, params, S):
-        "Pure: q-values of every action, shape (batch, n), for a batch of raw observations `S`."
-        X = preprocess(self.observation_space, S)
-        if self.modeltype == 2: return self._forward.fn(params, X)
-        if self.num_actions is None:
-            raise ConfigError("Q.apply(params, S) enumerates actions and needs a Discrete action space; use apply_sa(params, S, A).")
-        def one(a):  # value of action a for the whole batch
-            A = jax.nn.one_hot(jnp.full((X.shape[0],), a), self.num_actions, dtype=jnp.float32)
-            return self._forward.fn(params, X, A).reshape(X.shape[0])
-        return jax.vmap(one, out_axes=1)(jnp.arange(self.num_actions))
+# %% ../../nbs/coax/30_functions.ipynb #cc51d81f
+@patch_to(Q)
+def apply(self, params, S):
+    "Pure: q-values of every action, shape (batch, n), for a batch of raw observations `S`."
+    X = preprocess(self.observation_space, S)
+    if self.modeltype == 2: return self._forward.fn(params, X)
+    if self.num_actions is None:
+        raise ConfigError("Q.apply(params, S) enumerates actions and needs a Discrete action "
+                          "space; use apply_sa(params, S, A).")
+    def one(a):  # value of action a for the whole batch
+        A = jax.nn.one_hot(jnp.full((X.shape[0],), a), self.num_actions, dtype=jnp.float32)
+        return self._forward.fn(params, X, A).reshape(X.shape[0])
+    return jax.vmap(one, out_axes=1)(jnp.arange(self.num_actions))
 
-    def apply_sa(self, params, S, A):
-        "Pure: q-values of the given actions, shape (batch,)."
-        if self.modeltype == 2:
-            A = jnp.asarray(A).astype(jnp.int32) - int(self.action_space.start)
-            return jnp.take_along_axis(self.apply(params, S), A[:, None], axis=1)[:, 0]
-        X, XA = preprocess(self.observation_space, S), preprocess(self.action_space, A)
-        return self._forward.fn(params, X, XA).reshape(X.shape[0])
+@patch_to(Q)
+def apply_sa(self, params, S, A):
+    "Pure: q-values of the given actions, shape (batch,)."
+    if self.modeltype == 2:
+        A = jnp.asarray(A).astype(jnp.int32) - int(self.action_space.start)
+        return jnp.take_along_axis(self.apply(params, S), A[:, None], axis=1)[:, 0]
+    X, XA = preprocess(self.observation_space, S), preprocess(self.action_space, A)
+    return self._forward.fn(params, X, XA).reshape(X.shape[0])
 
-    def __call__(self, s, a=None):
-        "q(s, .) as a numpy array, or q(s, a); single or batched raw inputs."
-        single = self._is_single(s)
-        S = self._add_batch(s) if single else s
-        if a is None: out = self._apply_jit(self.params, S)
-        else: out = self._apply_sa_jit(self.params, S, np.asarray(a)[None] if single else a)
-        out = np.asarray(out)
-        return out[0] if single else out
+@patch_to(Q)
+def __call__(self, s, a=None):
+    "q(s, .) as a numpy array, or q(s, a); single or batched raw inputs."
+    single = self._is_single(s)
+    S = self._add_batch(s) if single else s
+    if a is None: out = self._apply_jit(self.params, S)
+    else: out = self._apply_sa_jit(self.params, S, np.asarray(a)[None] if single else a)
+    out = np.asarray(out)
+    return out[0] if single else out
 
 # %% ../../nbs/coax/30_functions.ipynb #e8663490
 class V(FuncApprox):
@@ -225,7 +247,8 @@ class V(FuncApprox):
         self.params = f.params
         shape = jax.eval_shape(f.fn, self.params, preprocess(obs, preallocate(obs, 3))).shape
         if shape not in ((3,), (3, 1)):
-            raise SpaceMismatchError(f"V: the forward pass must return shape (batch,) or (batch, 1); for a batch of 3 states it returned {shape}.")
+            raise SpaceMismatchError("V: the forward pass must return shape (batch,) or "
+                                     f"(batch, 1); for a batch of 3 states it returned {shape}.")
         self._apply_jit = jax.jit(self.apply)
 
     def apply(self, params, S):
@@ -243,7 +266,7 @@ class V(FuncApprox):
 _LOG2PI = math.log(2 * math.pi)
 
 class BasePolicy:
-    "What every policy offers: pure functions over explicit params, and object calls using the current params."
+    "What every policy offers: pure functions of explicit params, object calls on the current ones."
     hyper_names:tuple = ()
 
     def _setup(self, seed):
@@ -257,47 +280,56 @@ class BasePolicy:
         self._logp_jit = jax.jit(lambda params, S, A, hyper: self.log_prob(params, S, A, **hyper))
         self._dist_jit = jax.jit(lambda params, S, hyper: self.dist_params_fn(params, S, **hyper))
 
-    @property
-    def hyper(self) -> dict:
-        "Current values of the hyperparameters the pure functions take as keyword arguments."
-        return {k: np.float32(getattr(self, k)) for k in self.hyper_names}  # numpy: a jnp scalar costs a device transfer per call
+@patch_to(BasePolicy)
+@property
+def hyper(self) -> dict:
+    "Current values of the hyperparameters the pure functions take as keyword arguments."
+    return {k: np.float32(getattr(self, k)) for k in self.hyper_names}
 
-    def _io(self, s):
-        single = self._is_single(s)
-        return single, (FuncApprox._add_batch(s) if single else s)
+@patch_to(BasePolicy)
+def _io(self, s):
+    single = self._is_single(s)
+    return single, (FuncApprox._add_batch(s) if single else s)
 
-    def _out_action(self, A, single):
-        A = np.asarray(A)
-        if single:
-            A = A[0]
-            if isinstance(self.action_space, gym.spaces.Discrete): A = int(A)
-        return A
+@patch_to(BasePolicy)
+def _out_action(self, A, single):
+    A = np.asarray(A)
+    if single:
+        A = A[0]
+        if isinstance(self.action_space, gym.spaces.Discrete): A = int(A)
+    return A
 
-    def __call__(self, s, return_logp:bool=False):
-        "Sample an action for a single or batched raw observation (with its log-propensity if `return_logp`)."
-        single, S = self._io(s)
-        A, logP, self._key = self._sample_jit(self.params, S, self._key, self.hyper)
-        A = self._out_action(A, single)
-        if not return_logp: return A
-        logP = np.asarray(logP)
-        return A, (float(logP[0]) if single else logP)
+# %% ../../nbs/coax/30_functions.ipynb #95b316ce
+@patch_to(BasePolicy)
+def __call__(self, s, return_logp:bool=False):
+    "Sample actions for single or batched raw observations (with log-propensities: `return_logp`)."
+    single, S = self._io(s)
+    A, logP, self._key = self._sample_jit(self.params, S, self._key, self.hyper)
+    A = self._out_action(A, single)
+    if not return_logp: return A
+    logP = np.asarray(logP)
+    return A, (float(logP[0]) if single else logP)
 
-    def mode(self, s):
-        "The greedy (most likely) action."
-        single, S = self._io(s)
-        return self._out_action(self._mode_jit(self.params, S, self.hyper), single)
+@patch_to(BasePolicy)
+def mode(self, s):
+    "The greedy (most likely) action."
+    single, S = self._io(s)
+    return self._out_action(self._mode_jit(self.params, S, self.hyper), single)
 
-    def logp(self, s, a):
-        "log pi(a|s) for single or batched inputs."
-        single, S = self._io(s)
-        out = np.asarray(self._logp_jit(self.params, S, np.asarray(a)[None] if single else a, self.hyper))
-        return float(out[0]) if single else out
+@patch_to(BasePolicy)
+def logp(self, s, a):
+    "log pi(a|s) for single or batched inputs."
+    single, S = self._io(s)
+    A = np.asarray(a)[None] if single else a
+    out = np.asarray(self._logp_jit(self.params, S, A, self.hyper))
+    return float(out[0]) if single else out
 
-    def dist_params(self, s):
-        "The distribution's parameters (logits, or mu and logvar) for single or batched observations."
-        single, S = self._io(s)
-        out = jax.tree.map(np.asarray, self._dist_jit(self.params, S, self.hyper))
-        return jax.tree.map(lambda x: x[0], out) if single else out
+@patch_to(BasePolicy)
+def dist_params(self, s):
+    "The distribution's parameters (logits, or mu and logvar) for single or batched observations."
+    single, S = self._io(s)
+    out = jax.tree.map(np.asarray, self._dist_jit(self.params, S, self.hyper))
+    return jax.tree.map(lambda x: x[0], out) if single else out
 
 # %% ../../nbs/coax/30_functions.ipynb #da6a3c5e
 class Policy(BasePolicy, FuncApprox):
@@ -314,18 +346,23 @@ class Policy(BasePolicy, FuncApprox):
         obs, act = self._spaces(env, observation_space, action_space)
         FuncApprox.__init__(self, obs, act)
         if not isinstance(act, (gym.spaces.Discrete, gym.spaces.Box)):
-            raise ConfigError(f"Policy supports Discrete (categorical) and Box (diagonal Gaussian) actions, got {act}.")
+            raise ConfigError("Policy supports Discrete (categorical) and Box (diagonal Gaussian) "
+                              f"actions, got {act}.")
         self._forward = f = _Forward(func, (preprocess(obs, preallocate(obs, 1)),), params, seed)
         self.params = f.params
+        # check the output on a batch of 3 (abstractly: no compute)
         out = jax.eval_shape(f.fn, self.params, preprocess(obs, preallocate(obs, 3)))
         if isinstance(act, gym.spaces.Discrete):
-            ok, want = getattr(out, 'shape', None) == (3, int(act.n)), f"logits of shape (batch, {int(act.n)})"
+            ok = getattr(out, 'shape', None) == (3, int(act.n))
+            want = f"logits of shape (batch, {int(act.n)})"
         else:
             want = f"a dict {{'mu', 'logvar'}} of shapes (batch, {', '.join(map(str, act.shape))})"
-            ok = isinstance(out, dict) and set(out) == {'mu', 'logvar'} and all(v.shape == (3, *act.shape) for v in out.values())
+            ok = (isinstance(out, dict) and set(out) == {'mu', 'logvar'}
+                  and all(v.shape == (3, *act.shape) for v in out.values()))
         if not ok:
             got = jax.tree.map(lambda x: x.shape, out)
-            raise SpaceMismatchError(f"Policy: for {act} the forward pass must return {want}; for a batch of 3 states it returned {got}.")
+            raise SpaceMismatchError(f"Policy: for {act} the forward pass must return {want}; "
+                                     f"for a batch of 3 states it returned {got}.")
         self._setup(seed)
 
     @property
@@ -333,53 +370,63 @@ class Policy(BasePolicy, FuncApprox):
         "Is the action space `Discrete`?"
         return isinstance(self.action_space, gym.spaces.Discrete)
 
-    def dist_params_fn(self, params, S):
-        "Pure: `{'logits'}` or `{'mu', 'logvar'}` for a batch of raw observations."
-        out = self._forward.fn(params, preprocess(self.observation_space, S))
-        return {'logits': out} if self.discrete else out
+# %% ../../nbs/coax/30_functions.ipynb #00bc269a
+@patch_to(Policy)
+def dist_params_fn(self, params, S):
+    "Pure: `{'logits'}` or `{'mu', 'logvar'}` for a batch of raw observations."
+    out = self._forward.fn(params, preprocess(self.observation_space, S))
+    return {'logits': out} if self.discrete else out
 
-    def probs_fn(self, params, S):
-        "Pure: action probabilities (batch, n) of a categorical policy."
-        return jax.nn.softmax(self.dist_params_fn(params, S)['logits'], axis=-1)
+@patch_to(Policy)
+def probs_fn(self, params, S):
+    "Pure: action probabilities (batch, n) of a categorical policy."
+    return jax.nn.softmax(self.dist_params_fn(params, S)['logits'], axis=-1)
 
-    def log_prob(self, params, S, A):
-        "Pure: log pi(A|S), shape (batch,)."
-        d = self.dist_params_fn(params, S)
-        if self.discrete:
-            A = jnp.asarray(A).astype(jnp.int32)
-            return jnp.take_along_axis(jax.nn.log_softmax(d['logits'], -1), A[:, None], axis=1)[:, 0]
-        mu, logvar = d['mu'], d['logvar']
-        z = (jnp.asarray(A, mu.dtype) - mu) ** 2 * jnp.exp(-logvar)
-        return -0.5 * jnp.sum((z + logvar + _LOG2PI).reshape(mu.shape[0], -1), axis=-1)
+@patch_to(Policy)
+def log_prob(self, params, S, A):
+    "Pure: log pi(A|S), shape (batch,)."
+    d = self.dist_params_fn(params, S)
+    if self.discrete:
+        A = jnp.asarray(A).astype(jnp.int32)
+        logp = jax.nn.log_softmax(d['logits'], -1)
+        return jnp.take_along_axis(logp, A[:, None], axis=1)[:, 0]
+    mu, logvar = d['mu'], d['logvar']
+    z = (jnp.asarray(A, mu.dtype) - mu) ** 2 * jnp.exp(-logvar)
+    return -0.5 * jnp.sum((z + logvar + _LOG2PI).reshape(mu.shape[0], -1), axis=-1)
 
-    def sample_fn(self, params, S, key):
-        "Pure: sampled actions and their log-propensities `(A, logP)`."
-        d = self.dist_params_fn(params, S)
-        if self.discrete:
-            A = jax.random.categorical(key, d['logits'], axis=-1)
-        else:
-            A = d['mu'] + jnp.exp(0.5 * d['logvar']) * jax.random.normal(key, d['mu'].shape, d['mu'].dtype)
-        return A, self.log_prob(params, S, A)
+@patch_to(Policy)
+def entropy_fn(self, params, S):
+    "Pure: the policy's entropy per state, shape (batch,)."
+    d = self.dist_params_fn(params, S)
+    if self.discrete:
+        logp = jax.nn.log_softmax(d['logits'], -1)
+        return -jnp.sum(jnp.exp(logp) * logp, -1)
+    return 0.5 * jnp.sum((d['logvar'] + _LOG2PI + 1.0).reshape(d['mu'].shape[0], -1), -1)
 
-    def mode_fn(self, params, S):
-        "Pure: the most likely actions."
-        d = self.dist_params_fn(params, S)
-        return jnp.argmax(d['logits'], -1) if self.discrete else d['mu']
+@patch_to(Policy)
+def sample_fn(self, params, S, key):
+    "Pure: sampled actions and their log-propensities `(A, logP)`."
+    d = self.dist_params_fn(params, S)
+    if self.discrete:
+        A = jax.random.categorical(key, d['logits'], axis=-1)
+    else:
+        noise = jax.random.normal(key, d['mu'].shape, d['mu'].dtype)
+        A = d['mu'] + jnp.exp(0.5 * d['logvar']) * noise
+    return A, self.log_prob(params, S, A)
 
-    def entropy_fn(self, params, S):
-        "Pure: the policy's entropy per state, shape (batch,)."
-        d = self.dist_params_fn(params, S)
-        if self.discrete:
-            logp = jax.nn.log_softmax(d['logits'], -1)
-            return -jnp.sum(jnp.exp(logp) * logp, -1)
-        return 0.5 * jnp.sum((d['logvar'] + _LOG2PI + 1.0).reshape(d['mu'].shape[0], -1), -1)
+@patch_to(Policy)
+def mode_fn(self, params, S):
+    "Pure: the most likely actions."
+    d = self.dist_params_fn(params, S)
+    return jnp.argmax(d['logits'], -1) if self.discrete else d['mu']
 
 # %% ../../nbs/coax/30_functions.ipynb #4978db6a
 class _QPolicy(BasePolicy):
     "A policy derived from a type-1 or type-2 discrete `Q`."
     def __init__(self, q:Q, seed:int=0):
         if q.num_actions is None:
-            raise ConfigError(f"{type(self).__name__} needs a Q over a Discrete action space, got {q.action_space}.")
+            raise ConfigError(f"{type(self).__name__} needs a Q over a Discrete action space, "
+                              f"got {q.action_space}.")
         self.q, self.observation_space, self.action_space = q, q.observation_space, q.action_space
         self._setup(seed)
 
@@ -412,6 +459,7 @@ class _QPolicy(BasePolicy):
         P = self.probs_fn(params, S, **hyper)
         return -jnp.sum(jnp.where(P > 0, P * jnp.log(jnp.where(P > 0, P, 1.0)), 0.0), -1)
 
+# %% ../../nbs/coax/30_functions.ipynb #60321d77
 class EpsilonGreedy(_QPolicy):
     "Epsilon-greedy policy on a discrete `Q`; `epsilon` is settable at any time without recompiling."
     hyper_names = ('epsilon',)
@@ -431,6 +479,7 @@ class EpsilonGreedy(_QPolicy):
         best = (Qs == jnp.max(Qs, -1, keepdims=True)).astype(jnp.float32)  # ties share the greedy mass
         return eps / n + (1.0 - eps) * best / jnp.sum(best, -1, keepdims=True)
 
+# %% ../../nbs/coax/30_functions.ipynb #07e0673e
 class BoltzmannPolicy(_QPolicy):
     "Boltzmann (softmax) policy `pi(a|s) ∝ exp(q(s, a) / temperature)` on a discrete `Q`."
     hyper_names = ('temperature',)

@@ -23,7 +23,8 @@ __all__ = ['Categorical', 'DiagGaussian', 'VTraceOutput', 'vtrace', 'gae', 'Dist
 
 # %% ../../nbs/coax/32_policy_gradient.ipynb #8ad64528
 def _unroll(arrays, lambda_):
-    "Check one unroll's arrays (rank 1, equal shapes), cast them to one float dtype, and broadcast `lambda_` over time."
+    ("Check one unroll's arrays (rank 1, equal shapes), cast them to one float dtype, "
+     "and broadcast `lambda_` over time.")
     chex.assert_rank(arrays, 1)
     chex.assert_equal_shape(arrays)
     chex.assert_rank(lambda_, {0, 1})
@@ -32,6 +33,7 @@ def _unroll(arrays, lambda_):
     if jnp.ndim(lambda_) == 1: chex.assert_equal_shape([arrays[0], lambda_])
     return arrays, jnp.broadcast_to(jnp.asarray(lambda_, dtype), arrays[0].shape)
 
+# %% ../../nbs/coax/32_policy_gradient.ipynb #f7af6ffe
 def _discounted_sum(x_t, decay_t):
     "`y[t] = x[t] + decay[t] * y[t+1]` with `y[T] = 0`, by a backward `lax.scan`."
     def step(acc, xs):
@@ -44,9 +46,10 @@ def _discounted_sum(x_t, decay_t):
 class VTraceOutput(NamedTuple):
     "What `vtrace` returns: three arrays of shape `[T]`."
     errors: jax.Array  # V-trace targets minus v_tm1: the critic's error
-    pg_advantage: jax.Array  # Clipped ratio times (q_estimate - v_tm1): the policy-gradient weight of log pi(a_t|s_t)
-    q_estimate: jax.Array  # r_t + discount_t * (value of the next state mixed from its V-trace target)
+    pg_advantage: jax.Array  # Clipped ratio * (q_estimate - v_tm1): weight of log pi(a_t|s_t)
+    q_estimate: jax.Array  # r_t + discount_t * (next state's value, mixed from its V-trace target)
 
+# %% ../../nbs/coax/32_policy_gradient.ipynb #59d17b7e
 def vtrace(v_tm1:jax.Array,  # [T] values V(s_0..s_{T-1})
            v_t:jax.Array,  # [T] values V(s_1..s_T); v_t[-1] bootstraps the unroll
            r_t:jax.Array,  # [T] rewards of the steps s_t -> s_{t+1}
@@ -58,8 +61,10 @@ def vtrace(v_tm1:jax.Array,  # [T] values V(s_0..s_{T-1})
            clip_c_threshold:float=1.0,  # c-bar: clip of the ratios in the trace
            stop_target_gradients:bool=True,  # Treat targets and advantages as constants
           ) -> VTraceOutput:
-    "V-trace errors, policy-gradient advantages and q-estimates of one unroll (Espeholt et al. 2018)."
-    (v_tm1, v_t, r_t, discount_t, rho_tm1), lambda_ = _unroll([v_tm1, v_t, r_t, discount_t, rho_tm1], lambda_)
+    ("V-trace errors, policy-gradient advantages and q-estimates of one unroll "
+     "(Espeholt et al. 2018).")
+    (v_tm1, v_t, r_t, discount_t, rho_tm1), lambda_ = _unroll(
+        [v_tm1, v_t, r_t, discount_t, rho_tm1], lambda_)
     delta = jnp.minimum(clip_rho_threshold, rho_tm1) * (r_t + discount_t * v_t - v_tm1)
     c = lambda_ * jnp.minimum(clip_c_threshold, rho_tm1)
     vs = _discounted_sum(delta, discount_t * c) + v_tm1
@@ -67,7 +72,8 @@ def vtrace(v_tm1:jax.Array,  # [T] values V(s_0..s_{T-1})
     next_v = jnp.concatenate([lambda_[:-1] * vs[1:] + (1 - lambda_[:-1]) * v_tm1[1:], v_t[-1:]])
     q = r_t + discount_t * next_v
     pg_advantage = jnp.minimum(clip_pg_rho_threshold, rho_tm1) * (q - v_tm1)
-    if stop_target_gradients: q, pg_advantage = jax.lax.stop_gradient(q), jax.lax.stop_gradient(pg_advantage)
+    if stop_target_gradients:
+        q, pg_advantage = jax.lax.stop_gradient(q), jax.lax.stop_gradient(pg_advantage)
     return VTraceOutput(errors=vs - v_tm1, pg_advantage=pg_advantage, q_estimate=q)
 
 # %% ../../nbs/coax/32_policy_gradient.ipynb #dd67934a
@@ -78,7 +84,8 @@ def gae(v_tm1:jax.Array,  # [T] values V(s_0..s_{T-1})
         lambda_=0.95,  # GAE's lambda: a scalar or one value per step
         stop_target_gradients:bool=True,  # Treat the returns (advantages + v_tm1) as constants
        ) -> jax.Array:
-    "Generalized advantage estimates `[T]` of one unroll (Schulman et al. 2016); the returns are `advantages + v_tm1`."
+    ("Generalized advantage estimates `[T]` of one unroll (Schulman et al. 2016); "
+     "the returns are `advantages + v_tm1`.")
     (v_tm1, v_t, r_t, discount_t), lambda_ = _unroll([v_tm1, v_t, r_t, discount_t], lambda_)
     returns = _discounted_sum(r_t + discount_t * v_t - v_tm1, discount_t * lambda_) + v_tm1
     if stop_target_gradients: returns = jax.lax.stop_gradient(returns)
@@ -89,20 +96,22 @@ class Distribution(NamedTuple):
     "An action distribution as four pure functions of its parameters (no state)."
     name: str  # Shown by repr
     sample: Callable  # (key, params) -> actions
-    log_prob: Callable  # (params, actions) -> log-probabilities (densities for continuous actions), one per action
+    log_prob: Callable  # (params, actions) -> log-probabilities (densities if continuous)
     entropy: Callable  # (params) -> entropies, one per batch element
     mode: Callable  # (params) -> the most likely actions (greedy evaluation)
-    noise: Callable  # host side: (numpy Generator, shape of the params' batch and event axes) -> float32 standard noise
+    noise: Callable  # host: (numpy Generator, batch and event shape) -> float32 standard noise
     sample_from: Callable  # (params, noise) -> actions: a sample driven by `noise`
     def __repr__(self): return f"Distribution({self.name})"
 
+# %% ../../nbs/coax/32_policy_gradient.ipynb #a03bf9fc
 def _cat_log_prob(logits, a):
     logp = jax.nn.log_softmax(logits, axis=-1)
     return jnp.take_along_axis(logp, jnp.asarray(a, jnp.int32)[..., None], axis=-1)[..., 0]
 
 def _cat_entropy(logits):
     logp = jax.nn.log_softmax(logits, axis=-1)
-    return -jnp.sum(jnp.where(jnp.isneginf(logp), 0.0, jnp.exp(logp) * logp), axis=-1)  # masked actions add 0
+    masked = jnp.isneginf(logp)  # masked actions add 0
+    return -jnp.sum(jnp.where(masked, 0.0, jnp.exp(logp) * logp), axis=-1)
 
 Categorical = Distribution('Categorical',
     sample=lambda key, logits: jax.random.categorical(key, logits, axis=-1).astype(jnp.int32),
@@ -111,12 +120,14 @@ Categorical = Distribution('Categorical',
     noise=lambda rng, shape: rng.gumbel(size=shape).astype(np.float32),
     sample_from=lambda logits, g: jnp.argmax(logits + g, axis=-1).astype(jnp.int32))
 
+# %% ../../nbs/coax/32_policy_gradient.ipynb #052c0505
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 def _gauss_shape(params): return jnp.broadcast_shapes(jnp.shape(params[0]), jnp.shape(params[1]))
 
 def _gauss_sample(key, params):
     mean, log_std = params
-    return mean + jnp.exp(log_std) * jax.random.normal(key, _gauss_shape(params), jnp.result_type(float, mean))
+    eps = jax.random.normal(key, _gauss_shape(params), jnp.result_type(float, mean))
+    return mean + jnp.exp(log_std) * eps
 
 def _gauss_log_prob(params, a):
     mean, log_std = params
@@ -124,23 +135,27 @@ def _gauss_log_prob(params, a):
     return jnp.sum(-0.5 * z ** 2 - log_std - _HALF_LOG_2PI, axis=-1)
 
 DiagGaussian = Distribution('DiagGaussian', sample=_gauss_sample, log_prob=_gauss_log_prob,
-    entropy=lambda params: jnp.sum(jnp.broadcast_to(params[1] + 0.5 + _HALF_LOG_2PI, _gauss_shape(params)), axis=-1),
+    entropy=lambda params: jnp.sum(jnp.broadcast_to(params[1] + 0.5 + _HALF_LOG_2PI,
+                                                    _gauss_shape(params)), axis=-1),
     mode=lambda params: jnp.broadcast_to(params[0], _gauss_shape(params)),
     noise=lambda rng, shape: rng.standard_normal(shape, np.float32),
     sample_from=lambda params, eps: params[0] + jnp.exp(params[1]) * eps)
 
 # %% ../../nbs/coax/32_policy_gradient.ipynb #0c669853
 def distribution_for(action_space:gym.Space) -> Distribution:
-    "The action distribution for a gymnasium action space: `Categorical` for `Discrete`, `DiagGaussian` for a 1-D float `Box`."
+    ("The action distribution for a gymnasium action space: "
+     "`Categorical` for `Discrete`, `DiagGaussian` for a 1-D float `Box`.")
     if isinstance(action_space, gym.spaces.Discrete):
         if int(action_space.start) != 0:
-            raise ConfigError(f"distribution_for: {action_space} starts at {action_space.start}, but Categorical's actions are "
-                              f"indices 0..{action_space.n - 1}. Use a Discrete space that starts at 0 (shift the actions in a wrapper).")
+            raise ConfigError(f"distribution_for: {action_space} starts at {action_space.start}, "
+                              f"but Categorical's actions are indices 0..{action_space.n - 1}. Use a "
+                              "Discrete space that starts at 0 (shift the actions in a wrapper).")
         return Categorical
     if isinstance(action_space, gym.spaces.Box):
         if len(action_space.shape) != 1 or not jnp.issubdtype(action_space.dtype, jnp.floating):
-            raise ConfigError(f"distribution_for: DiagGaussian needs a 1-D float Box, got {action_space}. "
-                              "Flatten the action space in a wrapper.")
+            raise ConfigError("distribution_for: DiagGaussian needs a 1-D float Box, "
+                              f"got {action_space}. Flatten the action space in a wrapper.")
         return DiagGaussian
-    raise ConfigError(f"distribution_for: no action distribution for {type(action_space).__name__} spaces ({action_space}); "
-                      "rlnb has Categorical for Discrete and DiagGaussian for 1-D float Box action spaces.")
+    raise ConfigError("distribution_for: no action distribution for "
+                      f"{type(action_space).__name__} spaces ({action_space}); rlnb has "
+                      "Categorical for Discrete and DiagGaussian for 1-D float Box action spaces.")

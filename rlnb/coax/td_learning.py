@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import optax
 import chex
 
-from ..core import ConfigError, TransitionBatch
+from ..core import ConfigError, TransitionBatch, patch_to
 from .functions import Q, Policy, BasePolicy
 
 # %% auto #0
@@ -49,10 +49,13 @@ def double_q_learning(q_tm1,  # Action values at t-1, shape (num_actions,)
                       q_t_selector,  # Action values at t whose argmax chooses it
                       stop_target_gradients=True,  # Keep the target out of the gradient
                      ):
-    "Double Q-learning TD error: `r_t + discount_t * q_t_value[argmax(q_t_selector)] - q_tm1[a_tm1]`."
+    ("Double Q-learning TD error: "
+     "`r_t + discount_t * q_t_value[argmax(q_t_selector)] - q_tm1[a_tm1]`.")
     chex.assert_rank([q_tm1, a_tm1, r_t, discount_t, q_t_value, q_t_selector], [1, 0, 0, 0, 1, 1])
-    chex.assert_type([q_tm1, a_tm1, r_t, discount_t, q_t_value, q_t_selector], [float, int, float, float, float, float])
-    return _td(q_tm1, a_tm1, r_t, discount_t, q_t_value[jnp.argmax(q_t_selector)], stop_target_gradients)
+    chex.assert_type([q_tm1, a_tm1, r_t, discount_t, q_t_value, q_t_selector],
+                     [float, int, float, float, float, float])
+    v_t = q_t_value[jnp.argmax(q_t_selector)]
+    return _td(q_tm1, a_tm1, r_t, discount_t, v_t, stop_target_gradients)
 
 # %% ../../nbs/coax/31_td_learning.ipynb #28bdd2c9
 def sarsa(q_tm1,  # Action values at t-1, shape (num_actions,)
@@ -65,7 +68,8 @@ def sarsa(q_tm1,  # Action values at t-1, shape (num_actions,)
          ):
     "SARSA TD error: `r_t + discount_t * q_t[a_t] - q_tm1[a_tm1]`."
     chex.assert_rank([q_tm1, a_tm1, r_t, discount_t, q_t, a_t], [1, 0, 0, 0, 1, 0])
-    chex.assert_type([q_tm1, a_tm1, r_t, discount_t, q_t, a_t], [float, int, float, float, float, int])
+    chex.assert_type([q_tm1, a_tm1, r_t, discount_t, q_t, a_t],
+                     [float, int, float, float, float, int])
     return _td(q_tm1, a_tm1, r_t, discount_t, q_t[a_t], stop_target_gradients)
 
 # %% ../../nbs/coax/31_td_learning.ipynb #d05f4e91
@@ -79,7 +83,8 @@ def expected_sarsa(q_tm1,  # Action values at t-1, shape (num_actions,)
                   ):
     "Expected SARSA TD error: `r_t + discount_t * sum_a probs_a_t[a] q_t[a] - q_tm1[a_tm1]`."
     chex.assert_rank([q_tm1, a_tm1, r_t, discount_t, q_t, probs_a_t], [1, 0, 0, 0, 1, 1])
-    chex.assert_type([q_tm1, a_tm1, r_t, discount_t, q_t, probs_a_t], [float, int, float, float, float, float])
+    chex.assert_type([q_tm1, a_tm1, r_t, discount_t, q_t, probs_a_t],
+                     [float, int, float, float, float, float])
     return _td(q_tm1, a_tm1, r_t, discount_t, jnp.dot(probs_a_t, q_t), stop_target_gradients)
 
 # %% ../../nbs/coax/31_td_learning.ipynb #b2f1fa97
@@ -88,9 +93,11 @@ def huber(td_error):
     return optax.huber_loss(td_error, delta=1.0)
 
 def _weights(batch):
-    return jnp.ones_like(batch.Rn, jnp.float32) if batch.W is None else jnp.asarray(batch.W, jnp.float32)
+    if batch.W is None: return jnp.ones_like(batch.Rn, jnp.float32)
+    return jnp.asarray(batch.W, jnp.float32)
 
-def _host_float(x): return x.astype(np.float32) if isinstance(x, np.ndarray) else jnp.asarray(x, jnp.float32)
+def _host_float(x):
+    return x.astype(np.float32) if isinstance(x, np.ndarray) else jnp.asarray(x, jnp.float32)
 
 class _Updater:
     "What every updater shares: the optax step, the fused step, and `update` on the object."
@@ -109,62 +116,83 @@ class TDUpdater(_Updater):
                  q:Q,  # The q-function to update
                  q_targ:Q|None=None,  # Target network; None bootstraps from q itself
                  optimizer:optax.GradientTransformation|None=None,  # Defaults to optax.adam(1e-3)
-                 loss_function:Callable|None=None,  # Elementwise loss of TD errors; default Huber (delta 1)
+                 loss_function:Callable|None=None,  # Elementwise loss of TD errors; default Huber
                 ):
-        if not isinstance(q, Q): raise ConfigError(f"{type(self).__name__}: q must be an rlnb Q, got {type(q).__name__}.")
+        if not isinstance(q, Q):
+            raise ConfigError(f"{type(self).__name__}: q must be an rlnb Q, "
+                              f"got {type(q).__name__}.")
         if self.needs_max and q.num_actions is None:
-            raise ConfigError(f"{type(self).__name__} bootstraps from all actions' values and needs a Discrete action space, "
-                              f"got {q.action_space}. Use Sarsa for continuous actions.")
+            raise ConfigError(f"{type(self).__name__} bootstraps from all actions' values and "
+                              f"needs a Discrete action space, got {q.action_space}. Use Sarsa for "
+                              "continuous actions.")
         self.q, self.q_targ = q, q_targ
         self.optimizer = optax.adam(1e-3) if optimizer is None else optimizer
         self.loss_function = huber if loss_function is None else loss_function
         self.opt_state = self.optimizer.init(q.params)
         self._step_jit = jax.jit(self.step)
 
-    def target_params(self):
-        "The `target_params` argument of the pure functions, from the current objects."
-        return (self.q if self.q_targ is None else self.q_targ).params
+# %% ../../nbs/coax/31_td_learning.ipynb #2ca34139
+@patch_to(TDUpdater)
+def target_params(self):
+    "The `target_params` argument of the pure functions, from the current objects."
+    return (self.q if self.q_targ is None else self.q_targ).params
 
-    def grads_and_metrics(self, params, target_params, batch:TransitionBatch):
-        "Pure: gradients of the weighted mean loss and metrics (`loss`, per-sample `td_error`, mean `q`, `grads_norm`)."
-        W = _weights(batch)
-        def loss_fn(p):
-            td, q_sa = self.td_error_fn(p, target_params, batch)
-            return jnp.mean(W * self.loss_function(td)), (td, q_sa)
-        (loss, (td, q_sa)), grads = jax.value_and_grad(loss_fn, has_aux=True)(params)
-        return grads, {'loss': loss, 'td_error': td, 'q': jnp.mean(q_sa), 'grads_norm': optax.global_norm(grads)}
+# %% ../../nbs/coax/31_td_learning.ipynb #74be29a8
+@patch_to(TDUpdater)
+def grads_and_metrics(self, params, target_params, batch:TransitionBatch):
+    ("Pure: gradients of the weighted mean loss and metrics "
+     "(`loss`, per-sample `td_error`, mean `q`, `grads_norm`).")
+    W = _weights(batch)
+    def loss_fn(p):
+        td, q_sa = self.td_error_fn(p, target_params, batch)
+        return jnp.mean(W * self.loss_function(td)), (td, q_sa)
+    (loss, (td, q_sa)), grads = jax.value_and_grad(loss_fn, has_aux=True)(params)
+    return grads, {'loss': loss, 'td_error': td, 'q': jnp.mean(q_sa),
+                   'grads_norm': optax.global_norm(grads)}
 
-    def step(self, params, target_params, opt_state, batch:TransitionBatch):
-        "Pure: `grads_and_metrics` then `apply`; returns `(params, opt_state, metrics)`."
-        grads, metrics = self.grads_and_metrics(params, target_params, batch)
-        params, opt_state = self.apply(params, opt_state, grads)
-        return params, opt_state, metrics
+@patch_to(TDUpdater)
+def step(self, params, target_params, opt_state, batch:TransitionBatch):
+    "Pure: `grads_and_metrics` then `apply`; returns `(params, opt_state, metrics)`."
+    grads, metrics = self.grads_and_metrics(params, target_params, batch)
+    params, opt_state = self.apply(params, opt_state, grads)
+    return params, opt_state, metrics
 
-    def prepare(self, batch:TransitionBatch) -> TransitionBatch:
-        "The fields the maths reads, with float32 rewards/discounts/weights, so every batch has one pytree structure (no retracing)."
-        if self.needs_A_next and batch.A_next is None:
-            raise ConfigError(f"{type(self).__name__} bootstraps from the next action and needs batch.A_next; "
-                              "the NStep tracer records it (use a tracer or buffer that keeps A_next).")
-        W = np.ones(len(batch), np.float32) if batch.W is None else _host_float(batch.W)
-        return TransitionBatch(S=batch.S, A=batch.A, logP=None, Rn=_host_float(batch.Rn), In=_host_float(batch.In),
-                               S_next=batch.S_next, A_next=batch.A_next if self.needs_A_next else None, W=W)
+# %% ../../nbs/coax/31_td_learning.ipynb #30f218ad
+@patch_to(TDUpdater)
+def prepare(self, batch:TransitionBatch) -> TransitionBatch:
+    ("The fields the maths reads, with float32 rewards/discounts/weights, "
+     "so every batch has one pytree structure (no retracing).")
+    if self.needs_A_next and batch.A_next is None:
+        raise ConfigError(f"{type(self).__name__} bootstraps from the next action and needs "
+                          "batch.A_next; the NStep tracer records it (use a tracer or buffer that "
+                          "keeps A_next).")
+    W = np.ones(len(batch), np.float32) if batch.W is None else _host_float(batch.W)
+    return TransitionBatch(S=batch.S, A=batch.A, logP=None,
+                           Rn=_host_float(batch.Rn), In=_host_float(batch.In),
+                           S_next=batch.S_next, A_next=batch.A_next if self.needs_A_next else None,
+                           W=W)
 
-    def update(self, transition_batch:TransitionBatch) -> dict:
-        "Update `q.params` from a batch (one jitted call); returns the metrics (device arrays, not waited on)."
-        params, self.opt_state, metrics = self._step_jit(self.q.params, self.target_params(), self.opt_state,
-                                                         self.prepare(transition_batch))
-        self.q.params = params
-        return metrics
+# %% ../../nbs/coax/31_td_learning.ipynb #f3fa9674
+@patch_to(TDUpdater)
+def update(self, transition_batch:TransitionBatch) -> dict:
+    ("Update `q.params` from a batch (one jitted call); "
+     "returns the metrics (device arrays, not waited on).")
+    params, self.opt_state, metrics = self._step_jit(self.q.params, self.target_params(),
+                                                     self.opt_state, self.prepare(transition_batch))
+    self.q.params = params
+    return metrics
 
-    def td_error(self, transition_batch:TransitionBatch):
-        "Per-sample TD errors of a batch under the current params (e.g. initial priorities for replay)."
-        b = self.prepare(transition_batch)
-        return self.td_error_fn(self.q.params, self.target_params(), b)[0]
+@patch_to(TDUpdater)
+def td_error(self, transition_batch:TransitionBatch):
+    "Per-sample TD errors of a batch under the current params (e.g. initial priorities for replay)."
+    b = self.prepare(transition_batch)
+    return self.td_error_fn(self.q.params, self.target_params(), b)[0]
 
-    def _q_sa(self, params, batch):
-        Qs = self.q.apply(params, batch.S)
-        A = jnp.asarray(batch.A).astype(jnp.int32)
-        return Qs, A
+@patch_to(TDUpdater)
+def _q_sa(self, params, batch):
+    Qs = self.q.apply(params, batch.S)
+    A = jnp.asarray(batch.A).astype(jnp.int32)
+    return Qs, A
 
 # %% ../../nbs/coax/31_td_learning.ipynb #ce5e8966
 class QLearning(TDUpdater):
@@ -203,18 +231,21 @@ class ExpectedSarsa(TDUpdater):
     "Expected SARSA: target `Rn + In * sum_a pi_targ(a|S_next) q_targ(S_next, a)`."
     def __init__(self,
                  q:Q,  # The q-function to update
-                 pi_targ:BasePolicy,  # Policy whose expectation forms the target (e.g. EpsilonGreedy(q))
+                 pi_targ:BasePolicy,  # Policy whose expectation is the target (EpsilonGreedy(q))
                  q_targ:Q|None=None,  # Target network; None bootstraps from q itself
                  optimizer:optax.GradientTransformation|None=None,  # Defaults to optax.adam(1e-3)
-                 loss_function:Callable|None=None,  # Elementwise loss of TD errors; default Huber (delta 1)
+                 loss_function:Callable|None=None,  # Elementwise loss of TD errors; default Huber
                 ):
-        if not hasattr(pi_targ, 'probs_fn'): raise ConfigError("ExpectedSarsa: pi_targ must be a discrete rlnb policy (it needs probs_fn).")
+        if not hasattr(pi_targ, 'probs_fn'):
+            raise ConfigError("ExpectedSarsa: pi_targ must be a discrete rlnb policy "
+                              "(it needs probs_fn).")
         self.pi_targ = pi_targ
         super().__init__(q, q_targ, optimizer, loss_function)
 
     def target_params(self):
         "`{'q': target q params, 'pi': policy params, 'hyper': policy hyperparameters}`."
-        return {'q': super().target_params(), 'pi': self.pi_targ.params, 'hyper': self.pi_targ.hyper}
+        return {'q': super().target_params(), 'pi': self.pi_targ.params,
+                'hyper': self.pi_targ.hyper}
 
     def td_error_fn(self, params, target_params, batch):
         "Pure: per-sample TD errors and the predicted q(S, A)."
@@ -226,13 +257,16 @@ class ExpectedSarsa(TDUpdater):
 
 # %% ../../nbs/coax/31_td_learning.ipynb #34ccc23b
 class PolicyObjective(_Updater):
-    "Base of the policy objectives: subclasses define `objective_fn(params, batch, Adv) -> (loss, metrics)`."
+    ("Base of the policy objectives: subclasses define "
+     "`objective_fn(params, batch, Adv) -> (loss, metrics)`.")
     def __init__(self,
                  pi:Policy,  # The stochastic policy to update
                  optimizer:optax.GradientTransformation|None=None,  # Defaults to optax.adam(1e-3)
                  entropy_coef:float=0.0,  # Weight of the entropy bonus
                 ):
-        if not isinstance(pi, Policy): raise ConfigError(f"{type(self).__name__}: pi must be an rlnb Policy, got {type(pi).__name__}.")
+        if not isinstance(pi, Policy):
+            raise ConfigError(f"{type(self).__name__}: pi must be an rlnb Policy, "
+                              f"got {type(pi).__name__}.")
         self.pi, self.entropy_coef = pi, entropy_coef
         self.optimizer = optax.adam(1e-3) if optimizer is None else optimizer
         self.opt_state = self.optimizer.init(pi.params)
@@ -243,31 +277,41 @@ class PolicyObjective(_Updater):
         ent = jnp.mean(self.pi.entropy_fn(params, batch.S))
         return logP, ent, _weights(batch)
 
-    def grads_and_metrics(self, params, batch:TransitionBatch, Adv):
-        "Pure: gradients of the objective and its metrics."
-        (loss, metrics), grads = jax.value_and_grad(self.objective_fn, has_aux=True)(params, batch, jnp.asarray(Adv, jnp.float32))
-        return grads, {'loss': loss, **metrics, 'grads_norm': optax.global_norm(grads)}
+# %% ../../nbs/coax/31_td_learning.ipynb #8452d089
+@patch_to(PolicyObjective)
+def grads_and_metrics(self, params, batch:TransitionBatch, Adv):
+    "Pure: gradients of the objective and its metrics."
+    value_and_grad = jax.value_and_grad(self.objective_fn, has_aux=True)
+    (loss, metrics), grads = value_and_grad(params, batch, jnp.asarray(Adv, jnp.float32))
+    return grads, {'loss': loss, **metrics, 'grads_norm': optax.global_norm(grads)}
 
-    def step(self, params, opt_state, batch:TransitionBatch, Adv):
-        "Pure: `grads_and_metrics` then `apply`; returns `(params, opt_state, metrics)`."
-        grads, metrics = self.grads_and_metrics(params, batch, Adv)
-        params, opt_state = self.apply(params, opt_state, grads)
-        return params, opt_state, metrics
+@patch_to(PolicyObjective)
+def step(self, params, opt_state, batch:TransitionBatch, Adv):
+    "Pure: `grads_and_metrics` then `apply`; returns `(params, opt_state, metrics)`."
+    grads, metrics = self.grads_and_metrics(params, batch, Adv)
+    params, opt_state = self.apply(params, opt_state, grads)
+    return params, opt_state, metrics
 
-    def prepare(self, batch:TransitionBatch) -> TransitionBatch:
-        "The fields the objective reads (S, A, logP, W), float32, one pytree structure."
-        W = np.ones(len(batch), np.float32) if batch.W is None else _host_float(batch.W)
-        return TransitionBatch(S=batch.S, A=batch.A, logP=_host_float(batch.logP), Rn=_host_float(batch.Rn),
-                               In=_host_float(batch.In), S_next=None, W=W)
+# %% ../../nbs/coax/31_td_learning.ipynb #848b6a06
+@patch_to(PolicyObjective)
+def prepare(self, batch:TransitionBatch) -> TransitionBatch:
+    "The fields the objective reads (S, A, logP, W), float32, one pytree structure."
+    W = np.ones(len(batch), np.float32) if batch.W is None else _host_float(batch.W)
+    return TransitionBatch(S=batch.S, A=batch.A, logP=_host_float(batch.logP),
+                           Rn=_host_float(batch.Rn), In=_host_float(batch.In), S_next=None, W=W)
 
-    def update(self, transition_batch:TransitionBatch, Adv) -> dict:
-        "Update `pi.params` from a batch and its advantages; returns the metrics (device arrays)."
-        params, self.opt_state, metrics = self._step_jit(self.pi.params, self.opt_state, self.prepare(transition_batch), Adv)
-        self.pi.params = params
-        return metrics
+@patch_to(PolicyObjective)
+def update(self, transition_batch:TransitionBatch, Adv) -> dict:
+    "Update `pi.params` from a batch and its advantages; returns the metrics (device arrays)."
+    params, self.opt_state, metrics = self._step_jit(self.pi.params, self.opt_state,
+                                                     self.prepare(transition_batch), Adv)
+    self.pi.params = params
+    return metrics
 
+# %% ../../nbs/coax/31_td_learning.ipynb #246f6c62
 class VanillaPG(PolicyObjective):
-    "REINFORCE-style policy gradient: minimise `-mean(W * Adv * log pi(A|S)) - entropy_coef * entropy`."
+    ("REINFORCE-style policy gradient: "
+     "minimise `-mean(W * Adv * log pi(A|S)) - entropy_coef * entropy`.")
     def objective_fn(self, params, batch, Adv):
         "Pure: `(loss, metrics)`."
         logP, ent, W = self._common(params, batch)

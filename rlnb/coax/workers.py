@@ -51,25 +51,28 @@ class EpochStats:
         v = self.values.get(key)
         return float(np.max(v)) if v else default
 
-    def summary(self) -> dict:
-        "Counters, rates per second since creation, and means of every window."
-        dt = max(time.perf_counter() - self.t0, 1e-9)
-        out = dict(self.counters)
-        out.update({f"{k}_per_s": v / dt for k, v in self.counters.items()})
-        out.update({f"avg_{k}": self.mean(k) for k in self.values})
-        out['wall_s'] = dt
-        return out
+# %% ../../nbs/coax/33_workers.ipynb #0292c038
+@patch_to(EpochStats)
+def summary(self) -> dict:
+    "Counters, rates per second since creation, and means of every window."
+    dt = max(time.perf_counter() - self.t0, 1e-9)
+    out = dict(self.counters)
+    out.update({f"{k}_per_s": v / dt for k, v in self.counters.items()})
+    out.update({f"avg_{k}": self.mean(k) for k in self.values})
+    out['wall_s'] = dt
+    return out
 
-    def reset(self):
-        "Start a new epoch: clear counters and windows."
-        self.__init__(self.window)
+@patch_to(EpochStats)
+def reset(self):
+    "Start a new epoch: clear counters and windows."
+    self.__init__(self.window)
 
 # %% ../../nbs/coax/33_workers.ipynb #67b21b14
 class Roles:
     "Coroutines run as named tasks on the running loop, each told to end through one stop event."
     def __init__(self,
-                 name:str,  # the owner's name: tasks are named `<name>:<role>`, errors start with `[name]`
-                 rebind:Callable[[], Any]|None=None,  # called when the roles start on a loop other than the last one
+                 name:str,  # the owner's name: tasks are `<name>:<role>`, errors start `[name]`
+                 rebind:Callable[[], Any]|None=None,  # called when the roles start on a new loop
                 ):
         self.name, self.rebind = name, rebind
         self.tasks: list[asyncio.Task] = []
@@ -81,59 +84,69 @@ class Roles:
         "True while any of the roles started by `launch` is still running."
         return any(not t.done() for t in self.tasks)
 
-    def launch(self, roles:dict) -> list[asyncio.Task]:
-        "Run `{name: coroutine function of the stop event}` as tasks named `<owner>:<name>` on the running loop."
-        if self.running: raise ConfigError(f"[{self.name}] is already running; await stop() first.")
-        loop = asyncio.get_running_loop()
-        if loop is not self._loop:  # asyncio primitives belong to one loop: a later `asyncio.run` (or run_sync) needs fresh ones
-            self._loop = loop
-            if self.rebind is not None: self.rebind()
-        self.stop_event = asyncio.Event()
-        self.tasks = [asyncio.ensure_future(fn(self.stop_event)) for fn in roles.values()]
-        for t, r in zip(self.tasks, roles): t.set_name(f"{self.name}:{r}")
-        return self.tasks
+# %% ../../nbs/coax/33_workers.ipynb #21563e25
+@patch_to(Roles)
+def launch(self, roles:dict) -> list[asyncio.Task]:
+    ("Run `{name: coroutine function of the stop event}` as tasks named `<owner>:<name>` "
+     "on the running loop.")
+    if self.running: raise ConfigError(f"[{self.name}] is already running; await stop() first.")
+    loop = asyncio.get_running_loop()
+    if loop is not self._loop:  # a later `asyncio.run` (or run_sync) needs fresh primitives
+        self._loop = loop
+        if self.rebind is not None: self.rebind()
+    self.stop_event = asyncio.Event()
+    self.tasks = [asyncio.ensure_future(fn(self.stop_event)) for fn in roles.values()]
+    for t, r in zip(self.tasks, roles): t.set_name(f"{self.name}:{r}")
+    return self.tasks
 
-    async def stop(self, timeout:float=5.0):
-        "Ask the roles to finish, cancel what does not within `timeout`, and re-raise a role's error."
-        if not self.tasks: return
-        self.stop_event.set()
-        done, pending = await asyncio.wait(self.tasks, timeout=timeout)
-        for t in pending: t.cancel()
-        if pending: await asyncio.wait(pending)
-        tasks, self.tasks = self.tasks, []
-        for t in tasks:
-            if not t.cancelled() and t.exception() is not None: raise t.exception()
+# %% ../../nbs/coax/33_workers.ipynb #98e70efc
+@patch_to(Roles)
+async def stop(self, timeout:float=5.0):
+    "Ask the roles to finish, cancel what does not within `timeout`, and re-raise a role's error."
+    if not self.tasks: return
+    self.stop_event.set()
+    done, pending = await asyncio.wait(self.tasks, timeout=timeout)
+    for t in pending: t.cancel()
+    if pending: await asyncio.wait(pending)
+    tasks, self.tasks = self.tasks, []
+    for t in tasks:
+        if not t.cancelled() and t.exception() is not None: raise t.exception()
 
-    def ended(self, role:str) -> bool:
-        "Whether the task of `role` has ended (its error, if any, is re-raised by `stop`)."
-        return any(t.done() and t.get_name().endswith(f":{role}") for t in self.tasks)
+@patch_to(Roles)
+def ended(self, role:str) -> bool:
+    "Whether the task of `role` has ended (its error, if any, is re-raised by `stop`)."
+    return any(t.done() and t.get_name().endswith(f":{role}") for t in self.tasks)
 
 # %% ../../nbs/coax/33_workers.ipynb #d19909f4
 def _as_pool(env, seed:int) -> WorkerPool|None:
     "A worker pool from an env, env id, factory, list of env workers, or pool (None stays None)."
     if env is None or isinstance(env, WorkerPool): return env
     if isinstance(env, EnvWorker): return get_worker_pool([env])
-    if isinstance(env, (list, tuple)) and env and all(isinstance(w, EnvWorker) for w in env): return get_worker_pool(list(env))
+    if isinstance(env, (list, tuple)) and env and all(isinstance(w, EnvWorker) for w in env):
+        return get_worker_pool(list(env))
     return get_worker_pool([SyncEnvWorker(env, seed=seed)])
 
+# %% ../../nbs/coax/33_workers.ipynb #ae1adf06
 _names = itertools.count()
 
 class WorkerBase(abc.ABC):
-    "What every worker has: its env pool, the param store it shares, statistics, and roles that run as tasks; an instance without `param_store` is the param store."
+    ("What every worker has: its env pool, the param store it shares, statistics, and roles "
+     "that run as tasks; an instance without `param_store` is the param store.")
     def __init__(self,
-                 env=None,  # gymnasium Env, env id, factory, EnvWorker(s) or WorkerPool this worker steps (rollout role)
-                 param_store:WorkerBase|None=None,  # the param-store worker; None makes this instance the param store
+                 env=None,  # Env, env id, factory, EnvWorker(s) or WorkerPool (rollout role)
+                 param_store:WorkerBase|None=None,  # None: this instance is the param store
                  name:str|None=None,  # human-readable name, used in logs and errors
                  seed:int=0,  # base seed of the env(s) this worker creates
                 ):
         if param_store is not None and not isinstance(param_store, WorkerBase):
-            raise ConfigError(f"param_store must be the param-store Worker (an instance created without param_store), got {type(param_store).__name__}.")
+            raise ConfigError("param_store must be the param-store Worker (an instance created "
+                              f"without param_store), got {type(param_store).__name__}.")
         self.env, self.param_store = _as_pool(env, seed), param_store
         self.name = name or f"{type(self).__name__.lower()}-{next(_names)}"
         self.store: ParamStore = ParamStore() if param_store is None else param_store.store
         self.version = 0  # version of the state this worker holds
         self.stats = EpochStats()
-        self.roles = Roles(self.name, rebind=self._rebind)  # the rollout and learner roles, as tasks
+        self.roles = Roles(self.name, rebind=self._rebind)  # the rollout and learner roles
 
     @property
     def running(self) -> bool:
@@ -145,7 +158,9 @@ class WorkerBase(abc.ABC):
         "'param_store' for the instance that holds the store, else 'worker'."
         return 'param_store' if self.param_store is None else 'worker'
 
-    def __repr__(self): return f"{type(self).__name__}(name={self.name!r}, role={self.role!r}, version={self.version})"
+    def __repr__(self):
+        return (f"{type(self).__name__}(name={self.name!r}, role={self.role!r}, "
+                f"version={self.version})")
 
     @abc.abstractmethod
     def get_state(self):
@@ -157,27 +172,32 @@ class WorkerBase(abc.ABC):
     def learn(self, transition_batch:TransitionBatch):
         "Update from a batch of transitions; returns metrics."
 
-    def push_state(self) -> int:
-        "Publish `get_state()` to the param store; returns the new version."
-        self.version = self.store.publish(self.get_state())
-        return self.version
+# %% ../../nbs/coax/33_workers.ipynb #9e34208a
+@patch_to(WorkerBase)
+def push_state(self) -> int:
+    "Publish `get_state()` to the param store; returns the new version."
+    self.version = self.store.publish(self.get_state())
+    return self.version
 
-    def pull_state(self) -> int:
-        "Take the store's latest state if it is newer than ours; returns the version now held."
-        version, state = self.store.latest()
-        if version > self.version and state is not None:
-            self.set_state(state)
-            self.version = version
-        return self.version
+@patch_to(WorkerBase)
+def pull_state(self) -> int:
+    "Take the store's latest state if it is newer than ours; returns the version now held."
+    version, state = self.store.latest()
+    if version > self.version and state is not None:
+        self.set_state(state)
+        self.version = version
+    return self.version
 
-    def broadcast_updated_policy(self, state=None) -> int:
-        "Publish a new policy version (this worker's state, or `state`) to every rollout worker."
-        if state is not None: self.set_state(state)
-        return self.push_state()
+@patch_to(WorkerBase)
+def broadcast_updated_policy(self, state=None) -> int:
+    "Publish a new policy version (this worker's state, or `state`) to every rollout worker."
+    if state is not None: self.set_state(state)
+    return self.push_state()
 
-    def get_epoch_stats(self) -> dict:
-        "The statistics of the current epoch (Maze's `get_epoch_stats_aggregator`)."
-        return self.stats.summary()
+@patch_to(WorkerBase)
+def get_epoch_stats(self) -> dict:
+    "The statistics of the current epoch (Maze's `get_epoch_stats_aggregator`)."
+    return self.stats.summary()
 
 # %% ../../nbs/coax/33_workers.ipynb #d3f26497
 @patch_to(WorkerBase)
@@ -193,14 +213,17 @@ async def learner(self, stop:asyncio.Event):
 @patch_to(WorkerBase)
 def start(self, *roles:str) -> list[asyncio.Task]:
     "Run the given roles ('rollout', 'learner') as tasks on the running loop; returns at once."
-    if self.roles.running: raise ConfigError(f"[{self.name}] is already running; await stop() first.")
+    if self.roles.running:
+        raise ConfigError(f"[{self.name}] is already running; await stop() first.")
     bad = [r for r in roles if r not in ('rollout', 'learner')]
-    if bad or not roles: raise ConfigError(f"start takes roles 'rollout' and/or 'learner', got {roles}.")
+    if bad or not roles:
+        raise ConfigError(f"start takes roles 'rollout' and/or 'learner', got {roles}.")
     return self._launch({r: getattr(self, r) for r in roles})
 
 @patch_to(WorkerBase)
 def _launch(self, roles:dict) -> list[asyncio.Task]:
-    "Run `{name: coroutine function of the stop event}` as tasks named `<worker>:<name>` on the running loop (`Roles.launch`)."
+    ("Run `{name: coroutine function of the stop event}` as tasks named `<worker>:<name>` "
+     "on the running loop (`Roles.launch`).")
     return self.roles.launch(roles)
 
 @patch_to(WorkerBase)
@@ -212,6 +235,7 @@ async def stop(self, timeout:float=5.0):
     "Ask the roles to finish, cancel what does not within `timeout`, and re-raise a role's error."
     await self.roles.stop(timeout)
 
+# %% ../../nbs/coax/33_workers.ipynb #2050ef77
 @patch_to(WorkerBase)
 async def aclose(self):
     "Stop the roles and close the env workers."
@@ -227,19 +251,21 @@ async def __aexit__(self, *exc): await self.aclose()
 
 # %% ../../nbs/coax/33_workers.ipynb #e68152a9
 class Worker(WorkerBase):
-    "coax's `Worker`: a `WorkerBase` that traces experience into a buffer, with Maze's buffer side (a bounded rollout queue, `collect_rollouts`, `sample_batch`)."
+    ("coax's `Worker`: a `WorkerBase` that traces experience into a buffer, with Maze's buffer "
+     "side (a bounded rollout queue, `collect_rollouts`, `sample_batch`).")
     def __init__(self,
-                 env=None,  # gymnasium Env, env id, factory, EnvWorker(s) or WorkerPool this worker steps (rollout role)
-                 param_store:Worker|None=None,  # the param-store worker; None makes this instance the param store
+                 env=None,  # Env, env id, factory, EnvWorker(s) or WorkerPool (rollout role)
+                 param_store:Worker|None=None,  # None: this instance is the param store
                  pi=None,  # behaviour policy of rollout workers
                  tracer=None,  # reward tracer turning raw steps into transitions
                  buffer=None,  # replay buffer filled by rollouts and sampled by learners
                  buffer_warmup:int|None=None,  # transitions in the buffer before learning starts
                  name:str|None=None,  # human-readable name, used in logs and errors
                  seed:int=0,  # base seed of the env(s) this worker creates
-                 queue_size:int=64,  # bound of the rollout queue (batches), the actors' backpressure
+                 queue_size:int=64,  # rollout queue bound (batches): the actors' backpressure
                 ):
-        if buffer_warmup is not None and buffer_warmup < 0: raise ConfigError(f"buffer_warmup must be >= 0, got {buffer_warmup}.")
+        if buffer_warmup is not None and buffer_warmup < 0:
+            raise ConfigError(f"buffer_warmup must be >= 0, got {buffer_warmup}.")
         super().__init__(env, param_store, name, seed)
         self.pi, self.tracer, self.buffer = pi, tracer, buffer
         self.buffer_warmup = int(buffer_warmup or 0)
@@ -250,28 +276,34 @@ class Worker(WorkerBase):
     def trace(self, s, a, r, done, logp=0.0, w=1.0):
         "Record one raw transition with the tracer (and the buffer, where it belongs)."
 
-    async def wait_state(self, timeout:float|None=None) -> int:
-        "Wait for a version newer than ours, take it, and return it."
-        version, state = await self.store.wait_newer(self.version, timeout)
-        self.set_state(state); self.version = version
-        return version
+# %% ../../nbs/coax/33_workers.ipynb #251c918d
+@patch_to(Worker)
+async def wait_state(self, timeout:float|None=None) -> int:
+    "Wait for a version newer than ours, take it, and return it."
+    version, state = await self.store.wait_newer(self.version, timeout)
+    self.set_state(state); self.version = version
+    return version
 
-    def policy_lag(self, versions) -> np.ndarray:
-        "Learner version minus the versions that produced `versions`' transitions."
-        return self.store.version - np.asarray(versions, np.int64)
+@patch_to(Worker)
+def policy_lag(self, versions) -> np.ndarray:
+    "Learner version minus the versions that produced `versions`' transitions."
+    return self.store.version - np.asarray(versions, np.int64)
 
-    def _launch(self, roles:dict) -> list[asyncio.Task]:
-        "`WorkerBase._launch`, with the rollout queue made on the roles' loop before they run."
-        tasks = super()._launch(roles)
-        self._ensure_queue()
-        return tasks
+# %% ../../nbs/coax/33_workers.ipynb #83946c34
+@patch_to(Worker)
+def _launch(self, roles:dict) -> list[asyncio.Task]:
+    "`WorkerBase._launch`, with the rollout queue made on the roles' loop before they run."
+    tasks = super(Worker, self)._launch(roles)
+    self._ensure_queue()
+    return tasks
 
-    def _rebind(self):
-        "A new event loop: a new rollout queue, holding the batches queued on the old one."
-        old, self.queue = self.queue, None
-        if old is not None:
-            new = self._ensure_queue()
-            while not old.empty(): new.put_nowait(old.get_nowait())
+@patch_to(Worker)
+def _rebind(self):
+    "A new event loop: a new rollout queue, holding the batches queued on the old one."
+    old, self.queue = self.queue, None
+    if old is not None:
+        new = self._ensure_queue()
+        while not old.empty(): new.put_nowait(old.get_nowait())
 
 # %% ../../nbs/coax/33_workers.ipynb #0351e1ed
 @patch_to(Worker)
@@ -284,6 +316,7 @@ async def put_rollout(self, batch:TransitionBatch):
     "Rollout side: queue a traced batch for `collect_rollouts` (waits while the queue is full)."
     await self._ensure_queue().put(batch)
 
+# %% ../../nbs/coax/33_workers.ipynb #9f8aea24
 @patch_to(Worker)
 def insert(self, batch:TransitionBatch):
     "Add a batch to the buffer; override to compute priorities at insertion."
@@ -291,12 +324,15 @@ def insert(self, batch:TransitionBatch):
 
 @patch_to(Worker)
 async def ainsert(self, batch:TransitionBatch):
-    "Coroutine form of `insert`; override it when insertion has to wait (e.g. for priorities computed on the device)."
+    ("Coroutine form of `insert`; override it when insertion has to wait "
+     "(e.g. for priorities computed on the device).")
     self.insert(batch)
 
+# %% ../../nbs/coax/33_workers.ipynb #1830173f
 @patch_to(Worker)
 def _drain(self):
-    "Queued batches, oldest first, until the queue is empty; records the queue size before and counts what was drained."
+    ("Queued batches, oldest first, until the queue is empty; "
+     "records the queue size before and counts what was drained.")
     q, n = self._ensure_queue(), 0
     self.stats.record(queue_before=q.qsize())
     while not q.empty():
@@ -315,14 +351,18 @@ def collect_rollouts(self) -> tuple[int, int, float]:
 
 @patch_to(Worker)
 async def acollect_rollouts(self) -> tuple[int, int, float]:
-    "`collect_rollouts` on a loop: each batch goes in with `ainsert`, so an insertion that waits does not block the loop."
+    ("`collect_rollouts` on a loop: each batch goes in with `ainsert`, "
+     "so an insertion that waits does not block the loop.")
     q, t0 = self._ensure_queue(), time.perf_counter()
     before = q.qsize()
     for batch in self._drain(): await self.ainsert(batch)
     return before, q.qsize(), time.perf_counter() - t0
 
+# %% ../../nbs/coax/33_workers.ipynb #8313cbe1
 @patch_to(Worker)
 def sample_batch(self, batch_size:int, mesh=None) -> TransitionBatch:
     "A batch from the buffer, already split over `mesh`'s devices when given."
-    if self.buffer is None: raise ConfigError(f"[{self.name}] sample_batch needs a buffer; pass buffer=... to the worker.")
+    if self.buffer is None:
+        raise ConfigError(f"[{self.name}] sample_batch needs a buffer; "
+                          "pass buffer=... to the worker.")
     return self.buffer.sample(batch_size, sharding=None if mesh is None else batch_sharding(mesh))

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import gymnasium as gym
 
-from ..core import ConfigError
+from ..core import ConfigError, patch_to
 from .core import JaxEnvKind
 
 # %% auto #0
@@ -24,32 +24,41 @@ __all__ = ['BACKENDS', 'BRAX', 'BraxParams', 'BraxEnv', 'BraxKind']
 
 # %% ../../nbs/jax_envs/61_brax.ipynb #5ffea90b
 class BraxParams(NamedTuple):
-    "The env params `rlnb.jax_envs.core` passes around: the time limit (the evaluation program reads `max_steps_in_episode`)."
+    ("The env params `rlnb.jax_envs.core` passes around: the time limit "
+     "(the evaluation program reads `max_steps_in_episode`).")
     max_steps_in_episode: int
 
 class BraxEnv:
-    "A brax env behind gymnax's functional API: `reset(key, params) -> (obs, state)`, `step(key, state, action, params) -> (obs, state, reward, terminated, truncated, info)` with autoreset and a time limit."
+    ("A brax env behind gymnax's functional API: `reset(key, params) -> (obs, state)`, "
+     "`step(key, state, action, params) -> (obs, state, reward, terminated, truncated, info)` "
+     "with autoreset and a time limit.")
     def __init__(self, env):
         self.env = env  # a `brax.envs.Env`
 
     def _typed(self, s):
-        return s.replace(reward=jnp.asarray(s.reward, jnp.float32), done=jnp.asarray(s.done, jnp.float32))
+        return s.replace(reward=jnp.asarray(s.reward, jnp.float32),
+                         done=jnp.asarray(s.done, jnp.float32))
 
-    def reset(self, key, params:BraxParams|None=None) -> tuple:
-        "A fresh episode: its observation, and the state (brax's state, steps taken = 0)."
-        s = self._typed(self.env.reset(key))
-        return s.obs, (s, jnp.zeros((), jnp.int32))
+# %% ../../nbs/jax_envs/61_brax.ipynb #28885f26
+@patch_to(BraxEnv)
+def reset(self, key, params:BraxParams|None=None) -> tuple:
+    "A fresh episode: its observation, and the state (brax's state, steps taken = 0)."
+    s = self._typed(self.env.reset(key))
+    return s.obs, (s, jnp.zeros((), jnp.int32))
 
-    def step(self, key, state:tuple, action, params:BraxParams) -> tuple:
-        "One step; an env that ended restarts from a reset drawn with `key`, and reports the observation it reached in `info['final_observation']`."
-        s, t = state
-        s, t = self._typed(self.env.step(s, action)), t + 1
-        terminated = s.done > 0.5
-        truncated = (t >= params.max_steps_in_episode) & ~terminated
-        done = terminated | truncated
-        obs0, fresh = self.reset(key, params)
-        nxt = jax.tree.map(lambda a, b: jnp.where(done, a, b), fresh, (s, t))
-        return jnp.where(done, obs0, s.obs), nxt, s.reward, terminated, truncated, dict(final_observation=s.obs)
+@patch_to(BraxEnv)
+def step(self, key, state:tuple, action, params:BraxParams) -> tuple:
+    ("One step; an env that ended restarts from a reset drawn with `key`, "
+     "and reports the observation it reached in `info['final_observation']`.")
+    s, t = state
+    s, t = self._typed(self.env.step(s, action)), t + 1
+    terminated = s.done > 0.5
+    truncated = (t >= params.max_steps_in_episode) & ~terminated
+    done = terminated | truncated
+    obs0, fresh = self.reset(key, params)
+    nxt = jax.tree.map(lambda a, b: jnp.where(done, a, b), fresh, (s, t))
+    return (jnp.where(done, obs0, s.obs), nxt, s.reward, terminated, truncated,
+            dict(final_observation=s.obs))
 
 # %% ../../nbs/jax_envs/61_brax.ipynb #e1a8a7e0
 BACKENDS = ('generalized', 'positional', 'spring', 'mjx')
@@ -59,21 +68,33 @@ def _brax_options(env_id:str) -> tuple:
     name, _, query = env_id.split(':', 1)[1].partition('?')
     opts = dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
     backend, length = opts.pop('backend', 'generalized'), opts.pop('episode_length', '1000')
-    if opts: raise ConfigError(f"{env_id}: unknown option(s) {', '.join(opts)}; a brax id takes `backend` and `episode_length`, e.g. 'brax:{name}?backend=spring&episode_length=1000'.")
-    if backend not in BACKENDS: raise ConfigError(f"{env_id}: backend={backend!r} is not a brax physics backend; use one of {', '.join(BACKENDS)}.")
-    if not length.isdigit() or int(length) < 1: raise ConfigError(f"{env_id}: episode_length={length!r} must be a whole number of env steps >= 1.")
+    if opts:
+        raise ConfigError(f"{env_id}: unknown option(s) {', '.join(opts)}; a brax id takes "
+                          "`backend` and `episode_length`, e.g. "
+                          f"'brax:{name}?backend=spring&episode_length=1000'.")
+    if backend not in BACKENDS:
+        raise ConfigError(f"{env_id}: backend={backend!r} is not a brax physics backend; "
+                          f"use one of {', '.join(BACKENDS)}.")
+    if not length.isdigit() or int(length) < 1:
+        raise ConfigError(f"{env_id}: episode_length={length!r} must be a whole number of env "
+                          "steps >= 1.")
     return name, backend, int(length)
 
+# %% ../../nbs/jax_envs/61_brax.ipynb #a8585fb5
 class BraxKind(JaxEnvKind):
-    "brax envs as an rlnb env kind: ids `'brax:NAME'` (see `brax.envs`), with options `?backend=...&episode_length=...`, stepped on the learner's devices."
+    ("brax envs as an rlnb env kind: ids `'brax:NAME'` (see `brax.envs`), with options "
+     "`?backend=...&episode_length=...`, stepped on the learner's devices.")
     prefix = 'brax'
 
     @functools.cache
     def make(self, env_id:str) -> tuple:
-        "`(BraxEnv, BraxParams)` of an id; a `ConfigError` naming the backend and the extra when brax is missing, or saying what is wrong with the id."
+        ("`(BraxEnv, BraxParams)` of an id; a `ConfigError` naming the backend and the extra "
+         "when brax is missing, or saying what is wrong with the id.")
         name, backend, length = _brax_options(env_id)
         try: from brax import envs
-        except ImportError: raise ConfigError(f"{env_id} is a brax env, and brax is not installed: pip install \"rlnb[{self.extra}]\".") from None
+        except ImportError:
+            raise ConfigError(f"{env_id} is a brax env, and brax is not installed: "
+                              f"pip install \"rlnb[{self.extra}]\".") from None
         known = sorted(envs._envs)  # brax's registry of env names
         if name not in known: raise self.unknown_id(env_id, name, known)
         return BraxEnv(envs.get_environment(name, backend=backend)), BraxParams(length)
@@ -83,12 +104,17 @@ class BraxKind(JaxEnvKind):
         "`(observation space, action space)` of one env, as gymnasium spaces."
         env = self.make(env_id)[0].env
         size = env.observation_size
-        if not isinstance(size, int): raise ConfigError(f"{env_id} observes {size!r}; rlnb trains on brax envs with one observation vector.")
-        return gym.spaces.Box(-np.inf, np.inf, (size,), np.float32), gym.spaces.Box(-1.0, 1.0, (int(env.action_size),), np.float32)
+        if not isinstance(size, int):
+            raise ConfigError(f"{env_id} observes {size!r}; rlnb trains on brax envs with one "
+                              "observation vector.")
+        return (gym.spaces.Box(-np.inf, np.inf, (size,), np.float32),
+                gym.spaces.Box(-1.0, 1.0, (int(env.action_size),), np.float32))
 
-    def reward_threshold(self, env_id:str) -> float|None:
-        "None: brax's envs have no solved mark (`rlnb train` then runs the whole budget unless given `--target-return`)."
-        self.make(env_id)
-        return None
+@patch_to(BraxKind)
+def reward_threshold(self, env_id:str) -> float|None:
+    ("None: brax's envs have no solved mark "
+     "(`rlnb train` then runs the whole budget unless given `--target-return`).")
+    self.make(env_id)
+    return None
 
 BRAX = BraxKind()

@@ -38,55 +38,79 @@ def _gym_space(space, params=None):
     if isinstance(space, gs.Discrete): return gym.spaces.Discrete(int(space.n))
     if isinstance(space, gs.Box):
         shape = tuple(space.shape)
-        low, high = (np.broadcast_to(np.asarray(v, np.float32), shape) for v in (space.low, space.high))
+        low, high = (np.broadcast_to(np.asarray(v, np.float32), shape)
+                     for v in (space.low, space.high))
         return gym.spaces.Box(low, high, shape, np.float32)
-    raise ConfigError(f"rlnb has no gymnasium equivalent of the gymnax space {type(space).__name__}; it trains on Discrete and Box spaces.")
+    raise ConfigError("rlnb has no gymnasium equivalent of the gymnax space "
+                      f"{type(space).__name__}; it trains on Discrete and Box spaces.")
 
+# %% ../../nbs/jax_envs/60_core.ipynb #464a9559
 class JaxEnvKind:
-    "What every kind of JAX env shares: the pool the runtime holds, and the parts that step and evaluate it on the device. A kind adds `make(env_id) -> (env, env_params)` (gymnax's functional API: `reset(key, params)`, `step(key, state, action, params)` with autoreset), `spaces(env_id)` and `reward_threshold(env_id)`."
+    ("What every kind of JAX env shares: the pool the runtime holds, and the parts that step and "
+     "evaluate it on the device. A kind adds `make(env_id) -> (env, env_params)` (gymnax's "
+     "functional API: `reset(key, params)`, `step(key, state, action, params)` with autoreset), "
+     "`spaces(env_id)` and `reward_threshold(env_id)`.")
     prefix, extra = None, 'jaxenvs'
 
     def make_pool(self, env_id:str, cfg) -> WorkerPool:
         "The runtime's stand-in for host actors: the envs live on the device."
         return DevicePool(env_id, *self.spaces(env_id), cfg.num_envs)
 
-    def actors(self, **parts):
-        "The runtime's actors for these envs: whole rollouts on the device for an algorithm that learns from trajectories (`DeviceRollouts`), else one device step per tick into its replay (`DeviceSteps`); `parts` are `HostActors`' arguments."
-        return (DeviceRollouts if parts['spec'].trajectories else DeviceSteps)(kind=self, **parts)
+@patch_to(JaxEnvKind)
+def actors(self, **parts):
+    ("The runtime's actors for these envs: whole rollouts on the device for an algorithm that "
+     "learns from trajectories (`DeviceRollouts`), else one device step per tick into its replay "
+     "(`DeviceSteps`); `parts` are `HostActors`' arguments.")
+    return (DeviceRollouts if parts['spec'].trajectories else DeviceSteps)(kind=self, **parts)
 
-    def evaluator(self, env_id:str, spec, config, actors, params, name:str='runtime'):
-        "The runtime's evaluator for these envs: greedy episodes on the device (`DeviceEvaluator`)."
-        return DeviceEvaluator(env_id, spec, config, actors, params, name, kind=self)
+@patch_to(JaxEnvKind)
+def evaluator(self, env_id:str, spec, config, actors, params, name:str='runtime'):
+    "The runtime's evaluator for these envs: greedy episodes on the device (`DeviceEvaluator`)."
+    return DeviceEvaluator(env_id, spec, config, actors, params, name, kind=self)
 
-    def unknown_id(self, env_id:str, name:str, known:list) -> ConfigError:
-        "The error for a name the library does not have: the backend, the extra, and the closest names (or all of them)."
-        close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
-        return ConfigError(f"unknown {self.prefix} env id {env_id!r} (backend {self.prefix}, from the `{self.extra}` extra). "
-                           + (f"Did you mean {', '.join(f'{self.prefix}:{c}' for c in close)}?" if close else f"{self.prefix} has {', '.join(known)}."))
+# %% ../../nbs/jax_envs/60_core.ipynb #9aaa47c6
+@patch_to(JaxEnvKind)
+def unknown_id(self, env_id:str, name:str, known:list) -> ConfigError:
+    ("The error for a name the library does not have: the backend, the extra, "
+     "and the closest names (or all of them).")
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    hint = (f"Did you mean {', '.join(f'{self.prefix}:{c}' for c in close)}?" if close
+            else f"{self.prefix} has {', '.join(known)}.")
+    return ConfigError(f"unknown {self.prefix} env id {env_id!r} (backend {self.prefix}, "
+                       f"from the `{self.extra}` extra). " + hint)
 
+# %% ../../nbs/jax_envs/60_core.ipynb #faf614f7
 class GymnaxKind(JaxEnvKind):
-    "gymnax envs as an rlnb env kind: ids `'gymnax:Name'` (see `gymnax.registered_envs`), stepped on the learner's devices."
+    ("gymnax envs as an rlnb env kind: ids `'gymnax:Name'` (see `gymnax.registered_envs`), "
+     "stepped on the learner's devices.")
     prefix = 'gymnax'
 
     @functools.cache
     def make(self, env_id:str) -> tuple:
-        "`(env, env_params)` of a `'gymnax:Name'` id; a `ConfigError` naming the backend and the extra when gymnax is missing or the name unknown."
+        ("`(env, env_params)` of a `'gymnax:Name'` id; a `ConfigError` naming the backend and the "
+         "extra when gymnax is missing or the name unknown.")
         name = env_id.split(':', 1)[1]
         try: import gymnax
-        except ImportError: raise ConfigError(f"{env_id} is a gymnax env, and gymnax is not installed: pip install \"rlnb[{self.extra}]\" (gymnax needs jax < 0.12).") from None
-        if name not in gymnax.registered_envs: raise self.unknown_id(env_id, name, gymnax.registered_envs)
+        except ImportError:
+            raise ConfigError(f"{env_id} is a gymnax env, and gymnax is not installed: pip "
+                              f"install \"rlnb[{self.extra}]\" (gymnax needs jax < 0.12).") from None
+        if name not in gymnax.registered_envs:
+            raise self.unknown_id(env_id, name, gymnax.registered_envs)
         return gymnax.make(name)
 
-    def spaces(self, env_id:str) -> tuple:
-        "`(observation space, action space)` of one env, as gymnasium spaces."
-        env, params = self.make(env_id)
-        return _gym_space(env.observation_space(params)), _gym_space(env.action_space(params))
+@patch_to(GymnaxKind)
+def spaces(self, env_id:str) -> tuple:
+    "`(observation space, action space)` of one env, as gymnasium spaces."
+    env, params = self.make(env_id)
+    return _gym_space(env.observation_space(params)), _gym_space(env.action_space(params))
 
-    def reward_threshold(self, env_id:str) -> float|None:
-        "The solved mark of the gymnasium env of the same name (475 for `'gymnax:CartPole-v1'`); None where gymnasium has none (the MinAtar ports, bsuite...)."
-        self.make(env_id)  # an unknown id fails here, with the ids it may have meant
-        try: return gym.spec(env_id.split(':', 1)[1]).reward_threshold
-        except gym.error.Error: return None
+@patch_to(GymnaxKind)
+def reward_threshold(self, env_id:str) -> float|None:
+    ("The solved mark of the gymnasium env of the same name (475 for `'gymnax:CartPole-v1'`); "
+     "None where gymnasium has none (the MinAtar ports, bsuite...).")
+    self.make(env_id)  # an unknown id fails here, with the ids it may have meant
+    try: return gym.spec(env_id.split(':', 1)[1]).reward_threshold
+    except gym.error.Error: return None
 
 GYMNAX = GymnaxKind()
 
@@ -94,20 +118,23 @@ GYMNAX = GymnaxKind()
 class _Probe:
     "What the runtime reads of a pool's first worker: the spaces."
     def __init__(self, observation_space, action_space, num_envs):
-        self.observation_space, self.single_action_space, self.num_envs = observation_space, action_space, num_envs
+        self.observation_space, self.single_action_space = observation_space, action_space
+        self.num_envs = num_envs
 
 class DevicePool(WorkerPool):
     "The pool a runtime holds for envs stepped on the device: no workers to step, nothing to close."
     def __init__(self, env_id:str, observation_space, action_space, num_envs:int):
         self.env_id, self.workers = env_id, [_Probe(observation_space, action_space, num_envs)]
     async def get_state(self, timeout=None):
-        raise ConfigError(f"{self.env_id} is stepped on the device: there are no host actors to take a state from.")
+        raise ConfigError(f"{self.env_id} is stepped on the device: there are no host actors "
+                          "to take a state from.")
     def cleanup(self): pass
     async def aclose(self): pass
 
 # %% ../../nbs/jax_envs/60_core.ipynb #ef721ac8
 class DeviceEnvs(NamedTuple):
-    "N envs on the device, each on the leading axis: env states, observations, keys, and the running return and length of each episode."
+    ("N envs on the device, each on the leading axis: env states, observations, keys, "
+     "and the running return and length of each episode.")
     state: Any
     obs: Any
     key: Any
@@ -121,56 +148,76 @@ def reset_envs(env, env_params, seed, n:int) -> DeviceEnvs:
     obs, state = jax.vmap(env.reset, in_axes=(0, None))(ks[:, 1], env_params)
     return DeviceEnvs(state, obs, ks[:, 0], jnp.zeros(n, jnp.float32), jnp.zeros(n, jnp.int32))
 
+# %% ../../nbs/jax_envs/60_core.ipynb #1ab08423
 def step_envs(env, env_params, envs:DeviceEnvs, key_use, action):
-    "Pure: step every env with `action`, resetting the ones that end; `key_use` are the step keys. Returns (envs, obs, final obs, reward, terminated, truncated)."
-    obs, state, r, term, trunc, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(key_use, envs.state, action, env_params)
+    ("Pure: step every env with `action`, resetting the ones that end; `key_use` are the step "
+     "keys. Returns (envs, obs, final obs, reward, terminated, truncated).")
+    vstep = jax.vmap(env.step, in_axes=(0, 0, 0, None))
+    obs, state, r, term, trunc, info = vstep(key_use, envs.state, action, env_params)
     r, done = r.astype(jnp.float32), term | trunc
     ret, length = envs.ret + r, envs.length + 1
-    return envs._replace(state=state, obs=obs), info['final_observation'], r, term, trunc, (ret, length, done)
+    return (envs._replace(state=state, obs=obs), info['final_observation'], r, term, trunc,
+            (ret, length, done))
 
 # %% ../../nbs/jax_envs/60_core.ipynb #645c6c5d
 def _draw_noise(spec, key, n:int):
-    "The spec's acting noise for `n` envs, drawn on the device: what `spec.noise` draws on the host, in its shape."
+    ("The spec's acting noise for `n` envs, drawn on the device: "
+     "what `spec.noise` draws on the host, in its shape.")
     shape = np.shape(spec.noise(np.random.default_rng(0), 1))[1:]
     keys = jax.random.split(key, n)
-    if spec.dist.name == 'Categorical': return jax.vmap(lambda k: jax.random.gumbel(k, shape, jnp.float32))(keys)
+    if spec.dist.name == 'Categorical':
+        return jax.vmap(lambda k: jax.random.gumbel(k, shape, jnp.float32))(keys)
     return jax.vmap(lambda k: jax.random.normal(k, shape, jnp.float32))(keys)
 
 def _env_action(spec, a):
     space = spec.action_space
     return jnp.clip(a, space.low, space.high) if isinstance(space, gym.spaces.Box) else a
 
+# %% ../../nbs/jax_envs/60_core.ipynb #6369f84e
 def rollout(spec, env, env_params, T:int, act_params, envs:DeviceEnvs):
-    "Pure: T steps of every env with the spec's behaviour policy. Returns (envs, trajectory [T, n] in the learner's layout, (sum of ended episodes' returns, their number))."
+    ("Pure: T steps of every env with the spec's behaviour policy. Returns (envs, trajectory "
+     "[T, n] in the learner's layout, (sum of ended episodes' returns, their number)).")
     n = envs.ret.shape[0]
     def one(envs, _):
         ks = jax.vmap(lambda k: jax.random.split(k, 3))(envs.key)
         noise = jax.vmap(lambda k: _draw_noise(spec, k, 1)[0])(ks[:, 1])
         a, logp = spec.act(act_params, envs.obs, noise)
         obs = envs.obs
-        envs, final, r, term, trunc, (ret, length, done) = step_envs(env, env_params, envs._replace(key=ks[:, 0]), ks[:, 2], _env_action(spec, a))
+        envs, final, r, term, trunc, (ret, length, done) = step_envs(
+            env, env_params, envs._replace(key=ks[:, 0]), ks[:, 2], _env_action(spec, a))
         envs = envs._replace(ret=jnp.where(done, 0.0, ret), length=jnp.where(done, 0, length))
         f32 = lambda x: x.astype(jnp.float32)
-        return envs, (dict(S=obs, S_final=final, A=a, R=r, terminated=f32(term), truncated=f32(trunc), valid=jnp.ones(n, jnp.float32),
-                           logP=f32(logp)), jnp.where(done, ret, 0.0), f32(done))
+        step = dict(S=obs, S_final=final, A=a, R=r, terminated=f32(term), truncated=f32(trunc),
+                    valid=jnp.ones(n, jnp.float32), logP=f32(logp))
+        return envs, (step, jnp.where(done, ret, 0.0), f32(done))
     envs, (traj, G, ended) = jax.lax.scan(one, envs, None, T)
     return envs, traj, (G.sum(), ended.sum())
 
 # %% ../../nbs/jax_envs/60_core.ipynb #7dfd08db
 class DeviceRollouts(HostActors):
-    "The actors of an algorithm that learns from trajectories, for JAX envs (an `rlnb.runtime.spec.ENV_KINDS` id): whole rollouts and the updates on them run in jitted programs on the learner's devices; the actors' counters are the host actors'."
-    runs_learner = True  # its loop (`run`) rolls out and updates: the runtime's schedule is not used
+    ("The actors of an algorithm that learns from trajectories, for JAX envs (an "
+     "`rlnb.runtime.spec.ENV_KINDS` id): whole rollouts and the updates on them run in jitted "
+     "programs on the learner's devices; the actors' counters are the host actors'.")
+    runs_learner = True  # its loop (`run`) rolls out and updates, not the runtime's schedule
 
-    def __init__(self, kind, **parts):  # `kind`: the env kind (`JaxEnvKind`); `parts`: `HostActors`' arguments
+    def __init__(self,
+                 kind,  # the env kind (`JaxEnvKind`)
+                 **parts,  # `HostActors`' arguments
+                ):
         super().__init__(**parts)
         cfg, mesh, env = self.config, self.learner.mesh, self.env
         self.jax_env, self.jax_env_params = kind.make(env)
         D, N = mesh.size, cfg.num_envs
         if len(local_devices(mesh)) < D:
-            raise ConfigError(f"{env}: envs stepped on the device train on one process's devices; this learner spans {jax.process_count()} processes.")
-        if N % D: raise ConfigError(f"{env}: the {N} envs (num_actors * envs_per_actor) split over the {D} learner devices: use a multiple of {D}.")
+            raise ConfigError(f"{env}: envs stepped on the device train on one process's devices; "
+                              f"this learner spans {jax.process_count()} processes.")
+        if N % D:
+            raise ConfigError(f"{env}: the {N} envs (num_actors * envs_per_actor) split over the "
+                              f"{D} learner devices: use a multiple of {D}.")
         self.updates_per_rollout = K = self.spec.device_updates(env, D)
-        self._device_update = self.learner.update if K == 1 else data_parallel(self.spec.learner_step, mesh, num_fused=K, batch_axis=1)
+        self._device_update = (self.learner.update if K == 1 else
+                               data_parallel(self.spec.learner_step, mesh, num_fused=K,
+                                             batch_axis=1))
         self._carry, self._episodes_pending = None, None
         self._build_programs()
 
@@ -183,18 +230,24 @@ class DeviceRollouts(HostActors):
 @patch_to(DeviceRollouts)
 def _build_programs(self):
     "Jit the reset and rollout programs for the learner's mesh, this env and the spec."
-    cfg, mesh, env, ep, spec = self.config, self.learner.mesh, self.jax_env, self.jax_env_params, self.spec
-    ax, D, N, T, K = mesh.axis_names[0], mesh.size, cfg.num_envs, cfg.unroll_length, self.updates_per_rollout
+    cfg, mesh, spec = self.config, self.learner.mesh, self.spec
+    env, ep = self.jax_env, self.jax_env_params
+    ax, D, N, T, K = (mesh.axis_names[0], mesh.size, cfg.num_envs, cfg.unroll_length,
+                      self.updates_per_rollout)
     cols, perm_key = N // D, jax.random.PRNGKey(_derived_seed(cfg.seed, 2))
     split = NamedSharding(mesh, P(ax))
     self._reset = jax.jit(lambda seed: reset_envs(env, ep, seed, N), out_shardings=split)
     out_spec = P(None, ax) if K == 1 else P(None, None, ax)
     def local(params, envs, it):
         envs, traj, (g, n) = rollout(spec, env, ep, T, params, envs)
-        traj.update(spec.device_inputs(jax.random.fold_in(perm_key, it), T, N, cols, axis_index(ax) * cols))
-        if K > 1: traj = jax.tree.map(lambda x: jnp.moveaxis(x.reshape(T, K, cols // K, *x.shape[2:]), 1, 0), traj)
+        traj.update(spec.device_inputs(jax.random.fold_in(perm_key, it), T, N, cols,
+                                       axis_index(ax) * cols))
+        if K > 1:
+            fused = lambda x: jnp.moveaxis(x.reshape(T, K, cols // K, *x.shape[2:]), 1, 0)
+            traj = jax.tree.map(fused, traj)
         return envs, traj, (jax.lax.psum(g, ax), jax.lax.psum(n, ax))
-    self._rollout = jax.jit(jax.shard_map(local, mesh=mesh, in_specs=(P(), P(ax), P()), out_specs=(P(ax), out_spec, P()), check_vma=False))
+    self._rollout = jax.jit(jax.shard_map(local, mesh=mesh, in_specs=(P(), P(ax), P()),
+                                          out_specs=(P(ax), out_spec, P()), check_vma=False))
     self._batch_sharding = NamedSharding(mesh, out_spec)
 
 @patch_to(DeviceRollouts)
@@ -205,15 +258,18 @@ def _new_envs(self) -> DeviceEnvs:
 # %% ../../nbs/jax_envs/60_core.ipynb #29160868
 @patch_to(DeviceRollouts)
 def compile_jobs(self) -> dict:
-    "The jobs that compile the reset, rollout and update programs, for the real shapes and placements."
+    ("The jobs that compile the reset, rollout and update programs, "
+     "for the real shapes and placements.")
     L, mesh = self.learner, self.learner.mesh
     state, params = L.state, self.spec.actor_params(L.state)
-    envs = jax.tree.map(lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=NamedSharding(mesh, P(mesh.axis_names[0]))),
+    split = NamedSharding(mesh, P(mesh.axis_names[0]))
+    envs = jax.tree.map(lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=split),
                         jax.eval_shape(self._reset, np.int32(0)))
     def update_job():
         shapes = jax.eval_shape(self._rollout, params, envs, np.int32(0))[1]
-        return self._device_update(state, jax.tree.map(lambda s: jax.device_put(np.zeros(s.shape, s.dtype), self._batch_sharding), shapes))
-    def rollout_job():  # compiled from shapes alone, beside the reset's compile; the loop calls this executable
+        zeros = lambda s: jax.device_put(np.zeros(s.shape, s.dtype), self._batch_sharding)
+        return self._device_update(state, jax.tree.map(zeros, shapes))
+    def rollout_job():  # from shapes alone, beside the reset's compile; the loop calls this
         self._rollout_exec = self._rollout.lower(params, envs, np.int32(0)).compile()
     return dict(reset=lambda: self._reset(np.int32(0)), rollout=rollout_job, update=update_job)
 
@@ -226,18 +282,22 @@ async def run(self, stop:asyncio.Event, until:int):
     for name in ('reset', 'rollout', 'update'): await self.compiles.ready(name)
     if self._carry is None: self._carry = await in_thread(self._new_envs)
     while self.env_steps < until and not stop.is_set():
-        self._carry, batch, episodes = self._rollout_exec(self.spec.actor_params(L.state), self._carry, np.int32(L.updates // K))
+        self._carry, batch, episodes = self._rollout_exec(self.spec.actor_params(L.state),
+                                                          self._carry, np.int32(L.updates // K))
         metrics = L.apply(self._device_update, batch, K)
         self.env_steps += n
         self.stats.count(env_steps=n, updates=K)
-        self.stats.record(lag_mean=0.0, lag_max=0.0)  # the rollout acts on the params the update starts from
+        # the rollout acts on the params the update starts from
+        self.stats.record(lag_mean=0.0, lag_max=0.0)
         await self.settle()  # the previous iteration's
         L.pending, self._episodes_pending = (None, metrics, L.state, L.updates), episodes
         await asyncio.sleep(0)
 
+# %% ../../nbs/jax_envs/60_core.ipynb #3369567f
 @patch_to(DeviceRollouts)
 async def settle(self):
-    "Book the iteration in flight: the learner's metrics (the learner's checks), then its ended episodes."
+    ("Book the iteration in flight: the learner's metrics (the learner's checks), "
+     "then its ended episodes.")
     await self.learner.finish()
     if self._episodes_pending is not None:
         g, n = (float(x) for x in await ready(self._episodes_pending))
@@ -248,13 +308,17 @@ async def settle(self):
 
 # %% ../../nbs/jax_envs/60_core.ipynb #0579e986
 class DeviceEvaluator(HostEvaluator):
-    "The evaluator of JAX envs: greedy episodes stepped together in one program on the first learner device; videos in the gymnasium env of the same name."
-    def __init__(self, env_id:str, spec, config, actors, params, name:str='runtime', kind=None):  # `kind`: the env kind (`JaxEnvKind`)
+    ("The evaluator of JAX envs: greedy episodes stepped together in one program on the first "
+     "learner device; videos in the gymnasium env of the same name.")
+    def __init__(self, env_id:str, spec, config, actors, params, name:str='runtime',
+                 kind=None,  # the env kind (`JaxEnvKind`)
+                ):
         super().__init__(env_id, spec, config, actors, params, name)
         self.env_id = env_id
         self.jax_env, self.jax_env_params = kind.make(env_id)
         self._eval_programs = {}
 
+# %% ../../nbs/jax_envs/60_core.ipynb #b077d0a2
 @patch_to(DeviceEvaluator)
 def _eval_program(self, n:int):
     if n not in self._eval_programs:
@@ -267,42 +331,63 @@ def _eval_program(self, n:int):
                 t, envs, G, done = c
                 ks = jax.vmap(jax.random.split)(envs.key)
                 a = self.spec.eval_act(params, envs.obs)
-                envs, _, r, term, trunc, _ = step_envs(env, ep, envs._replace(key=ks[:, 0]), ks[:, 1], _env_action(self.spec, a))
+                envs, _, r, term, trunc, _ = step_envs(env, ep, envs._replace(key=ks[:, 0]),
+                                                       ks[:, 1], _env_action(self.spec, a))
                 return t + 1, envs, G + jnp.where(done, 0.0, r), done | term | trunc
-            return jax.lax.while_loop(cond, body, (0, envs, jnp.zeros(n, jnp.float32), jnp.zeros(n, bool)))[2]
+            init = (0, envs, jnp.zeros(n, jnp.float32), jnp.zeros(n, bool))
+            return jax.lax.while_loop(cond, body, init)[2]
         self._eval_programs[n] = jax.jit(run)
     return self._eval_programs[n]
 
+# %% ../../nbs/jax_envs/60_core.ipynb #26ba3a6b
 @patch_to(DeviceEvaluator)
-async def aevaluate(self, num_eval_episodes:int=10, seed:int|None=None, stop=None, **kwargs) -> dict:
-    "Returns of `num_eval_episodes` greedy episodes, stepped together on the first learner device (one program: `stop` is not polled inside it)."
+async def aevaluate(self, num_eval_episodes:int=10, seed:int|None=None, stop=None,
+                    **kwargs) -> dict:
+    ("Returns of `num_eval_episodes` greedy episodes, stepped together on the first learner "
+     "device (one program: `stop` is not polled inside it).")
     check_renamed(kwargs, 'aevaluate')
     if kwargs: raise TypeError(f"aevaluate got unexpected keyword argument(s) {', '.join(kwargs)}.")
     n = num_eval_episodes
-    if not isinstance(n, int) or n < 1: raise ConfigError(f"num_eval_episodes must be an int >= 1, got {n!r}.")
+    if not isinstance(n, int) or n < 1:
+        raise ConfigError(f"num_eval_episodes must be an int >= 1, got {n!r}.")
     t0, params = time.perf_counter(), self.current_params()
     seed = np.int32(_derived_seed(self.config.seed + 10_000 if seed is None else seed))
-    try: G = np.asarray(await in_thread(lambda: jax.block_until_ready(self._eval_program(n)(params, seed))), np.float64)
+    run = lambda: jax.block_until_ready(self._eval_program(n)(params, seed))
+    try: G = np.asarray(await in_thread(run), np.float64)
     finally: self.eval_seconds += time.perf_counter() - t0
-    return dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()), returns=G.tolist())
+    return dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()),
+                returns=G.tolist())
 
+# %% ../../nbs/jax_envs/60_core.ipynb #9d5a2038
 @patch_to(DeviceEvaluator)
 def _video_env(self):
-    "gymnax envs do not render: a video plays the policy in the gymnasium env of the same name, where one exists with the same spaces."
+    ("gymnax envs do not render: a video plays the policy in the gymnasium env of the same name, "
+     "where one exists with the same spaces.")
     name = self.env_id.split(':', 1)[1]
     try: env = gym.make(name, render_mode='rgb_array')
-    except gym.error.Error: raise ConfigError(f"{self.env_id} is stepped on the device and does not render, and gymnasium has no env {name!r} to record it in.") from None
-    same = lambda a, b: type(a) is type(b) and a.shape == b.shape and getattr(a, 'n', None) == getattr(b, 'n', None)
-    if not (same(env.observation_space, self.spec.observation_space) and same(env.action_space, self.spec.action_space)):
+    except gym.error.Error:
+        raise ConfigError(f"{self.env_id} is stepped on the device and does not render, and "
+                          f"gymnasium has no env {name!r} to record it in.") from None
+    same = lambda a, b: (type(a) is type(b) and a.shape == b.shape
+                         and getattr(a, 'n', None) == getattr(b, 'n', None))
+    if not (same(env.observation_space, self.spec.observation_space)
+            and same(env.action_space, self.spec.action_space)):
         env.close()
-        raise ConfigError(f"{self.env_id} is stepped on the device and does not render, and gymnasium's {name} has other spaces "
-                          f"({env.observation_space}, {env.action_space}) than it ({self.spec.observation_space}, {self.spec.action_space}): no video.")
+        raise ConfigError(f"{self.env_id} is stepped on the device and does not render, and "
+                          f"gymnasium's {name} has other spaces ({env.observation_space}, "
+                          f"{env.action_space}) than it ({self.spec.observation_space}, "
+                          f"{self.spec.action_space}): no video.")
     return env
 
 # %% ../../nbs/jax_envs/60_core.ipynb #2f5afa9d
 class DeviceSteps(HostActors):
-    "The actors of a replay algorithm for JAX envs (an `rlnb.runtime.spec.ENV_KINDS` id): each tick steps every env once in a jitted program; the transitions go through the algorithm's tracer into its replay."
-    def __init__(self, kind, **parts):  # `kind`: the env kind (`JaxEnvKind`); `parts`: `HostActors`' arguments
+    ("The actors of a replay algorithm for JAX envs (an `rlnb.runtime.spec.ENV_KINDS` id): each "
+     "tick steps every env once in a jitted program; the transitions go through the algorithm's "
+     "tracer into its replay.")
+    def __init__(self,
+                 kind,  # the env kind (`JaxEnvKind`)
+                 **parts,  # `HostActors`' arguments
+                ):
         super().__init__(**parts)
         spec = self.spec
         self.jax_env, self.jax_env_params = kind.make(self.env)
@@ -314,7 +399,8 @@ class DeviceSteps(HostActors):
             a = jnp.where(use_given, jnp.asarray(given, a.dtype), a)
             logp = jnp.where(use_given, 0.0, logp)
             ks = jax.vmap(lambda k: jax.random.split(k, 2))(envs.key)
-            nxt, final, r, term, trunc, (ret, length, done) = step_envs(env_, ep, envs._replace(key=ks[:, 0]), ks[:, 1], spec.device_env_action(a))
+            nxt, final, r, term, trunc, (ret, length, done) = step_envs(
+                env_, ep, envs._replace(key=ks[:, 0]), ks[:, 1], spec.device_env_action(a))
             nxt = nxt._replace(ret=jnp.where(done, 0.0, ret), length=jnp.where(done, 0, length))
             return nxt, (envs.obs, a, logp, r, term, trunc, final, nxt.obs)
         self._dev_step, self._dev_step_ready = jax.jit(step), False
@@ -325,7 +411,8 @@ class DeviceSteps(HostActors):
         self._carry = None  # fresh episodes, seeded from (seed, env_steps)
         return old
 
-    async def first_states(self): return [None] * self.config.num_actors  # the envs' states live on the device (`_carry`)
+    async def first_states(self):
+        return [None] * self.config.num_actors  # the envs' states live on the device (`_carry`)
 
 # %% ../../nbs/jax_envs/60_core.ipynb #6bde4d12
 @patch_to(DeviceSteps)
@@ -333,14 +420,22 @@ async def tick(self, states:list, policy=None):
     "Every env steps once on the device; the step comes back to the host for the tracer."
     N = self.config.num_envs
     self.pull()
-    if self._carry is None: self._carry = await in_thread(lambda: self._dev_reset(np.int32(_derived_seed(self.config.seed, self.env_steps))))
-    if policy is None and self.spec.initial_sampling_policy is not None and self.pacing.filling(): policy = self.spec.initial_sampling_policy
+    if self._carry is None:
+        self._carry = await in_thread(lambda: self._dev_reset(
+            np.int32(_derived_seed(self.config.seed, self.env_steps))))
+    if (policy is None and self.spec.initial_sampling_policy is not None
+            and self.pacing.filling()):
+        policy = self.spec.initial_sampling_policy
     noise = self.spec.noise(self.spec.rng, N)
-    if policy is None: given, use = self.spec.random_actions(np.random.default_rng(0), N), False  # shapes only: unused
-    else: given, use = (self.spec.random_actions(self.spec.rng, N) if isinstance(policy, str) else np.asarray(policy(np.asarray(self._carry.obs)))), True
+    if policy is None:  # shapes only: unused
+        given, use = self.spec.random_actions(np.random.default_rng(0), N), False
+    elif isinstance(policy, str): given, use = self.spec.random_actions(self.spec.rng, N), True
+    else: given, use = np.asarray(policy(np.asarray(self._carry.obs))), True
     run = lambda: self._dev_step(self.params, self._carry, noise, given, np.bool_(use))
     if self._dev_step_ready: self._carry, out = run()
-    else: (self._carry, out), self._dev_step_ready = await in_thread(lambda: jax.block_until_ready(run())), True  # the first call compiles, off the loop
+    else:  # the first call compiles, off the loop
+        (self._carry, out), self._dev_step_ready = (
+            await in_thread(lambda: jax.block_until_ready(run())), True)
     obs, a, logp, r, term, trunc, final, nxt = (np.asarray(x) for x in await ready(out))
     valid = np.ones(N, bool)
     kw = dict(s_next_final=final) if self.tracer.keep_final else {}

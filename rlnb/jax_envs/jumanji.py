@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import gymnasium as gym
 
-from ..core import ConfigError
+from ..core import ConfigError, patch_to
 from .core import JaxEnvKind
 
 # %% auto #0
@@ -25,45 +25,61 @@ __all__ = ['DEFAULT_EPISODE_LENGTH', 'JUMANJI', 'JumanjiParams', 'flat_observati
 
 # %% ../../nbs/jax_envs/62_jumanji.ipynb #587a4d8c
 class JumanjiParams(NamedTuple):
-    "The env params `rlnb.jax_envs.core` passes around: the time limit (the evaluation program reads `max_steps_in_episode`)."
+    ("The env params `rlnb.jax_envs.core` passes around: the time limit "
+     "(the evaluation program reads `max_steps_in_episode`).")
     max_steps_in_episode: int
 
 def flat_observation(obs) -> jnp.ndarray:
     "One float32 vector of every leaf of a jumanji observation, in the pytree's order."
     return jnp.concatenate([jnp.ravel(x).astype(jnp.float32) for x in jax.tree.leaves(obs)])
 
+# %% ../../nbs/jax_envs/62_jumanji.ipynb #470367a9
 class JumanjiEnv:
-    "A jumanji env behind gymnax's functional API: `reset(key, params) -> (obs, state)`, `step(key, state, action, params) -> (obs, state, reward, terminated, truncated, info)` with flat observations, one discrete (or box) action, autoreset and a time limit."
+    ("A jumanji env behind gymnax's functional API: `reset(key, params) -> (obs, state)`, "
+     "`step(key, state, action, params) -> (obs, state, reward, terminated, truncated, info)` "
+     "with flat observations, one discrete (or box) action, autoreset and a time limit.")
     def __init__(self, env):
         from jumanji import specs
         self.env, spec = env, env.action_spec
-        self.nvec = tuple(int(n) for n in np.ravel(spec.num_values)) if isinstance(spec, specs.MultiDiscreteArray) else None  # unravelled in `_action`
-        self.continuous = isinstance(spec, specs.BoundedArray) and np.issubdtype(spec.dtype, np.floating)
-        if not (self.continuous or self.nvec or isinstance(spec, specs.DiscreteArray)): raise ConfigError(f"jumanji {type(env).__name__}: its action spec {spec!r} is neither discrete, multi-discrete nor a bounded float array, which rlnb's policies take.")
+        self.nvec = (tuple(int(n) for n in np.ravel(spec.num_values))  # unravelled in `_action`
+                     if isinstance(spec, specs.MultiDiscreteArray) else None)
+        self.continuous = (isinstance(spec, specs.BoundedArray)
+                           and np.issubdtype(spec.dtype, np.floating))
+        if not (self.continuous or self.nvec or isinstance(spec, specs.DiscreteArray)):
+            raise ConfigError(f"jumanji {type(env).__name__}: its action spec {spec!r} is neither "
+                              "discrete, multi-discrete nor a bounded float array, which rlnb's "
+                              "policies take.")
         self.action_spec = spec
 
     def _action(self, a):
-        "rlnb's action (one index, or a float vector) as the env takes it: multi-discrete indices unravelled, in the spec's shape and dtype."
-        if self.nvec is None: return a.astype(self.action_spec.dtype).reshape(self.action_spec.shape)
-        return jnp.stack(jnp.unravel_index(a, self.nvec)).astype(self.action_spec.dtype).reshape(self.action_spec.shape)
+        ("rlnb's action (one index, or a float vector) as the env takes it: "
+         "multi-discrete indices unravelled, in the spec's shape and dtype.")
+        spec = self.action_spec
+        if self.nvec is None: return a.astype(spec.dtype).reshape(spec.shape)
+        return jnp.stack(jnp.unravel_index(a, self.nvec)).astype(spec.dtype).reshape(spec.shape)
 
-    def reset(self, key, params:JumanjiParams|None=None) -> tuple:
-        "A fresh episode: its flat observation, and the state (jumanji's state, steps taken = 0)."
-        s, ts = self.env.reset(key)
-        return flat_observation(ts.observation), (s, jnp.zeros((), jnp.int32))
+# %% ../../nbs/jax_envs/62_jumanji.ipynb #253137b5
+@patch_to(JumanjiEnv)
+def reset(self, key, params:JumanjiParams|None=None) -> tuple:
+    "A fresh episode: its flat observation, and the state (jumanji's state, steps taken = 0)."
+    s, ts = self.env.reset(key)
+    return flat_observation(ts.observation), (s, jnp.zeros((), jnp.int32))
 
-    def step(self, key, state:tuple, action, params:JumanjiParams) -> tuple:
-        "One step; an env that ended restarts from a reset drawn with `key`, and reports the observation it reached in `info['final_observation']`."
-        s, t = state
-        s, ts = self.env.step(s, self._action(action))
-        t, obs = t + 1, flat_observation(ts.observation)
-        last = ts.step_type == 2  # jumanji's StepType.LAST
-        terminated = last & (ts.discount == 0)
-        truncated = ((last & ~terminated) | (t >= params.max_steps_in_episode)) & ~terminated
-        done = terminated | truncated
-        obs0, fresh = self.reset(key, params)
-        nxt = jax.tree.map(lambda a, b: jnp.where(done, a, b), fresh, (s, t))
-        return jnp.where(done, obs0, obs), nxt, jnp.asarray(ts.reward, jnp.float32), terminated, truncated, dict(final_observation=obs)
+@patch_to(JumanjiEnv)
+def step(self, key, state:tuple, action, params:JumanjiParams) -> tuple:
+    ("One step; an env that ended restarts from a reset drawn with `key`, "
+     "and reports the observation it reached in `info['final_observation']`.")
+    s, t = state
+    s, ts = self.env.step(s, self._action(action))
+    t, obs = t + 1, flat_observation(ts.observation)
+    last = ts.step_type == 2  # jumanji's StepType.LAST
+    terminated = last & (ts.discount == 0)
+    truncated = ((last & ~terminated) | (t >= params.max_steps_in_episode)) & ~terminated
+    done = terminated | truncated
+    obs0, fresh = self.reset(key, params)
+    nxt = jax.tree.map(lambda a, b: jnp.where(done, a, b), fresh, (s, t))
+    return (jnp.where(done, obs0, obs), nxt, jnp.asarray(ts.reward, jnp.float32), terminated,
+            truncated, dict(final_observation=obs))
 
 # %% ../../nbs/jax_envs/62_jumanji.ipynb #ba987e8d
 DEFAULT_EPISODE_LENGTH = 10_000  # where neither the id nor the env sets a time limit
@@ -73,24 +89,34 @@ def _jumanji_options(env_id:str) -> tuple:
     name, _, query = env_id.split(':', 1)[1].partition('?')
     opts = dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
     length = opts.pop('episode_length', None)
-    if opts: raise ConfigError(f"{env_id}: unknown option(s) {', '.join(opts)}; a jumanji id takes `episode_length`, e.g. 'jumanji:{name}?episode_length=1000'.")
-    if length is not None and (not length.isdigit() or int(length) < 1): raise ConfigError(f"{env_id}: episode_length={length!r} must be a whole number of env steps >= 1.")
+    if opts:
+        raise ConfigError(f"{env_id}: unknown option(s) {', '.join(opts)}; a jumanji id takes "
+                          f"`episode_length`, e.g. 'jumanji:{name}?episode_length=1000'.")
+    if length is not None and (not length.isdigit() or int(length) < 1):
+        raise ConfigError(f"{env_id}: episode_length={length!r} must be a whole number of env "
+                          "steps >= 1.")
     return name, None if length is None else int(length)
 
+# %% ../../nbs/jax_envs/62_jumanji.ipynb #662e22e9
 class JumanjiKind(JaxEnvKind):
-    "jumanji envs as an rlnb env kind: ids `'jumanji:NAME'` (see `jumanji.registered_environments()`), with an optional `?episode_length=...`, stepped on the learner's devices."
+    ("jumanji envs as an rlnb env kind: ids `'jumanji:NAME'` (see "
+     "`jumanji.registered_environments()`), with an optional `?episode_length=...`, stepped on "
+     "the learner's devices.")
     prefix = 'jumanji'
 
     @functools.cache
     def make(self, env_id:str) -> tuple:
-        "`(JumanjiEnv, JumanjiParams)` of an id; a `ConfigError` naming the backend and the extra when jumanji is missing, or saying what is wrong with the id."
+        ("`(JumanjiEnv, JumanjiParams)` of an id; a `ConfigError` naming the backend and the "
+         "extra when jumanji is missing, or saying what is wrong with the id.")
         name, length = _jumanji_options(env_id)
         try: import jumanji
-        except ImportError: raise ConfigError(f"{env_id} is a jumanji env, and jumanji is not installed: pip install \"rlnb[{self.extra}]\".") from None
+        except ImportError:
+            raise ConfigError(f"{env_id} is a jumanji env, and jumanji is not installed: "
+                              f"pip install \"rlnb[{self.extra}]\".") from None
         known = sorted(jumanji.registered_environments())
         if name not in known: raise self.unknown_id(env_id, name, known)
         env = jumanji.make(name)
-        limits = [x for x in (length, getattr(env, 'time_limit', None)) if x]  # the id's and the env's own
+        limits = [x for x in (length, getattr(env, 'time_limit', None)) if x]  # the id's, the env's
         return JumanjiEnv(env), JumanjiParams(int(min(limits, default=DEFAULT_EPISODE_LENGTH)))
 
     @functools.cache
@@ -99,13 +125,20 @@ class JumanjiKind(JaxEnvKind):
         env = self.make(env_id)[0]
         size = jax.eval_shape(lambda k: env.reset(k)[0], jax.random.PRNGKey(0)).shape[0]
         spec = env.action_spec
-        if env.continuous: act = gym.spaces.Box(np.broadcast_to(np.float32(spec.minimum), spec.shape), np.broadcast_to(np.float32(spec.maximum), spec.shape), spec.shape, np.float32)
-        else: act = gym.spaces.Discrete(int(spec.num_values) if env.nvec is None else math.prod(env.nvec))
+        if env.continuous:
+            act = gym.spaces.Box(np.broadcast_to(np.float32(spec.minimum), spec.shape),
+                                 np.broadcast_to(np.float32(spec.maximum), spec.shape),
+                                 spec.shape, np.float32)
+        else:
+            act = gym.spaces.Discrete(int(spec.num_values) if env.nvec is None
+                                      else math.prod(env.nvec))
         return gym.spaces.Box(-np.inf, np.inf, (size,), np.float32), act
 
-    def reward_threshold(self, env_id:str) -> float|None:
-        "None: jumanji's envs have no solved mark (`rlnb train` then runs the whole budget unless given `--target-return`)."
-        self.make(env_id)
-        return None
+@patch_to(JumanjiKind)
+def reward_threshold(self, env_id:str) -> float|None:
+    ("None: jumanji's envs have no solved mark "
+     "(`rlnb train` then runs the whole budget unless given `--target-return`).")
+    self.make(env_id)
+    return None
 
 JUMANJI = JumanjiKind()
