@@ -1,4 +1,4 @@
-"""What every replay buffer does before the learner starts: fill it with a warm-up policy's transitions (`init_replay_buffer`, Maze's interface) and let a coroutine wait, without polling, until it holds enough (`WaitReady`). `rlnb.replay.buffers` re-exports both.
+"""What every replay buffer does before the learner starts: fill it with a warm-up policy's transitions (`init_replay_buffer`, Maze's interface) and let a coroutine wait, without polling, until it holds enough (`WaitReady`); and how a buffer's checkpoint stores its sampling RNG. `rlnb.replay.buffers` re-exports them.
 
 Docs: https://rlnb.github.io/rlnb/replay/warmup.html.md"""
 
@@ -166,3 +166,21 @@ async def ainit_replay_buffer(buffer, env, tracer, initial_sampling_policy:Calla
     for steps in _fill_steps(buffer, env, tracer, policy, buffer_warmup, replay_buffer_seed):
         await asyncio.sleep(0)
     return steps
+
+# %% ../../nbs/replay/23_warmup.ipynb #0ff398f6
+def _words(x:int) -> np.ndarray: return np.array([x >> 64, x & (2**64 - 1)], np.uint64)
+def _int(w) -> int: return (int(w[0]) << 64) | int(w[1])
+
+# %% ../../nbs/replay/23_warmup.ipynb #419b371b
+def _rng_state(rng:np.random.Generator) -> dict:
+    ("The PCG64 state as numpy arrays and small ints (its 128-bit integers split into two uint64 "
+     "words), so any array format can store it.")
+    s = rng.bit_generator.state
+    return dict(bit_generator=s['bit_generator'], state=_words(s['state']['state']),
+                inc=_words(s['state']['inc']), has_uint32=int(s['has_uint32']),
+                uinteger=int(s['uinteger']))
+
+def _set_rng_state(rng:np.random.Generator, d:dict):
+    rng.bit_generator.state = dict(bit_generator=str(d['bit_generator']),
+                                   state=dict(state=_int(d['state']), inc=_int(d['inc'])),
+                                   has_uint32=int(d['has_uint32']), uinteger=int(d['uinteger']))
