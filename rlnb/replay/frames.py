@@ -289,8 +289,8 @@ def _copy_chunks(dst:np.ndarray, src):
         for i in range(0, F, step):
             j = min(F, i + step)
             if mapped:
-                block = np.memmap(src.filename, src.dtype, 'r', offset=src.offset + (s * F + i) * row,
-                                  shape=(j - i, *tail))
+                block = np.memmap(src.filename, src.dtype, 'r',
+                                  offset=src.offset + (s * F + i) * row, shape=(j - i, *tail))
                 dst[s, i:j] = block
                 del block
             else: dst[s, i:j] = src[s, i:j]

@@ -16,8 +16,8 @@ __all__ = ['SumTree']
 
 # %% ../../nbs/replay/22_sumtree.ipynb #e26a61bd
 class SumTree:
-    ("Batched sum tree over `capacity` non-negative priorities: O(log n) `find` and `set` for a whole "
-     "batch at once.")
+    ("Batched sum tree over `capacity` non-negative priorities: O(log n) `find` and `set` for a "
+     "whole batch at once.")
     def __init__(self,
                  capacity:int,  # number of leaves
                  block:int=16,  # leaves summed by one bottom node (a power of two)
@@ -142,8 +142,8 @@ def stratified(self,
                batch_size:int,  # leaves to draw
                n:int,  # leaves in use (the first n)
               ) -> tuple[np.ndarray, np.ndarray]:
-    ("`(slots, values)` of `batch_size` leaves drawn in proportion to their values, one uniform draw in "
-     "each of `batch_size` equal segments of the total.")
+    ("`(slots, values)` of `batch_size` leaves drawn in proportion to their values, one uniform "
+     "draw in each of `batch_size` equal segments of the total.")
     u = rng.random(batch_size)
     u += np.arange(batch_size)
     u *= self.total / batch_size
@@ -160,12 +160,13 @@ def stratified(self,
 # %% ../../nbs/replay/22_sumtree.ipynb #ec3079e4
 @patch_to(SumTree)
 def check(self):
-    ("Raise `AssertionError` where a stored sum disagrees with the priorities under it (a debugging aid; "
-     "O(capacity)).")
+    ("Raise `AssertionError` where a stored sum disagrees with the priorities under it (a "
+     "debugging aid; O(capacity)).")
     nb, lo = self._nb, 1 << self._top
-    np.testing.assert_allclose(self.nodes[nb:], self._blocks.sum(axis=1, dtype=np.float64), rtol=1e-6,
-                               err_msg='block sums')
-    np.testing.assert_allclose(self.nodes[lo:nb], self.nodes[2 * lo:2 * nb:2] + self.nodes[2 * lo + 1:2 * nb:2],
+    np.testing.assert_allclose(self.nodes[nb:], self._blocks.sum(axis=1, dtype=np.float64),
+                               rtol=1e-6, err_msg='block sums')
+    np.testing.assert_allclose(self.nodes[lo:nb],
+                               self.nodes[2 * lo:2 * nb:2] + self.nodes[2 * lo + 1:2 * nb:2],
                                rtol=1e-12, err_msg='inner nodes')
     if self.leaves[self.capacity:].any():
         raise AssertionError("SumTree: a leaf past the capacity is not zero.")
