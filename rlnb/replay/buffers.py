@@ -15,9 +15,11 @@ import numpy as np
 import jax
 import gymnasium as gym
 
-from ..core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError, preallocate, patch_to
+from ..core import (TransitionBatch, ConfigError, SpaceMismatchError, RLNBError, preallocate,
+                       patch_to)
 from .sumtree import SumTree
-from .warmup import WaitReady, ainit_replay_buffer, init_replay_buffer
+from .warmup import (WaitReady, ainit_replay_buffer, init_replay_buffer, _rng_state,
+                                _set_rng_state, _words, _int)
 
 # re-exported: `from rlnb.replay.buffers import SumTree, WaitReady, init_replay_buffer` works too
 _all_ = ['SumTree', 'WaitReady', 'init_replay_buffer', 'ainit_replay_buffer']
@@ -27,16 +29,14 @@ __all__ = ['ReplayBuffer', 'PrioritizedReplayBuffer', 'SumTree', 'WaitReady', 'i
 
 # %% ../../nbs/replay/24_buffers.ipynb #7a454976
 _FIELDS = ('S', 'A', 'logP', 'Rn', 'In', 'S_next', 'A_next', 'logP_next', 'version')
-_SCALARS = {'logP': np.float32, 'Rn': np.float32, 'In': np.float32, 'logP_next': np.float32, 'version': np.int64}
+_SCALARS = {'logP': np.float32, 'Rn': np.float32, 'In': np.float32, 'logP_next': np.float32,
+            'version': np.int64}
 _OPTIONAL = ('A_next', 'logP_next', 'version')  # stored as zeros when a batch leaves them None
-_PACK_BYTES = 64  # leaves with at most this many bytes per transition share one row-major array per dtype
-
-# %% ../../nbs/replay/24_buffers.ipynb #13b1b4f3
-_PARALLEL_BYTES = 4 << 20  # gathers of at least this many bytes (image frames) are split over two threads
-
-# %% ../../nbs/replay/24_buffers.ipynb #247e088c
+_PACK_BYTES = 64  # leaves of at most this many bytes per row share one row-major array per dtype
+_PARALLEL_BYTES = 4 << 20  # gathers this big (image frames) are split over two threads
 def _run_split(jobs:list, nbytes:int):
-    "Run the callables in `jobs`; big copies run half on a short-lived helper thread (numpy copies release the GIL)."
+    ("Run the callables in `jobs`; big copies run half on a short-lived helper thread (numpy "
+     "copies release the GIL).")
     if len(jobs) < 2 or nbytes < _PARALLEL_BYTES:
         for job in jobs: job()
         return
@@ -52,47 +52,33 @@ def _run_split(jobs:list, nbytes:int):
     finally: th.join()  # never leave the helper running, even when the main half failed
     if errors: raise errors[0]
 
-# %% ../../nbs/replay/24_buffers.ipynb #0ff398f6
-def _words(x:int) -> np.ndarray: return np.array([x >> 64, x & (2**64 - 1)], np.uint64)
-def _int(w) -> int: return (int(w[0]) << 64) | int(w[1])
-
-# %% ../../nbs/replay/24_buffers.ipynb #419b371b
-def _rng_state(rng:np.random.Generator) -> dict:
-    "The PCG64 state as numpy arrays and small ints (its 128-bit integers split into two uint64 words), so any array format can store it."
-    s = rng.bit_generator.state
-    return dict(bit_generator=s['bit_generator'], state=_words(s['state']['state']), inc=_words(s['state']['inc']),
-                has_uint32=int(s['has_uint32']), uinteger=int(s['uinteger']))
-
-# %% ../../nbs/replay/24_buffers.ipynb #131875d4
-def _set_rng_state(rng:np.random.Generator, d:dict):
-    rng.bit_generator.state = dict(bit_generator=str(d['bit_generator']), state=dict(state=_int(d['state']), inc=_int(d['inc'])),
-                                   has_uint32=int(d['has_uint32']), uinteger=int(d['uinteger']))
-
 # %% ../../nbs/replay/24_buffers.ipynb #f831dc89
 class ReplayBuffer(WaitReady):
     "Uniform experience replay: circular, preallocated structure-of-arrays storage on the host."
-    prioritized = False  # does `update` take TD errors as new priorities? (`ReplayRatio` writes them back when it is True)
+    prioritized = False  # does `update` take TD errors as priorities? (`ReplayRatio` then calls it)
     def __init__(self,
                  capacity:int,  # maximum number of transitions; the oldest are overwritten first
                  seed:int=0,  # seed of the sampling RNG (numpy `Generator`, PCG64)
-                 observation_space:gym.Space|None=None,  # space of `S`/`S_next`; None: taken from the first batch
-                 action_space:gym.Space|None=None,  # space of `A`/`A_next`; None: taken from the first batch
-                 check_finite:bool=True,  # refuse batches with NaN or infinite `Rn` (set False to store them anyway)
+                 observation_space:gym.Space|None=None,  # `S`/`S_next` space; None: from 1st batch
+                 action_space:gym.Space|None=None,  # `A`/`A_next` space; None: from the first batch
+                 check_finite:bool=True,  # refuse NaN/infinite `Rn` (False: store them anyway)
                 ):
         if not isinstance(capacity, (int, np.integer)) or capacity < 1:
-            raise ConfigError(f"{type(self).__name__}: capacity must be an int >= 1, got {capacity!r}.")
+            raise ConfigError(
+                f"{type(self).__name__}: capacity must be an int >= 1, got {capacity!r}.")
         self.capacity, self.seed, self.check_finite = int(capacity), seed, check_finite
         self.observation_space, self.action_space = observation_space, action_space
         self._rng = np.random.default_rng(seed)
         self._waiters = []  # (loop, future, n) of coroutines in wait_ready
         self._store = None
         if observation_space is not None and action_space is not None:
-            obs, act = (lambda: preallocate(observation_space, 0)), (lambda: preallocate(action_space, 0))
+            obs, act = ((lambda: preallocate(observation_space, 0)),
+                        (lambda: preallocate(action_space, 0)))
             self._allocate(dict(S=obs(), A=act(), S_next=obs(), A_next=act(),
                                 **{k: np.zeros(0, t) for k, t in _SCALARS.items()}))
         elif (observation_space is None) != (action_space is None):
-            raise ConfigError(f"{type(self).__name__}: give both observation_space and action_space, or neither "
-                              f"(then the first batch fixes the storage).")
+            raise ConfigError(f"{type(self).__name__}: give both observation_space and "
+                              f"action_space, or neither (then the first batch fixes the storage).")
         self.clear()
 
     def clear(self):
@@ -106,10 +92,9 @@ class ReplayBuffer(WaitReady):
 @patch_to(ReplayBuffer)
 @property
 def storage(self) -> dict:
-    "The preallocated arrays, one pytree per stored field (views into the shared storage; read-only use)."
+    ("The preallocated arrays, one pytree per stored field (views into the shared storage; "
+     "read-only use).")
     return self._store
-
-# %% ../../nbs/replay/24_buffers.ipynb #ba4c82b7
 @patch_to(ReplayBuffer)
 @property
 def nbytes(self) -> int:
@@ -119,17 +104,20 @@ def nbytes(self) -> int:
 # %% ../../nbs/replay/24_buffers.ipynb #84732e6b
 @patch_to(ReplayBuffer)
 def _allocate(self, like:dict):
-    "Preallocate storage for `capacity` rows shaped like the rows of `like` (field -> pytree of arrays)."
+    ("Preallocate storage for `capacity` rows shaped like the rows of `like` (field -> pytree of "
+     "arrays).")
     cap, widths, places, bigs = self.capacity, {}, [], []
     for k in _FIELDS:
         for x in jax.tree.leaves(like[k]):
             tail, dt = tuple(np.shape(x)[1:]), np.asarray(x).dtype
             w = int(np.prod(tail, dtype=np.int64))
             if w * dt.itemsize <= _PACK_BYTES:
-                places.append((k, tail, dt, 'pack', widths.get(dt, 0), w)); widths[dt] = widths.get(dt, 0) + w
+                places.append((k, tail, dt, 'pack', widths.get(dt, 0), w))
+                widths[dt] = widths.get(dt, 0) + w
             else:
-                places.append((k, tail, dt, 'own', len(bigs), w)); bigs.append(np.zeros((cap, *tail), dt))
-    # small leaves of one dtype share a (capacity, width) array: a sample gathers one row per group, not one per field
+                places.append((k, tail, dt, 'own', len(bigs), w))
+                bigs.append(np.zeros((cap, *tail), dt))
+    # small leaves of one dtype share a (capacity, width) array: a sample gathers one row per group
     mats = {dt: np.zeros((cap, w), dt) for dt, w in widths.items()}
     self._sources = list(mats.values()) + bigs
     self._n_small, self._big_row_bytes = len(mats), sum(x[0].nbytes for x in bigs)
@@ -144,12 +132,11 @@ def _allocate(self, like:dict):
             views[k].append(bigs[pos]); recipes[k].append((len(mats) + pos, None, None, tail))
     self._treedefs = {k: jax.tree.structure(like[k]) for k in _FIELDS}
     self._leaves = views
-    self._recipes = [(k, None if jax.tree_util.treedef_is_leaf(self._treedefs[k]) else self._treedefs[k], recipes[k]) for k in _FIELDS]
+    self._recipes = [(k, None if jax.tree_util.treedef_is_leaf(self._treedefs[k])
+                      else self._treedefs[k], recipes[k]) for k in _FIELDS]
     self._specs = {k: [(v.shape[1:], v.dtype) for v in views[k]] for k in _FIELDS}
     self._store = {k: jax.tree.unflatten(self._treedefs[k], views[k]) for k in _FIELDS}
     self._plans = {}  # batch treedef -> write plan (see _plan)
-
-# %% ../../nbs/replay/24_buffers.ipynb #de4a277c
 @patch_to(ReplayBuffer)
 def _allocate_like(self, batch:TransitionBatch):
     "Storage shaped like the rows of `batch` (used when no spaces were given)."
@@ -158,7 +145,8 @@ def _allocate_like(self, batch:TransitionBatch):
         v = getattr(batch, k)
         if v is None and k == 'A_next': v = batch.A
         if k in _SCALARS: like[k] = np.zeros(0, _SCALARS[k])
-        elif v is None: raise SpaceMismatchError(f"{type(self).__name__}.add: field {k} is None; a transition needs S, A and S_next.")
+        elif v is None: raise SpaceMismatchError(
+            f"{type(self).__name__}.add: field {k} is None; a transition needs S, A and S_next.")
         else: like[k] = jax.tree.map(lambda x: np.asarray(x)[:0], v)
     self._allocate(like)
 
@@ -166,31 +154,36 @@ def _allocate_like(self, batch:TransitionBatch):
 def _path_names(tree):
     "Printable path of every leaf of `tree`, in `jax.tree.leaves` order."
     return [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(tree)[0]]
-
-# %% ../../nbs/replay/24_buffers.ipynb #96d923ed
 @patch_to(ReplayBuffer)
 def _check(self, batch:TransitionBatch) -> int:
     "Validate `batch` against the storage, field by field; returns its size. Errors name the field."
     name = type(self).__name__
     if not isinstance(batch, TransitionBatch):
-        raise TypeError(f"{name}.add: expected a TransitionBatch (e.g. from a tracer's flush()), got {type(batch).__name__}.")
-    if np.ndim(batch.Rn) != 1: raise SpaceMismatchError(f"{name}.add: field Rn: expected shape (batch,), got {np.shape(batch.Rn)}.")
+        raise TypeError(f"{name}.add: expected a TransitionBatch (e.g. from a tracer's flush()), "
+                        f"got {type(batch).__name__}.")
+    if np.ndim(batch.Rn) != 1: raise SpaceMismatchError(
+        f"{name}.add: field Rn: expected shape (batch,), got {np.shape(batch.Rn)}.")
     n = int(np.shape(batch.Rn)[0])
     for k in _FIELDS:
         v = getattr(batch, k)
         if v is None and k in _OPTIONAL: continue
         leaves = jax.tree.leaves(v)
         if len(leaves) != len(self._specs[k]) or jax.tree.structure(v) != self._treedefs[k]:
-            what = 'observation' if k.startswith('S') else 'action' if k.startswith('A') else 'scalar'
-            raise SpaceMismatchError(f"{name}.add: field {k} has structure {jax.tree.structure(v)}, "
-                                     f"expected {self._treedefs[k]} (the buffer's {what} layout).")
+            what = ('observation' if k.startswith('S') else 'action' if k.startswith('A')
+                    else 'scalar')
+            raise SpaceMismatchError(
+                f"{name}.add: field {k} has structure {jax.tree.structure(v)}, "
+                f"expected {self._treedefs[k]} (the buffer's {what} layout).")
         for i, (x, (shape, dtype)) in enumerate(zip(leaves, self._specs[k])):
             xs, xd = np.shape(x), np.asarray(x).dtype
             if xs[1:] != shape or len(xs) != len(shape) + 1 or xs[0] != n:
-                raise SpaceMismatchError(f"{name}.add: field {k}{_path_names(v)[i]}: expected shape ({n}, {', '.join(map(str, shape))}) "
-                                         f"(batch, *element shape), got {xs}. Check the env's spaces and the tracer's output.")
+                raise SpaceMismatchError(
+                    f"{name}.add: field {k}{_path_names(v)[i]}: expected shape "
+                    f"({n}, {', '.join(map(str, shape))}) (batch, *element shape), got {xs}. "
+                    f"Check the env's spaces and the tracer's output.")
             if xd != dtype and not np.can_cast(xd, dtype, casting='same_kind'):
-                raise SpaceMismatchError(f"{name}.add: field {k}{_path_names(v)[i]}: expected dtype {dtype} (or one castable to it), got {xd}.")
+                raise SpaceMismatchError(f"{name}.add: field {k}{_path_names(v)[i]}: expected "
+                                         f"dtype {dtype} (or one castable to it), got {xd}.")
     return n
 
 # %% ../../nbs/replay/24_buffers.ipynb #bc0a82f8
@@ -205,7 +198,8 @@ def _plan(self, batch:TransitionBatch, treedef):
         nl = len(jax.tree.leaves(v))
         if f in self._leaves:
             if v is None: missing += self._leaves[f]
-            else: flat += [(pos + i, d, d.shape[1:], d.dtype) for i, d in enumerate(self._leaves[f])]
+            else: flat += [(pos + i, d, d.shape[1:], d.dtype)
+                           for i, d in enumerate(self._leaves[f])]
         if f == 'Rn': rn = pos
         pos += nl
     plan = (flat, missing, rn)
@@ -225,14 +219,16 @@ def _write(self, batch:TransitionBatch):
     n = Rn.shape[0] if Rn.ndim == 1 else self._check(batch)
     for p, d, tail, dt in flat:  # fast re-check of shapes and dtypes; the slow path names the field
         x = leaves[p]
-        if x.shape[1:] != tail or x.shape[0] != n or (x.dtype != dt and not np.can_cast(x.dtype, dt, casting='same_kind')):
+        if x.shape[1:] != tail or x.shape[0] != n or (
+                x.dtype != dt and not np.can_cast(x.dtype, dt, casting='same_kind')):
             self._check(batch)
     if self.check_finite and not np.isfinite(Rn.sum(dtype=np.float64)):
         bad = np.asarray(Rn)[~np.isfinite(Rn)]
-        if len(bad): raise ValueError(f"{type(self).__name__}.add: field Rn holds non-finite rewards {bad[:3]}; fix the env or the "
-                                      f"reward scale, or pass check_finite=False to store them anyway.")
+        if len(bad): raise ValueError(
+            f"{type(self).__name__}.add: field Rn holds non-finite rewards {bad[:3]}; fix the env "
+            f"or the reward scale, or pass check_finite=False to store them anyway.")
     if n == 0: return np.zeros(0, np.int64)
-    cap, skip = self.capacity, max(0, n - self.capacity)  # a batch larger than the buffer keeps its last `capacity` rows
+    cap, skip = self.capacity, max(0, n - self.capacity)  # a bigger batch keeps its last `capacity`
     start = (self._ptr + skip) % cap
     m = n - skip
     first = min(m, cap - start)
@@ -247,8 +243,6 @@ def _write(self, batch:TransitionBatch):
     self._ptr = (self._ptr + n) % cap
     self._size = min(cap, self._size + n)
     return (start + np.arange(m)) % cap
-
-# %% ../../nbs/replay/24_buffers.ipynb #ca66ce58
 @patch_to(ReplayBuffer)
 def add(self,
         batch:TransitionBatch,  # transitions to store, e.g. `tracer.flush()`
@@ -260,18 +254,16 @@ def add(self,
 # %% ../../nbs/replay/24_buffers.ipynb #63d116f5
 @patch_to(ReplayBuffer)
 def _insertion_numbers(self, slots:np.ndarray) -> np.ndarray:
-    "Insertion number of the transition now in each slot (writes are sequential, so no per-slot record is needed)."
+    ("Insertion number of the transition now in each slot (writes are sequential, so no per-slot "
+     "record is needed).")
     idx = slots + (self._added - self._ptr)
-    if self._added > self._ptr: idx -= (slots >= self._ptr) * self.capacity  # slots at or after the pointer hold the previous lap
+    if self._added > self._ptr: idx -= (slots >= self._ptr) * self.capacity  # slots of the last lap
     return idx
-
-# %% ../../nbs/replay/24_buffers.ipynb #b140917c
 @patch_to(ReplayBuffer)
 def _uniform_slots(self, k:int) -> np.ndarray:
-    "k slots drawn uniformly among the filled ones (modulo bias below 1e-12 for any capacity that fits in memory)."
+    ("k slots drawn uniformly among the filled ones (modulo bias below 1e-12 for any capacity that "
+     "fits in memory).")
     return (self._rng.bit_generator.random_raw(k) % np.uint64(self._size)).view(np.int64)
-
-# %% ../../nbs/replay/24_buffers.ipynb #b1f51df4
 @patch_to(ReplayBuffer)
 def _fresh(self, idx:np.ndarray) -> np.ndarray:
     "Which insertion numbers still sit in the buffer (not overwritten since they were sampled)."
@@ -291,32 +283,33 @@ def _gather(self, slots:np.ndarray, W:np.ndarray, sharding=None) -> TransitionBa
     fields = {}
     for k, treedef, recipe in self._recipes:
         leaves = [got[s] if c0 is None else got[s][:, c0] if tail == () else
-                  got[s][:, c0:c1] if len(tail) == 1 else got[s][:, c0:c1].reshape(B, *tail) for s, c0, c1, tail in recipe]
+                  got[s][:, c0:c1] if len(tail) == 1 else got[s][:, c0:c1].reshape(B, *tail)
+                  for s, c0, c1, tail in recipe]
         fields[k] = leaves[0] if treedef is None else jax.tree.unflatten(treedef, leaves)
     batch = TransitionBatch(**fields, W=W, idx=self._insertion_numbers(slots))
     if sharding is None: return batch
     n_shards = len(sharding.device_set)
     if B % n_shards:
-        raise ConfigError(f"{type(self).__name__}.sample: batch_size={B} does not split over the sharding's "
-                          f"{n_shards} devices; use a multiple of {n_shards}.")
-    # idx stays on the host as int64: it only goes back to `update`, and on devices without x64 it would become int32
+        raise ConfigError(f"{type(self).__name__}.sample: batch_size={B} does not split over the "
+                          f"sharding's {n_shards} devices; use a multiple of {n_shards}.")
+    # idx stays on the host as int64: it only goes back to `update` (without x64 it would be int32)
     return jax.device_put(batch.replace(idx=None), sharding).replace(idx=batch.idx)
 
 # %% ../../nbs/replay/24_buffers.ipynb #5d373fc7
 @patch_to(ReplayBuffer)
 def _check_sample(self, batch_size):
-    if self._size == 0: raise RLNBError(f"{type(self).__name__}.sample: the buffer is empty; add transitions first "
-                                        f"(or `await buffer.wait_ready(warmup)`).")
-    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ConfigError(f"{type(self).__name__}.sample: batch_size must be an int >= 1, got {batch_size!r}.")
-
-# %% ../../nbs/replay/24_buffers.ipynb #7982d49a
+    if self._size == 0: raise RLNBError(
+        f"{type(self).__name__}.sample: the buffer is empty; add transitions first "
+        f"(or `await buffer.wait_ready(warmup)`).")
+    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1: raise ConfigError(
+        f"{type(self).__name__}.sample: batch_size must be an int >= 1, got {batch_size!r}.")
 @patch_to(ReplayBuffer)
 def sample(self,
            batch_size:int,  # number of transitions (drawn with replacement)
-           sharding:jax.sharding.Sharding|None=None,  # place the batch on devices, split along the leading axis
+           sharding:jax.sharding.Sharding|None=None,  # place on devices, split on the leading axis
           ) -> TransitionBatch:
-    "A uniformly drawn batch with `idx` (insertion numbers; slot = idx % capacity) and unit weights `W`."
+    ("A uniformly drawn batch with `idx` (insertion numbers; slot = idx % capacity) and unit "
+     "weights `W`.")
     self._check_sample(batch_size)
     slots = self._uniform_slots(batch_size)
     return self._gather(slots, np.ones(batch_size, np.float32), sharding)
@@ -324,19 +317,22 @@ def sample(self,
 # %% ../../nbs/replay/24_buffers.ipynb #957b97e2
 @patch_to(ReplayBuffer)
 def state_dict(self) -> dict:
-    "Contents, write pointer, counters and RNG state as a plain dict of numpy arrays, ints and strings."
+    ("Contents, write pointer, counters and RNG state as a plain dict of numpy arrays, ints and "
+     "strings.")
     size = self._size
-    return dict(kind=type(self).__name__, capacity=self.capacity, ptr=self._ptr, size=size, added=self._added,
-                rng=_rng_state(self._rng),
-                storage={k: jax.tree.map(lambda x: x[:size].copy(), self._store[k]) for k in _FIELDS} if self._store else None)
-
-# %% ../../nbs/replay/24_buffers.ipynb #632db604
+    return dict(kind=type(self).__name__, capacity=self.capacity, ptr=self._ptr, size=size,
+                added=self._added, rng=_rng_state(self._rng),
+                storage={k: jax.tree.map(lambda x: x[:size].copy(), self._store[k])
+                         for k in _FIELDS} if self._store else None)
 @patch_to(ReplayBuffer)
 def load_state_dict(self, state:dict):
-    "Restore a `state_dict()`: same contents, write pointer, RNG state, so sampling continues identically."
+    ("Restore a `state_dict()`: same contents, write pointer, RNG state, so sampling continues "
+     "identically.")
     if state.get('kind') != type(self).__name__ or int(state['capacity']) != self.capacity:
-        raise ConfigError(f"{type(self).__name__}.load_state_dict: state is from a {state.get('kind')} of capacity "
-                          f"{state.get('capacity')}, this is a {type(self).__name__} of capacity {self.capacity}.")
+        raise ConfigError(
+            f"{type(self).__name__}.load_state_dict: state is from a {state.get('kind')} of "
+            f"capacity {state.get('capacity')}, this is a {type(self).__name__} of capacity "
+            f"{self.capacity}.")
     size = int(state['size'])
     if state['storage'] is not None:
         if self._store is None:
@@ -344,12 +340,14 @@ def load_state_dict(self, state:dict):
         for k in _FIELDS:
             src = state['storage'][k]
             if jax.tree.structure(src) != self._treedefs[k]:
-                raise SpaceMismatchError(f"{type(self).__name__}.load_state_dict: field {k} has structure "
-                                         f"{jax.tree.structure(src)}, expected {self._treedefs[k]}.")
+                raise SpaceMismatchError(
+                    f"{type(self).__name__}.load_state_dict: field {k} has structure "
+                    f"{jax.tree.structure(src)}, expected {self._treedefs[k]}.")
             for d, x in zip(self._leaves[k], jax.tree.leaves(src)):
                 if np.shape(x) != (size, *d.shape[1:]):
-                    raise SpaceMismatchError(f"{type(self).__name__}.load_state_dict: field {k}: shape {np.shape(x)} "
-                                             f"does not match ({size}, *{d.shape[1:]}).")
+                    raise SpaceMismatchError(
+                        f"{type(self).__name__}.load_state_dict: field {k}: shape {np.shape(x)} "
+                        f"does not match ({size}, *{d.shape[1:]}).")
                 d[:size] = x
     self._ptr, self._size, self._added = int(state['ptr']), size, int(state['added'])
     _set_rng_state(self._rng, state['rng'])
@@ -357,21 +355,25 @@ def load_state_dict(self, state:dict):
 
 # %% ../../nbs/replay/24_buffers.ipynb #87336f93
 class PrioritizedReplayBuffer(ReplayBuffer):
-    "Proportional prioritized replay with a vectorized sum tree, importance weights and overwrite-safe priority updates."
+    ("Proportional prioritized replay with a vectorized sum tree, importance weights and "
+     "overwrite-safe priority updates.")
     prioritized = True
     def __init__(self,
                  capacity:int,  # maximum number of transitions
                  alpha:float=0.6,  # priority exponent: 0 is uniform sampling
-                 beta:float=0.4,  # importance-weight exponent: 1 fully corrects the sampling bias (anneal it by setting `.beta`)
+                 beta:float=0.4,  # importance-weight exponent; 1 fully corrects (anneal `.beta`)
                  epsilon:float=1e-6,  # added to |td_error| so no transition gets probability zero
                  seed:int=0,  # seed of the sampling RNG
-                 observation_space:gym.Space|None=None,  # space of `S`/`S_next`; None: taken from the first batch
-                 action_space:gym.Space|None=None,  # space of `A`/`A_next`; None: taken from the first batch
+                 observation_space:gym.Space|None=None,  # `S`/`S_next` space; None: from 1st batch
+                 action_space:gym.Space|None=None,  # `A`/`A_next` space; None: from the first batch
                  check_finite:bool=True,  # refuse NaN/inf rewards and TD errors
                 ):
-        if not alpha >= 0: raise ConfigError(f"PrioritizedReplayBuffer: alpha must be >= 0, got {alpha!r}.")
-        if not 0 <= beta <= 1: raise ConfigError(f"PrioritizedReplayBuffer: beta must be in [0, 1], got {beta!r}.")
-        if not epsilon > 0: raise ConfigError(f"PrioritizedReplayBuffer: epsilon must be > 0, got {epsilon!r}.")
+        if not alpha >= 0:
+            raise ConfigError(f"PrioritizedReplayBuffer: alpha must be >= 0, got {alpha!r}.")
+        if not 0 <= beta <= 1:
+            raise ConfigError(f"PrioritizedReplayBuffer: beta must be in [0, 1], got {beta!r}.")
+        if not epsilon > 0:
+            raise ConfigError(f"PrioritizedReplayBuffer: epsilon must be > 0, got {epsilon!r}.")
         self.alpha, self.beta, self.epsilon = float(alpha), float(beta), float(epsilon)
         self._tree = None
         super().__init__(capacity, seed, observation_space, action_space, check_finite)
@@ -389,15 +391,15 @@ class PrioritizedReplayBuffer(ReplayBuffer):
 @patch_to(PrioritizedReplayBuffer)
 @property
 def tree(self) -> SumTree:
-    "The `SumTree` of priorities, indexed by slot (read it; priorities change through `add` and `update`)."
+    ("The `SumTree` of priorities, indexed by slot (read it; priorities change through `add` and "
+     "`update`).")
     return self._tree
-
-# %% ../../nbs/replay/24_buffers.ipynb #f10a72d9
 @patch_to(PrioritizedReplayBuffer)
 @property
 def nbytes(self) -> int:
     "Bytes of the storage arrays plus the sum tree."
-    return super(PrioritizedReplayBuffer, self).nbytes + self._tree.leaves.nbytes + self._tree.nodes.nbytes
+    return (super(PrioritizedReplayBuffer, self).nbytes + self._tree.leaves.nbytes
+            + self._tree.nodes.nbytes)
 
 # %% ../../nbs/replay/24_buffers.ipynb #0e6677f5
 @patch_to(PrioritizedReplayBuffer)
@@ -407,8 +409,6 @@ def state_dict(self) -> dict:
     sd.update(priorities=self._tree.leaves[:self._size].copy(), max_priority=self._max_priority,
               alpha=self.alpha, beta=self.beta, epsilon=self.epsilon)
     return sd
-
-# %% ../../nbs/replay/24_buffers.ipynb #8195c7d6
 @patch_to(PrioritizedReplayBuffer)
 def load_state_dict(self, state:dict):
     "Restore a `state_dict()` exactly: contents, priorities, pointer, RNG."
@@ -416,7 +416,8 @@ def load_state_dict(self, state:dict):
     self._tree.clear()
     self._tree.set(np.arange(self._size), np.asarray(state['priorities'], np.float32))
     self._max_priority = float(state['max_priority'])
-    self.alpha, self.beta, self.epsilon = float(state['alpha']), float(state['beta']), float(state['epsilon'])
+    self.alpha, self.beta, self.epsilon = (float(state['alpha']), float(state['beta']),
+                                           float(state['epsilon']))
 
 # %% ../../nbs/replay/24_buffers.ipynb #0ca0d96e
 @patch_to(PrioritizedReplayBuffer)
@@ -426,28 +427,30 @@ def _priorities(self, td_error, what:str) -> np.ndarray:
     p += self.epsilon
     p **= self.alpha
     if self.check_finite and not np.isfinite(td.sum()):
-        raise ValueError(f"{type(self).__name__}.{what}: non-finite TD errors {td[~np.isfinite(td)][:3]}; "
-                         f"check the loss (or pass check_finite=False).")
+        raise ValueError(
+            f"{type(self).__name__}.{what}: non-finite TD errors {td[~np.isfinite(td)][:3]}; "
+            f"check the loss (or pass check_finite=False).")
     return p
 
 # %% ../../nbs/replay/24_buffers.ipynb #b6a11a62
 @patch_to(PrioritizedReplayBuffer)
 def add(self,
         batch:TransitionBatch,  # transitions to store
-        priorities=None,  # |TD errors| per transition (e.g. computed by the actor); None: the largest priority so far
+        priorities=None,  # |TD errors| per transition (e.g. from the actor); None: the max so far
        ):
     "Store `batch` with the given or the maximal priority."
     if priorities is not None:
         p = self._priorities(priorities, 'add')
         if len(p) != np.shape(batch.Rn)[0]:
-            raise SpaceMismatchError(f"{type(self).__name__}.add: {len(p)} priorities for a batch of {np.shape(batch.Rn)[0]}.")
+            raise SpaceMismatchError(f"{type(self).__name__}.add: {len(p)} priorities for a batch "
+                                     f"of {np.shape(batch.Rn)[0]}.")
     slots = self._write(batch)
     if len(slots):
         if priorities is None: p = np.full(len(slots), self._max_priority)
         else:
             p = p[len(p) - len(slots):]
             self._max_priority = max(self._max_priority, float(p.max()))
-        first = min(len(slots), self.capacity - int(slots[0]))  # slots are contiguous, wrapping at most once
+        first = min(len(slots), self.capacity - int(slots[0]))  # wraps at most once
         self._tree.set_range(int(slots[0]), p[:first])
         if first < len(slots): self._tree.set_range(0, p[first:])
     self._notify()
@@ -456,12 +459,14 @@ def add(self,
 @patch_to(PrioritizedReplayBuffer)
 def sample(self,
            batch_size:int,  # number of transitions
-           sharding:jax.sharding.Sharding|None=None,  # place the batch on devices, split along the leading axis
+           sharding:jax.sharding.Sharding|None=None,  # place on devices, split on the leading axis
           ) -> TransitionBatch:
-    "A batch drawn in proportion to priority, with importance weights `W` (max 1) and `idx` for `update`."
+    ("A batch drawn in proportion to priority, with importance weights `W` (max 1) and `idx` for "
+     "`update`.")
     self._check_sample(batch_size)
     slots, p = self._tree.stratified(self._rng, batch_size, self._size)
-    W = np.power(p * np.float32(1 / p.min()), np.float32(-self.beta), dtype=np.float32)  # (N P(i))^-beta / max over the batch
+    # (N P(i))^-beta / max over the batch
+    W = np.power(p * np.float32(1 / p.min()), np.float32(-self.beta), dtype=np.float32)
     return self._gather(slots, W, sharding)
 
 # %% ../../nbs/replay/24_buffers.ipynb #321ea40e
@@ -470,10 +475,12 @@ def update(self,
            idx,  # `batch.idx` of a sampled batch (insertion numbers)
            td_error,  # TD errors (or any new priority signal) per transition
           ):
-    "Set new priorities `(|td_error| + epsilon)**alpha`; entries overwritten since they were sampled are ignored."
+    ("Set new priorities `(|td_error| + epsilon)**alpha`; entries overwritten since they were "
+     "sampled are ignored.")
     idx = np.asarray(idx, np.int64).reshape(-1)
     p = self._priorities(td_error, 'update')
-    if len(p) != len(idx): raise SpaceMismatchError(f"{type(self).__name__}.update: {len(idx)} indices but {len(p)} TD errors.")
+    if len(p) != len(idx): raise SpaceMismatchError(
+        f"{type(self).__name__}.update: {len(idx)} indices but {len(p)} TD errors.")
     if len(idx) and not (idx.min() >= self._added - self._size and idx.max() < self._added):
         fresh = self._fresh(idx)
         idx, p = idx[fresh], p[fresh]
@@ -484,6 +491,7 @@ def update(self,
 # %% ../../nbs/replay/24_buffers.ipynb #05626bae
 @patch_to(PrioritizedReplayBuffer)
 def priorities(self, idx) -> np.ndarray:
-    "Current priorities `(|td| + epsilon)**alpha` of the transitions with insertion numbers `idx` (NaN if overwritten)."
+    ("Current priorities `(|td| + epsilon)**alpha` of the transitions with insertion numbers `idx` "
+     "(NaN if overwritten).")
     idx = np.asarray(idx, np.int64)
     return np.where(self._fresh(idx), self._tree.leaves[idx % self.capacity], np.nan)

@@ -19,20 +19,24 @@ from .warmup import WaitReady
 __all__ = ['FIRST', 'TERM', 'TRUNC', 'FINAL', 'nstep_window', 'stack_offsets', 'FrameStore']
 
 # %% ../../nbs/replay/26_frame_store.ipynb #fe79eac5
-FIRST, TERM, TRUNC, FINAL = 1, 2, 4, 8  # bits of a row's flags (a row has at most one of TERM and TRUNC)
+# bits of a row's flags (a row has at most one of TERM and TRUNC)
+FIRST, TERM, TRUNC, FINAL = 1, 2, 4, 8
 
 # %% ../../nbs/replay/26_frame_store.ipynb #70984588
 def nstep_window(flags:np.ndarray,  # (B, n+1) uint8 flags of rows t .. t+n
                  rewards:np.ndarray,  # (B, n) rewards of rows t .. t+n-1 (r_{t+1} .. r_{t+n})
-                 exists:np.ndarray,  # (B, n+1) bool: the row is stored (written and not overwritten)
+                 # (B, n+1) bool: the row is stored (written and not overwritten)
+                 exists:np.ndarray,
                  gamma:float,  # discount
                 ) -> tuple:
-    "n-step windows starting at rows t: `(ok, Rn, In, k)`; `ok` is False where the window is incomplete or cut, `k` the offset of the bootstrap row."
+    ("n-step windows starting at rows t: `(ok, Rn, In, k)`; `ok` is False where the window is "
+     "incomplete or cut, `k` the offset of the bootstrap row.")
     B, n = rewards.shape
     ar, j = np.arange(B), np.arange(n)
     ends = (flags[:, :n] & (TERM | TRUNC)) != 0
     has_end = ends.any(1)
-    e = np.where(has_end, ends.argmax(1), n)  # the step after which the episode ends (n: it goes on)
+    # the step after which the episode ends (n: it goes on)
+    e = np.where(has_end, ends.argmax(1), n)
     k = np.minimum(e + 1, n)  # offset of the bootstrap row
     Rn = np.where(j <= e[:, None], rewards, 0) @ (gamma ** j.astype(np.float64))
     terminated = has_end & (flags[ar, np.minimum(e, n - 1)] & TERM != 0)
@@ -41,16 +45,19 @@ def nstep_window(flags:np.ndarray,  # (B, n+1) uint8 flags of rows t .. t+n
     if n > 1:  # rows t+1 .. t+k-1 must be written and belong to the same episode
         broken = (~exists[:, 1:n] | (flags[:, 1:n] & FIRST != 0)) & (j[1:] < k[:, None])
         ok &= ~broken.any(1)
-    ok &= exists[ar, k] & (has_end | (flags[ar, k] & FIRST == 0))  # the bootstrap row is there (a full window's must not start an episode)
+    # the bootstrap row is there (a full window's must not start an episode)
+    ok &= exists[ar, k] & (has_end | (flags[ar, k] & FIRST == 0))
     return ok, Rn.astype(np.float32), In, k
 
 # %% ../../nbs/replay/26_frame_store.ipynb #f75c5220
 def stack_offsets(flags:np.ndarray,  # (B, stack) uint8 flags of rows t-stack+1 .. t
                   padding:str='first',  # 'first': repeat the episode's first frame; 'zero': zeros
                  ) -> np.ndarray:
-    "For each stacked frame of the observation at row t, the offset (0 .. stack-1) of the row it comes from, or -1 for a zero frame."
+    ("For each stacked frame of the observation at row t, the offset (0 .. stack-1) of the row it "
+     "comes from, or -1 for a zero frame.")
     B, K = flags.shape
-    if not (flags[:, 1:] & FIRST).any(): return np.broadcast_to(np.arange(K), (B, K))  # no episode starts inside any stack
+    # no episode starts inside any stack
+    if not (flags[:, 1:] & FIRST).any(): return np.broadcast_to(np.arange(K), (B, K))
     pos = np.empty((B, K), np.int64)
     pos[:, -1] = K - 1
     before = np.zeros(B, bool)  # the row lies before the episode's first row
@@ -60,7 +67,9 @@ def stack_offsets(flags:np.ndarray,  # (B, stack) uint8 flags of rows t-stack+1 
     return pos
 
 # %% ../../nbs/replay/26_frame_store.ipynb #b67d8631
-_MID, _DONE, _ENDED = 0, 1, 2  # a stream's last row: inside an episode; ended one (the next row is its final observation); was a final observation
+# a stream's last row: inside an episode; ended one (the next row is its final observation); was a
+# final observation
+_MID, _DONE, _ENDED = 0, 1, 2
 
 # %% ../../nbs/replay/26_frame_store.ipynb #12dcf0a1
 def _check_frame_args(name, capacity, num_streams, stack, n_step, gamma, padding, stack_axis):
@@ -68,38 +77,45 @@ def _check_frame_args(name, capacity, num_streams, stack, n_step, gamma, padding
     def need(ok, msg):
         if not ok: raise ConfigError(f"{name}: {msg}")
     integer = lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-    need(integer(stack) and stack >= 1, f"stack must be an int >= 1 (frames per observation), got {stack!r}.")
-    need(integer(n_step) and n_step >= 1, f"n_step must be an int >= 1 (1 is the one-step TD target), got {n_step!r}.")
-    need(integer(num_streams) and num_streams >= 1, f"num_streams must be an int >= 1 (the number of envs that feed the buffer), got {num_streams!r}.")
+    need(integer(stack) and stack >= 1,
+         f"stack must be an int >= 1 (frames per observation), got {stack!r}.")
+    need(integer(n_step) and n_step >= 1,
+         f"n_step must be an int >= 1 (1 is the one-step TD target), got {n_step!r}.")
+    need(integer(num_streams) and num_streams >= 1,
+         f"num_streams must be an int >= 1 (the number of envs that feed the buffer), "
+         f"got {num_streams!r}.")
     need(0 <= gamma <= 1, f"gamma must be in [0, 1], got {gamma!r}.")
     need(padding in ('first', 'zero'), f"padding must be 'first' or 'zero', got {padding!r}.")
-    need(stack_axis in (0, -1), f"stack_axis must be -1 (channels-last) or 0 (stack first), got {stack_axis!r}.")
+    need(stack_axis in (0, -1),
+         f"stack_axis must be -1 (channels-last) or 0 (stack first), got {stack_axis!r}.")
     need(integer(capacity), f"capacity must be an int, got {capacity!r}.")
     need(capacity // num_streams >= stack + n_step,
-         f"capacity={capacity} gives each of the {num_streams} streams {capacity // num_streams} rows; a stream needs at least "
-         f"stack + n_step = {stack + n_step} rows to hold one sampleable transition. Raise capacity to at least "
-         f"{num_streams * (stack + n_step)} (in practice far more) or feed fewer streams.")
+         f"capacity={capacity} gives each of the {num_streams} streams {capacity // num_streams} "
+         f"rows; a stream needs at least stack + n_step = {stack + n_step} rows to hold one "
+         f"sampleable transition. Raise capacity to at least {num_streams * (stack + n_step)} "
+         f"(in practice far more) or feed fewer streams.")
 
 # %% ../../nbs/replay/26_frame_store.ipynb #b3f37f79
 class FrameStore(WaitReady):
-    ("The rows of frame replay: each env step's frame stored once, one ring per env stream, and which rows can "
-     "be sampled; `FrameReplayBuffer` samples from it.")
+    ("The rows of frame replay: each env step's frame stored once, one ring per env stream, and "
+     "which rows can be sampled; `FrameReplayBuffer` samples from it.")
     def __init__(self,
                  capacity:int,  # frames (env steps) stored in all, split evenly over the streams
-                 num_streams:int=1,  # env streams that feed the buffer (every env of every actor); each gets capacity // num_streams rows
+                 num_streams:int=1,  # feeding envs, all actors'; capacity // num_streams rows each
                  frame_shape:tuple=(84, 84),  # shape of one frame
                  stack:int=4,  # frames per observation
                  n_step:int=1,  # steps per return (the window of `Rn`)
                  gamma:float=0.99,  # discount
-                 padding:str='first',  # frames before an episode's first: 'first' repeats its first frame (FrameStackObservation), 'zero' zeros (Nature DQN, Dopamine)
-                 stack_axis:int=-1,  # axis of the stack in an observation: -1 channels-last (84, 84, 4), 0 stack-first (4, 84, 84) like FrameStackObservation
+                 padding:str='first',  # 'first' repeats an episode's first frame, 'zero' uses zeros
+                 stack_axis:int=-1,  # stack axis: -1 last (84, 84, 4), 0 first (4, 84, 84)
                  frame_dtype=np.uint8,  # dtype of a frame (kept as is, never converted)
                  action_shape:tuple=(),  # shape of one action
                  action_dtype=np.int64,  # dtype of actions
                  seed:int=0,  # seed of the sampling RNG (numpy PCG64)
                  check_finite:bool=True,  # refuse NaN or infinite rewards
                 ):
-        _check_frame_args(type(self).__name__, capacity, num_streams, stack, n_step, gamma, padding, stack_axis)
+        _check_frame_args(type(self).__name__, capacity, num_streams, stack, n_step, gamma, padding,
+                          stack_axis)
         self.num_streams, self.stream_capacity = int(num_streams), int(capacity) // int(num_streams)
         self.capacity = self.num_streams * self.stream_capacity
         self.frame_shape, self.stack, self.n_step, self.gamma = tuple(int(d) for d in frame_shape), int(stack), int(n_step), float(gamma)
@@ -113,43 +129,54 @@ class FrameStore(WaitReady):
 
     @classmethod
     def from_spaces(cls,
-                    observation_space:gym.spaces.Box,  # stacked observations, e.g. Box(0, 255, (84, 84, 4), uint8)
+                    observation_space:gym.spaces.Box,  # stacked: Box(0, 255, (84, 84, 4), uint8)
                     action_space:gym.Space,  # e.g. Discrete(6)
                     capacity:int,  # frames stored in all
                     num_streams:int=1,  # env streams that feed the buffer
-                    stack_axis:int=-1,  # where the stack is in `observation_space`: -1 last, 0 first (FrameStackObservation)
+                    stack_axis:int=-1,  # -1: stack last, 0: first (FrameStackObservation)
                     **kwargs,  # n_step, gamma, padding, seed, ...
                    ):
-        "A buffer for an env's spaces: frame shape, stack and dtypes come from the stacked observation space."
+        ("A buffer for an env's spaces: frame shape, stack and dtypes come from the stacked "
+         "observation space.")
         if not isinstance(observation_space, gym.spaces.Box) or len(observation_space.shape) < 2:
-            raise ConfigError(f"{cls.__name__}.from_spaces: observation_space must be a Box of stacked frames, e.g. (84, 84, 4), got {observation_space}.")
+            raise ConfigError(
+                f"{cls.__name__}.from_spaces: observation_space must be a Box of stacked frames, "
+                f"e.g. (84, 84, 4), got {observation_space}.")
         shape = observation_space.shape
         frame_shape, stack = (shape[:-1], shape[-1]) if stack_axis == -1 else (shape[1:], shape[0])
         act = preallocate(action_space, 0)
-        if not isinstance(act, np.ndarray): raise ConfigError(f"{cls.__name__}.from_spaces: actions must be one array, got the space {action_space}.")
-        return cls(capacity, num_streams, frame_shape, stack, stack_axis=stack_axis, frame_dtype=observation_space.dtype,
-                   action_shape=act.shape[1:], action_dtype=act.dtype, **kwargs)
+        if not isinstance(act, np.ndarray): raise ConfigError(
+            f"{cls.__name__}.from_spaces: actions must be one array, got the space {action_space}.")
+        return cls(capacity, num_streams, frame_shape, stack, stack_axis=stack_axis,
+                   frame_dtype=observation_space.dtype, action_shape=act.shape[1:],
+                   action_dtype=act.dtype, **kwargs)
 
     def __len__(self): return self._n_valid
-    def __repr__(self): return (f"{type(self).__name__}(capacity={self.capacity}, num_streams={self.num_streams}, len={len(self)}, "
+    def __repr__(self): return (f"{type(self).__name__}(capacity={self.capacity}, "
+                                f"num_streams={self.num_streams}, len={len(self)}, "
                                 f"observation_shape={self.observation_shape})")
 
 # %% ../../nbs/replay/26_frame_store.ipynb #8508082f
 @patch_to(FrameStore)
 def _allocate_storage(self):
-    "Preallocate the frames (with a strided view of their stacks), the per-row arrays and the sum tree."
+    ("Preallocate the frames (with a strided view of their stacks), the per-row arrays and the sum "
+     "tree.")
     N = self.capacity
-    self._frames = np.zeros((N + 1, *self.frame_shape), self.frame_dtype)  # the last frame stays zero: the zero padding
+    # the last frame stays zero: the zero padding
+    self._frames = np.zeros((N + 1, *self.frame_shape), self.frame_dtype)
     self._flat = self._frames.reshape(N + 1, -1)
     P, it, K = self._flat.shape[1], self._flat.itemsize, self.stack
-    # stacks of K consecutive slots as one read-only strided view: runs[s] = frames of slots s .. s+K-1, already stacked
-    self._runs = as_strided(self._flat, (N + 2 - K, P, K), (P * it, it, P * it), writeable=False) if self.stack_axis == -1 else \
-                 as_strided(self._flat, (N + 2 - K, K, P), (P * it, P * it, it), writeable=False)
+    # stacks of K consecutive slots as one read-only strided view: runs[s] = frames of slots
+    # s .. s+K-1, already stacked
+    self._runs = (as_strided(self._flat, (N + 2 - K, P, K), (P * it, it, P * it), writeable=False)
+                  if self.stack_axis == -1 else
+                  as_strided(self._flat, (N + 2 - K, K, P), (P * it, P * it, it), writeable=False))
     self._zero = N
     self._actions = np.zeros((N, *self.action_shape), self.action_dtype)
     self._rewards, self._flags = np.zeros(N, np.float32), np.zeros(N, np.uint8)
     self._version, self._valid = np.zeros(N, np.int64), np.zeros(N, bool)
-    self._count, self._state = np.zeros(self.num_streams, np.int64), np.zeros(self.num_streams, np.uint8)
+    self._count, self._state = (np.zeros(self.num_streams, np.int64),
+                                np.zeros(self.num_streams, np.uint8))
     self._tree = SumTree(N)
     self._discounts = self.gamma ** np.arange(self.n_step, dtype=np.float64)  # gamma^j, j < n_step
 
@@ -167,14 +194,15 @@ def clear(self):
 @property
 def nbytes(self) -> int:
     "Bytes of the preallocated storage: frames, per-row arrays and the sum tree."
-    return sum(x.nbytes for x in (self._frames, self._actions, self._rewards, self._flags, self._version, self._valid,
-                                  self._tree.leaves, self._tree.nodes))
+    return sum(x.nbytes for x in (self._frames, self._actions, self._rewards, self._flags,
+                                  self._version, self._valid, self._tree.leaves, self._tree.nodes))
 
 # %% ../../nbs/replay/26_frame_store.ipynb #bac36eee
 @patch_to(FrameStore)
 @property
 def tree(self) -> SumTree:
-    "The `SumTree` over slots (priority 0 for slots that cannot be sampled); read it, do not write it."
+    ("The `SumTree` over slots (priority 0 for slots that cannot be sampled); read it, do not "
+     "write it.")
     return self._tree
 
 # %% ../../nbs/replay/26_frame_store.ipynb #6155574b
@@ -204,7 +232,8 @@ def _stored(self, s, t):
 # %% ../../nbs/replay/26_frame_store.ipynb #054a1f56
 @patch_to(FrameStore)
 def _window(self, s, t):
-    "`nstep_window` for rows t of streams s, and whether their stacks are intact (no row of them overwritten)."
+    ("`nstep_window` for rows t of streams s, and whether their stacks are intact (no row of them "
+     "overwritten).")
     cap, n = self.stream_capacity, self.n_step
     rows = t[:, None] + np.arange(n + 1)
     cnt = self._count[s][:, None]
@@ -249,13 +278,19 @@ def _ids(self, stream_ids):
     if stream_ids is None: return np.arange(self.num_streams)
     ids = np.asarray(stream_ids)
     if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):
-        raise ConfigError(f"{name}.add: stream_ids must be a 1-D int array (one id per row added), got {ids.dtype} of shape {ids.shape}.")
+        raise ConfigError(
+            f"{name}.add: stream_ids must be a 1-D int array (one id per row added), got "
+            f"{ids.dtype} of shape {ids.shape}.")
     if len(ids) and (ids.min() < 0 or ids.max() >= self.num_streams):
         bad = ids[(ids < 0) | (ids >= self.num_streams)]
-        raise ConfigError(f"{name}.add: stream id {int(bad[0])} is out of range: this buffer has num_streams={self.num_streams} "
-                          f"(ids 0 .. {self.num_streams - 1}). Create it with num_streams = the total number of envs that feed it.")
+        raise ConfigError(
+            f"{name}.add: stream id {int(bad[0])} is out of range: this buffer has "
+            f"num_streams={self.num_streams} (ids 0 .. {self.num_streams - 1}). Create it with "
+            f"num_streams = the total number of envs that feed it.")
     if len(np.unique(ids)) != len(ids):
-        raise ConfigError(f"{name}.add: stream_ids {ids.tolist()} repeat a stream; each call appends one step per stream, so add a stream's steps in separate calls.")
+        raise ConfigError(
+            f"{name}.add: stream_ids {ids.tolist()} repeat a stream; each call appends one step "
+            f"per stream, so add a stream's steps in separate calls.")
     return ids.astype(np.int64)
 
 # %% ../../nbs/replay/26_frame_store.ipynb #db67f45a
@@ -264,9 +299,14 @@ def _column(self, what, x, k, dtype, shape=()):
     x = np.asarray(x)
     if what == 'version' and x.ndim == 0: x = np.full(k, x, np.int64)
     if x.shape != (k, *shape):
-        raise SpaceMismatchError(f"{type(self).__name__}.add: {what} has shape {x.shape}, expected {(k, *shape)}: one value per stream in stream_ids.")
-    if x.dtype != dtype and not np.can_cast(x.dtype, dtype, casting='same_kind') and not (dtype == bool and x.dtype.kind in 'iu'):
-        raise SpaceMismatchError(f"{type(self).__name__}.add: {what} has dtype {x.dtype}, expected {np.dtype(dtype)} (or one castable to it).")
+        raise SpaceMismatchError(
+            f"{type(self).__name__}.add: {what} has shape {x.shape}, expected {(k, *shape)}: one "
+            f"value per stream in stream_ids.")
+    if (x.dtype != dtype and not np.can_cast(x.dtype, dtype, casting='same_kind')
+            and not (dtype == bool and x.dtype.kind in 'iu')):
+        raise SpaceMismatchError(
+            f"{type(self).__name__}.add: {what} has dtype {x.dtype}, expected {np.dtype(dtype)} "
+            f"(or one castable to it).")
     return x.astype(dtype, copy=False)
 
 # %% ../../nbs/replay/26_frame_store.ipynb #a971dcb3
@@ -274,26 +314,30 @@ def _column(self, what, x, k, dtype, shape=()):
 def _frames_in(self, frames, k):
     name, x = type(self).__name__, np.asarray(frames)
     if x.dtype != self.frame_dtype:
-        raise SpaceMismatchError(f"{name}.add: frames have dtype {x.dtype}, expected {self.frame_dtype}: pass the env's raw pixels "
-                                 f"and scale them on the device (a float frame would take {np.dtype(x.dtype).itemsize}x the memory).")
+        raise SpaceMismatchError(
+            f"{name}.add: frames have dtype {x.dtype}, expected {self.frame_dtype}: pass the env's "
+            f"raw pixels and scale them on the device (a float frame would take "
+            f"{np.dtype(x.dtype).itemsize}x the memory).")
     if x.shape == (k, *self.observation_shape):  # whole stacked observations: keep the newest frame
         return x[..., -1] if self.stack_axis == -1 else x[:, -1]
     if x.shape != (k, *self.frame_shape):
-        raise SpaceMismatchError(f"{name}.add: frames have shape {x.shape}; expected {(k, *self.frame_shape)} (the newest frame of each "
-                                 f"stream) or {(k, *self.observation_shape)} (stacked observations, of which the newest frame is kept). "
-                                 f"Check frame_shape, stack and stack_axis.")
+        raise SpaceMismatchError(
+            f"{name}.add: frames have shape {x.shape}; expected {(k, *self.frame_shape)} (the "
+            f"newest frame of each stream) or {(k, *self.observation_shape)} (stacked "
+            f"observations, of which the newest frame is kept). Check frame_shape, stack and "
+            f"stack_axis.")
     return x
 
 # %% ../../nbs/replay/26_frame_store.ipynb #65679d64
 @patch_to(FrameStore)
 def add(self,
-        frames,  # (k, *frame_shape) newest frame of each stream's observation o_t, or the stacked observations (k, *observation_shape)
-        actions,  # (k, *action_shape) actions a_t taken from o_t (ignored on final-observation rows)
+        frames,  # (k, *frame_shape) newest frames of o_t, or (k, *observation_shape) stacks
+        actions,  # (k, *action_shape) actions a_t from o_t (ignored on final-observation rows)
         rewards,  # (k,) rewards that followed a_t
         terminated,  # (k,) bool: the episode terminated after a_t
         truncated,  # (k,) bool: the episode was truncated (time limit) after a_t
-        first=None,  # (k,) bool: o_t starts an episode; None infers it (a stream's first row, or the row after a final observation)
-        stream_ids=None,  # (k,) distinct stream ids of these rows; None: all streams 0 .. num_streams-1 in order
+        first=None,  # (k,) bool: o_t starts an episode; None infers it from the rows before
+        stream_ids=None,  # (k,) distinct stream ids; None: streams 0 .. num_streams-1 in order
         version=0,  # (k,) or one int: param version that chose the actions
        ) -> np.ndarray:
     "Append one env step to each given stream (vectorized over envs); returns the rows' `idx`."

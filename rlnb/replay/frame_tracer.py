@@ -17,35 +17,45 @@ __all__ = ['FrameSteps', 'FrameTracer']
 
 # %% ../../nbs/replay/25_frame_tracer.ipynb #fb4c3490
 class FrameSteps:
-    "What a `FrameTracer` hands on: the `FrameReplayBuffer.add` calls of some env steps; `len` counts their transitions (final-observation rows are not transitions)."
-    def __init__(self, calls:list, transitions:int): self.calls, self.transitions = calls, int(transitions)
+    ("What a `FrameTracer` hands on: the `FrameReplayBuffer.add` calls of some env steps; `len` "
+     "counts their transitions (final-observation rows are not transitions).")
+    def __init__(self, calls:list, transitions:int):
+        self.calls, self.transitions = calls, int(transitions)
     def __len__(self): return self.transitions
-    def __repr__(self): return f"FrameSteps({len(self.calls)} add calls, {self.transitions} transitions)"
+    def __repr__(self):
+        return f"FrameSteps({len(self.calls)} add calls, {self.transitions} transitions)"
     def add_to(self, buffer):
-        "Append the steps to `buffer` (an `rlnb.replay.frames.FrameReplayBuffer`, a later chapter), in order."
+        ("Append the steps to `buffer` (an `rlnb.replay.frames.FrameReplayBuffer`, a later "
+         "chapter), in order.")
         for kw in self.calls: buffer.add(**kw)
 
 # %% ../../nbs/replay/25_frame_tracer.ipynb #59cbe26d
 class FrameTracer(Tracer):
-    "The actors' side of frame replay: each env step's newest frame, action, reward and ends, as rows for a `FrameReplayBuffer` (which rebuilds stacks and n-step returns)."
+    ("The actors' side of frame replay: each env step's newest frame, action, reward and ends, as "
+     "rows for a `FrameReplayBuffer` (which rebuilds stacks and n-step returns).")
     keep_final = True  # the runtime passes each step's final observations (`s_next_final`)
 
     def __init__(self,
                  num_envs:int,  # envs stepping together (the buffer's streams 0 .. num_envs-1)
-                 stack_axis:int=-1,  # where the stack is in an observation: -1 last (84, 84, 4), 0 first (4, 84, 84)
+                 stack_axis:int=-1,  # stack axis: -1 last (84, 84, 4), 0 first (4, 84, 84)
                 ):
-        if not isinstance(num_envs, (int, np.integer)) or num_envs < 1: raise ConfigError(f"FrameTracer: num_envs must be an int >= 1, got {num_envs!r}.")
-        if stack_axis not in (0, -1): raise ConfigError(f"FrameTracer: stack_axis must be -1 (channels-last) or 0 (stack first), got {stack_axis!r}.")
+        if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ConfigError(f"FrameTracer: num_envs must be an int >= 1, got {num_envs!r}.")
+        if stack_axis not in (0, -1):
+            raise ConfigError(f"FrameTracer: stack_axis must be -1 (channels-last) or 0 (stack "
+                              f"first), got {stack_axis!r}.")
         self.num_envs, self.stack_axis = int(num_envs), stack_axis
         self.reset()
 
     def reset(self):
-        "Forget the rows not flushed yet; every env's next row starts an episode (its env was replaced)."
+        ("Forget the rows not flushed yet; every env's next row starts an episode (its env was "
+         "replaced).")
         self._calls, self._n = [], 0
         self._start = np.ones(self.num_envs, bool)
 
     def drop(self, envs):
-        "The episodes of `envs` (indices or a mask) were lost: their next rows start new episodes, so nothing joins a lost episode to the next."
+        ("The episodes of `envs` (indices or a mask) were lost: their next rows start new "
+         "episodes, so nothing joins a lost episode to the next.")
         self._start[np.asarray(envs)] = True
 
     def __bool__(self): return bool(self._calls)
@@ -59,8 +69,10 @@ class FrameTracer(Tracer):
 def _newest(self, s, e):
     s = np.asarray(s)
     if s.ndim < 2 or s.shape[0] != self.num_envs:
-        raise SpaceMismatchError(f"FrameTracer.add: observations must be stacked frames with a leading axis of num_envs={self.num_envs}, got shape {s.shape}.")
-    return s[e, ..., -1] if self.stack_axis == -1 else s[e, -1]  # fancy indexing: a copy, never a view of the env's buffers
+        raise SpaceMismatchError(f"FrameTracer.add: observations must be stacked frames with a "
+                                 f"leading axis of num_envs={self.num_envs}, got shape {s.shape}.")
+    # fancy indexing: a copy, never a view of the env's buffers
+    return s[e, ..., -1] if self.stack_axis == -1 else s[e, -1]
 
 # %% ../../nbs/replay/25_frame_tracer.ipynb #06685445
 @patch_to(FrameTracer)
@@ -70,40 +82,49 @@ def add(self,
         r,  # rewards, (num_envs,)
         terminated,  # bool (num_envs,)
         truncated=None,  # bool (num_envs,); default all False
-        s_next_final=None,  # the steps' final observations (rows of the envs that ended are read); needed when an episode ends
+        # the steps' final observations (the rows of the envs that ended are read); needed when
+        # an episode ends
+        s_next_final=None,
         logp=None,  # not stored (Ape-X's targets do not read it)
         version=None,  # param version per env (or one int); default 0
         w=None,  # not stored
-        valid=None,  # bool (num_envs,): envs whose step is real (not gymnasium's next-step autoreset step)
+        valid=None,  # bool (num_envs,): envs whose step is real (not a next-step autoreset step)
        ):
-    "Record one step of every env: a row per valid env, and a final-observation row per env whose episode ended."
+    ("Record one step of every env: a row per valid env, and a final-observation row per env whose "
+     "episode ended.")
     E = self.num_envs
     term = np.asarray(terminated, bool)
     trunc = np.zeros(E, bool) if truncated is None else np.asarray(truncated, bool)
     r = np.asarray(r, np.float32)
     for name, x in (('r', r), ('terminated', term), ('truncated', trunc)):
-        if x.shape != (E,): raise SpaceMismatchError(f"FrameTracer.add: {name} must have shape ({E},), got {x.shape}.")
+        if x.shape != (E,): raise SpaceMismatchError(
+            f"FrameTracer.add: {name} must have shape ({E},), got {x.shape}.")
     e = np.arange(E) if valid is None else np.flatnonzero(np.asarray(valid, bool))
     if not len(e): return
     a = np.asarray(a)
     ver = np.broadcast_to(np.asarray(0 if version is None else version, np.int64), (E,))
-    self._calls.append(dict(frames=self._newest(s, e), actions=a[e], rewards=r[e], terminated=term[e], truncated=trunc[e],
+    self._calls.append(dict(frames=self._newest(s, e), actions=a[e], rewards=r[e],
+                            terminated=term[e], truncated=trunc[e],
                             first=self._start[e].copy(), stream_ids=e, version=ver[e]))
     self._start[e] = False
     self._n += len(e)
     d = e[(term | trunc)[e]]
     if len(d):
-        if s_next_final is None: raise ValueError("FrameTracer.add: episodes ended but s_next_final is None; pass the final observations (gymnasium's info['final_obs'], or the step's obs under next-step autoreset).")
+        if s_next_final is None: raise ValueError(
+            "FrameTracer.add: episodes ended but s_next_final is None; pass the final observations "
+            "(gymnasium's info['final_obs'], or the step's obs under next-step autoreset).")
         z = np.zeros(len(d), bool)
-        self._calls.append(dict(frames=self._newest(s_next_final, d), actions=np.zeros_like(a[d]), rewards=np.zeros(len(d), np.float32),
-                                terminated=z, truncated=z, first=z, stream_ids=d, version=ver[d]))
+        self._calls.append(dict(frames=self._newest(s_next_final, d), actions=np.zeros_like(a[d]),
+                                rewards=np.zeros(len(d), np.float32), terminated=z, truncated=z,
+                                first=z, stream_ids=d, version=ver[d]))
         self._start[d] = True
 
 # %% ../../nbs/replay/25_frame_tracer.ipynb #4bdf19a5
 @patch_to(FrameTracer)
 def flush(self) -> FrameSteps:
     "Every row recorded since the last flush, as `FrameSteps`."
-    if not self._calls: raise InsufficientCacheError("FrameTracer.flush: nothing is recorded; check `bool(tracer)` first.")
+    if not self._calls: raise InsufficientCacheError(
+        "FrameTracer.flush: nothing is recorded; check `bool(tracer)` first.")
     out = FrameSteps(self._calls, self._n)
     self._calls, self._n = [], 0
     return out

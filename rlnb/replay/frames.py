@@ -12,28 +12,31 @@ from numpy.lib.stride_tricks import as_strided
 import jax
 import gymnasium as gym
 
-from ..core import TransitionBatch, ConfigError, SpaceMismatchError, RLNBError, preallocate, patch_to
+from ..core import (TransitionBatch, ConfigError, SpaceMismatchError, RLNBError, preallocate,
+                       patch_to)
 from .buffers import WaitReady, _rng_state, _set_rng_state
 from .sumtree import SumTree
 from ..checkpoint import load_state, register_streamed, save_state
 from .frame_tracer import FrameSteps, FrameTracer
-from .frame_store import FIRST, TERM, TRUNC, FINAL, FrameStore, nstep_window, stack_offsets
+from .frame_store import (FIRST, TERM, TRUNC, FINAL, FrameStore, nstep_window,
+                                     stack_offsets)
 
-# re-exported: `from rlnb.replay.frames import save_state, load_state, FrameTracer, nstep_window` works too
-_all_ = ['save_state', 'load_state', 'FrameSteps', 'FrameTracer', 'FIRST', 'TERM', 'TRUNC', 'FINAL', 'nstep_window',
-         'stack_offsets']
+# re-exported: `from rlnb.replay.frames import save_state, FrameTracer, nstep_window` works too
+_all_ = ['save_state', 'load_state', 'FrameSteps', 'FrameTracer', 'FIRST', 'TERM', 'TRUNC', 'FINAL',
+         'nstep_window', 'stack_offsets']
 
 # %% auto #0
 __all__ = ['FRAME_KINDS', 'FrameReplayBuffer', 'PrioritizedFrameReplayBuffer', 'save_state', 'load_state', 'FrameSteps',
            'FrameTracer', 'FIRST', 'TERM', 'TRUNC', 'FINAL', 'nstep_window', 'stack_offsets']
 
 # %% ../../nbs/replay/27_frames.ipynb #b67d8631
-FRAME_KINDS = ('FrameReplayBuffer', 'PrioritizedFrameReplayBuffer')  # the `kind` of a frame buffer's state dict
+FRAME_KINDS = ('FrameReplayBuffer', 'PrioritizedFrameReplayBuffer')  # a state dict's `kind`
 
 # %% ../../nbs/replay/27_frames.ipynb #aa69b5b3
 class FrameReplayBuffer(FrameStore):
-    "Uniform replay of stacked pixel observations that stores each env step's frame once (one ring per env stream)."
-    prioritized = False  # does `update` take TD errors as new priorities? (`ReplayRatio` writes them back when True)
+    ("Uniform replay of stacked pixel observations that stores each env step's frame once (one "
+     "ring per env stream).")
+    prioritized = False  # does `update` take TD errors as priorities? (`ReplayRatio` then calls it)
 
 # %% ../../nbs/replay/27_frames.ipynb #94801cbd
 @patch_to(FrameReplayBuffer)
@@ -41,9 +44,12 @@ def _stack(self, slots:np.ndarray) -> np.ndarray:
     "Frames of `slots` (B, stack) as a batch of observations, in the frames' dtype."
     B, K = slots.shape
     start = slots[:, 0]
-    run = slots[:, -1] - start == K - 1  # K consecutive slots (a padded stack repeats a slot or uses the zero frame, a wrapped one goes back)
+    # K consecutive slots (a padded stack repeats a slot or uses the zero frame, a wrapped one
+    # goes back)
+    run = slots[:, -1] - start == K - 1
     out = self._runs[np.where(run, start, 0)]  # a new (B, P, K) or (B, K, P) array
-    rest = np.flatnonzero(~run)  # padded stacks, and stacks across the end of a ring: frame by frame
+    # padded stacks, and stacks across the end of a ring: frame by frame
+    rest = np.flatnonzero(~run)
     for j in range(K if len(rest) else 0):
         if self.stack_axis == -1: out[rest, :, j] = self._flat[slots[rest, j]]
         else: out[rest, j] = self._flat[slots[rest, j]]
@@ -54,31 +60,39 @@ def _stack(self, slots:np.ndarray) -> np.ndarray:
 def _batch(self, s, t, W, sharding=None) -> TransitionBatch:
     "The transitions of rows t of streams s (all sampleable)."
     B, K, n, cap = len(t), self.stack, self.n_step, self.stream_capacity
-    sl = s[:, None] * cap + (t[:, None] + np.arange(1 - K, n + 1)) % cap  # slots of rows t-K+1 .. t+n
+    # slots of rows t-K+1 .. t+n
+    sl = s[:, None] * cap + (t[:, None] + np.arange(1 - K, n + 1)) % cap
     f = self._flags[sl]
     r = self._rewards[sl[:, K - 1:K - 1 + n]]
-    if not f[:, 1:].any():  # no episode boundary in these rows (the common case): full windows, unpadded stacks (an end in the window flags the next row FINAL)
+    # no episode boundary in these rows (the common case): full windows, unpadded stacks (an end in
+    # the window flags the next row FINAL)
+    if not f[:, 1:].any():
         Rn, In = (r @ self._discounts).astype(np.float32), np.full(B, self.gamma ** n, np.float32)
         slots = np.concatenate([sl[:, :K], sl[:, n:n + K]])
     else:
         _, Rn, In, k = nstep_window(f[:, K - 1:], r, np.ones((B, n + 1), bool), self.gamma)
-        # S stacks rows t-K+1 .. t (columns 0 .. K-1 of `sl`), S_next rows t+k-K+1 .. t+k (columns k .. k+K-1): both in one go
+        # S stacks rows t-K+1 .. t (columns 0 .. K-1 of `sl`), S_next rows t+k-K+1 .. t+k
+        # (columns k .. k+K-1): both in one go
         cols = np.concatenate([np.broadcast_to(np.arange(K), (B, K)), k[:, None] + np.arange(K)])
         rows = np.concatenate([np.arange(B), np.arange(B)])[:, None]
         pos = stack_offsets(f[rows, cols], self.padding)
-        slots = np.where(pos < 0, self._zero, sl[rows, cols[np.arange(2 * B)[:, None], np.maximum(pos, 0)]])
+        slots = np.where(pos < 0, self._zero,
+                         sl[rows, cols[np.arange(2 * B)[:, None], np.maximum(pos, 0)]])
     obs = self._stack(slots)
     row = sl[:, K - 1]
     A = self._actions[row]
-    batch = TransitionBatch(S=obs[:B], A=A, logP=np.zeros(B, np.float32), Rn=Rn, In=In, S_next=obs[B:],
-                            A_next=np.zeros_like(A), logP_next=np.zeros(B, np.float32), W=W, idx=t * self.num_streams + s,
+    batch = TransitionBatch(S=obs[:B], A=A, logP=np.zeros(B, np.float32), Rn=Rn, In=In,
+                            S_next=obs[B:], A_next=np.zeros_like(A),
+                            logP_next=np.zeros(B, np.float32), W=W, idx=t * self.num_streams + s,
                             version=self._version[row])
     if sharding is None: return batch
     n_shards = len(sharding.device_set)
     if B % n_shards:
-        raise ConfigError(f"{type(self).__name__}.sample: batch_size={B} does not split over the sharding's {n_shards} devices; "
-                          f"use a multiple of {n_shards}.")
-    return jax.device_put(batch.replace(idx=None), sharding).replace(idx=batch.idx)  # idx stays a host int64 array, for `update`
+        raise ConfigError(
+            f"{type(self).__name__}.sample: batch_size={B} does not split over the sharding's "
+            f"{n_shards} devices; use a multiple of {n_shards}.")
+    # idx stays a host int64 array, for `update`
+    return jax.device_put(batch.replace(idx=None), sharding).replace(idx=batch.idx)
 
 # %% ../../nbs/replay/27_frames.ipynb #c9a6775d
 @patch_to(FrameReplayBuffer)
@@ -88,18 +102,24 @@ def _weights(self, p:np.ndarray) -> np.ndarray: return np.ones(len(p), np.float3
 @patch_to(FrameReplayBuffer)
 def sample(self,
            batch_size:int,  # number of transitions (drawn with replacement)
-           sharding:jax.sharding.Sharding|None=None,  # place the batch on devices, split along the leading axis
+           # place the batch on devices, split along the leading axis
+           sharding:jax.sharding.Sharding|None=None,
           ) -> TransitionBatch:
-    "A batch of sampleable transitions (uniform here; by priority in `PrioritizedFrameReplayBuffer`), with `idx` and weights `W`."
+    ("A batch of sampleable transitions (uniform here; by priority in "
+     "`PrioritizedFrameReplayBuffer`), with `idx` and weights `W`.")
     name = type(self).__name__
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ConfigError(f"{name}.sample: batch_size must be an int >= 1, got {batch_size!r}.")
     if self._n_valid == 0:
-        raise RLNBError(f"{name}.sample: no transition can be sampled yet (a row needs its next n_step={self.n_step} rows, or its "
-                        f"episode's end); add more steps first (or `await buffer.wait_ready(warmup)`).")
+        raise RLNBError(
+            f"{name}.sample: no transition can be sampled yet (a row needs its next "
+            f"n_step={self.n_step} rows, or its episode's end); add more steps first (or `await "
+            f"buffer.wait_ready(warmup)`).")
     if type(self)._weights is FrameReplayBuffer._weights and 2 * self._n_valid >= self.capacity:
-        # uniform and most slots sampleable: draw slots and keep the sampleable ones (cheaper than walking the tree)
-        cand = (self._rng.bit_generator.random_raw(batch_size + batch_size // 2 + 16) % np.uint64(self.capacity)).view(np.int64)
+        # uniform and most slots sampleable: draw slots and keep the sampleable ones (cheaper than
+        # walking the tree)
+        cand = (self._rng.bit_generator.random_raw(batch_size + batch_size // 2 + 16)
+                % np.uint64(self.capacity)).view(np.int64)
         cand = cand[self._valid[cand]]
         if len(cand) >= batch_size:
             s, t = self._rows_of(cand[:batch_size])
@@ -118,7 +138,8 @@ def _fresh(self, idx):
 # %% ../../nbs/replay/27_frames.ipynb #a0afad71
 @patch_to(FrameReplayBuffer)
 def indices(self) -> np.ndarray:
-    "`idx` of every transition that can be sampled now, in slot order (O(capacity): for tests and inspection)."
+    ("`idx` of every transition that can be sampled now, in slot order (O(capacity): for tests and "
+     "inspection).")
     slots = np.flatnonzero(self._valid)
     s, t = self._rows_of(slots)
     return t * self.num_streams + s
@@ -134,13 +155,15 @@ def get(self,
     ok = self._fresh(idx)
     ok[ok] = self._valid[self._slot(s[ok], t[ok])]
     if not ok.all():
-        raise ValueError(f"{type(self).__name__}.get: idx {idx[~ok][:3].tolist()} cannot be sampled (overwritten, its window not "
-                         f"complete yet, or a final observation).")
+        raise ValueError(
+            f"{type(self).__name__}.get: idx {idx[~ok][:3].tolist()} cannot be sampled "
+            f"(overwritten, its window not complete yet, or a final observation).")
     return self._batch(s, t, np.ones(len(idx), np.float32))
 
 # %% ../../nbs/replay/27_frames.ipynb #8615348a
 class PrioritizedFrameReplayBuffer(FrameReplayBuffer):
-    "Proportional prioritized frame replay: priorities in a `SumTree`, importance weights, overwrite-safe `update`."
+    ("Proportional prioritized frame replay: priorities in a `SumTree`, importance weights, "
+     "overwrite-safe `update`.")
     prioritized = True
     def __init__(self,
                  capacity:int,  # frames stored in all, split evenly over the streams
@@ -150,17 +173,22 @@ class PrioritizedFrameReplayBuffer(FrameReplayBuffer):
                  n_step:int=1,  # steps per return
                  gamma:float=0.99,  # discount
                  alpha:float=0.6,  # priority exponent: 0 is uniform sampling
-                 beta:float=0.4,  # importance-weight exponent: 1 fully corrects the sampling bias (anneal it by setting `.beta`)
+                 beta:float=0.4,  # importance-weight exponent; 1 fully corrects (anneal `.beta`)
                  epsilon:float=1e-6,  # added to |td_error| so no transition gets probability zero
-                 **kwargs,  # padding, stack_axis, frame_dtype, action_shape, action_dtype, seed, check_finite
+                 # padding, stack_axis, frame_dtype, action_shape, action_dtype, seed, check_finite
+                 **kwargs,
                 ):
-        if not alpha >= 0: raise ConfigError(f"{type(self).__name__}: alpha must be >= 0, got {alpha!r}.")
-        if not 0 <= beta <= 1: raise ConfigError(f"{type(self).__name__}: beta must be in [0, 1], got {beta!r}.")
-        if not epsilon > 0: raise ConfigError(f"{type(self).__name__}: epsilon must be > 0, got {epsilon!r}.")
+        if not alpha >= 0:
+            raise ConfigError(f"{type(self).__name__}: alpha must be >= 0, got {alpha!r}.")
+        if not 0 <= beta <= 1:
+            raise ConfigError(f"{type(self).__name__}: beta must be in [0, 1], got {beta!r}.")
+        if not epsilon > 0:
+            raise ConfigError(f"{type(self).__name__}: epsilon must be > 0, got {epsilon!r}.")
         self.alpha, self.beta, self.epsilon = float(alpha), float(beta), float(epsilon)
         self._p = None
         super().__init__(capacity, num_streams, frame_shape, stack, n_step, gamma, **kwargs)
-        self._p = np.zeros(self.capacity, np.float32)  # each row's priority, also while it cannot be sampled
+        # each row's priority, also while it cannot be sampled
+        self._p = np.zeros(self.capacity, np.float32)
         self._max_priority = 1.0
 
     def clear(self):
@@ -177,31 +205,41 @@ class PrioritizedFrameReplayBuffer(FrameReplayBuffer):
     def _on_write(self, slots): self._p[slots] = self._max_priority
 
     def _weights(self, p):
-        return np.power(p * np.float32(1 / p.min()), np.float32(-self.beta), dtype=np.float32)  # (N P(i))^-beta / max over the batch
+        # (N P(i))^-beta / max over the batch
+        return np.power(p * np.float32(1 / p.min()), np.float32(-self.beta), dtype=np.float32)
 
-    def state_dict(self) -> dict:
-        "Like `FrameReplayBuffer.state_dict`, plus the priorities (a view) and the running maximum priority."
-        sd = super().state_dict()
-        filled = sd['storage']['frames'].shape[1]
-        sd.update(priorities=self._p.reshape(self.num_streams, self.stream_capacity)[:, :filled], max_priority=self._max_priority,
-                  alpha=self.alpha, beta=self.beta, epsilon=self.epsilon)
-        return sd
+# %% ../../nbs/replay/27_frames.ipynb #423ef28f
+@patch_to(PrioritizedFrameReplayBuffer)
+def state_dict(self) -> dict:
+    ("Like `FrameReplayBuffer.state_dict`, plus the priorities (a view) and the running "
+     "maximum priority.")
+    sd = super(PrioritizedFrameReplayBuffer, self).state_dict()
+    filled = sd['storage']['frames'].shape[1]
+    sd.update(priorities=self._p.reshape(self.num_streams, self.stream_capacity)[:, :filled],
+              max_priority=self._max_priority, alpha=self.alpha, beta=self.beta,
+              epsilon=self.epsilon)
+    return sd
 
-    def _load_extra(self, state:dict):
-        p = state['priorities']
-        if np.shape(p) != (self.num_streams, np.shape(state['storage']['frames'])[1]):
-            raise SpaceMismatchError(f"{type(self).__name__}.load_state_dict: priorities have shape {np.shape(p)}, expected "
-                                     f"({self.num_streams}, {np.shape(state['storage']['frames'])[1]}).")
-        _copy_chunks(self._p.reshape(self.num_streams, self.stream_capacity)[:, :np.shape(p)[1]], p)
-        self._max_priority = float(state['max_priority'])
-        self.alpha, self.beta, self.epsilon = float(state['alpha']), float(state['beta']), float(state['epsilon'])
+@patch_to(PrioritizedFrameReplayBuffer)
+def _load_extra(self, state:dict):
+    p = state['priorities']
+    if np.shape(p) != (self.num_streams, np.shape(state['storage']['frames'])[1]):
+        raise SpaceMismatchError(
+            f"{type(self).__name__}.load_state_dict: priorities have shape {np.shape(p)}, "
+            f"expected ({self.num_streams}, {np.shape(state['storage']['frames'])[1]}).")
+    _copy_chunks(self._p.reshape(self.num_streams, self.stream_capacity)[:, :np.shape(p)[1]], p)
+    self._max_priority = float(state['max_priority'])
+    self.alpha, self.beta, self.epsilon = (float(state['alpha']), float(state['beta']),
+                                           float(state['epsilon']))
 
 # %% ../../nbs/replay/27_frames.ipynb #66fa31b3
 @patch_to(PrioritizedFrameReplayBuffer)
 def _priorities(self, td_error, what:str) -> np.ndarray:
     td = np.asarray(td_error, np.float64).reshape(-1)
     if self.check_finite and not np.isfinite(td).all():
-        raise ValueError(f"{type(self).__name__}.{what}: non-finite TD errors {td[~np.isfinite(td)][:3]}; check the loss (or pass check_finite=False).")
+        raise ValueError(
+            f"{type(self).__name__}.{what}: non-finite TD errors {td[~np.isfinite(td)][:3]}; check "
+            f"the loss (or pass check_finite=False).")
     return ((np.abs(td) + self.epsilon) ** self.alpha).astype(np.float32)
 
 # %% ../../nbs/replay/27_frames.ipynb #ff0f508f
@@ -210,10 +248,12 @@ def update(self,
            idx,  # `idx` of sampled transitions (or returned by `add`)
            td_error,  # TD errors (or any new priority signal), one per idx
           ):
-    "Set priorities `(|td_error| + epsilon)**alpha`; idx whose rows were overwritten since are ignored."
+    ("Set priorities `(|td_error| + epsilon)**alpha`; idx whose rows were overwritten since are "
+     "ignored.")
     idx = np.asarray(idx, np.int64).reshape(-1)
     p = self._priorities(td_error, 'update')
-    if len(p) != len(idx): raise SpaceMismatchError(f"{type(self).__name__}.update: {len(idx)} indices but {len(p)} TD errors.")
+    if len(p) != len(idx): raise SpaceMismatchError(
+        f"{type(self).__name__}.update: {len(idx)} indices but {len(p)} TD errors.")
     fresh = self._fresh(idx)
     idx, p = idx[fresh], p[fresh]
     if not len(idx): return
@@ -226,9 +266,11 @@ def update(self,
 # %% ../../nbs/replay/27_frames.ipynb #a7bde1c9
 @patch_to(PrioritizedFrameReplayBuffer)
 def priorities(self, idx) -> np.ndarray:
-    "Priorities of the rows `idx` (NaN where overwritten; rows not yet sampleable show the priority they will enter with)."
+    ("Priorities of the rows `idx` (NaN where overwritten; rows not yet sampleable show the "
+     "priority they will enter with).")
     idx = np.asarray(idx, np.int64)
-    return np.where(self._fresh(idx), self._p[self._slot(idx % self.num_streams, idx // self.num_streams)], np.nan)
+    return np.where(self._fresh(idx),
+                    self._p[self._slot(idx % self.num_streams, idx // self.num_streams)], np.nan)
 
 # %% ../../nbs/replay/27_frames.ipynb #6d40a22e
 _CHUNK_BYTES = 64 << 20  # checkpoint copies move at most this many bytes at a time
@@ -239,14 +281,16 @@ def _copy_chunks(dst:np.ndarray, src):
     S, F, tail = dst.shape[0], dst.shape[1], dst.shape[2:]
     row = int(np.prod(tail, dtype=np.int64)) * dst.itemsize
     step = max(1, _CHUNK_BYTES // max(1, row))
-    # a memory map from `load_state` is read one block at a time through a map of its own: the block's pages leave the
-    # process when the map is dropped, so the file never sits in the process's memory next to the storage
+    # a memory map from `load_state` is read one block at a time through a map of its own: the
+    # block's pages leave the process when the map is dropped, so the file never sits in the
+    # process's memory next to the storage
     mapped = isinstance(src, np.memmap) and src.filename is not None and src.flags.c_contiguous
     for s in range(S):
         for i in range(0, F, step):
             j = min(F, i + step)
             if mapped:
-                block = np.memmap(src.filename, src.dtype, 'r', offset=src.offset + (s * F + i) * row, shape=(j - i, *tail))
+                block = np.memmap(src.filename, src.dtype, 'r',
+                                  offset=src.offset + (s * F + i) * row, shape=(j - i, *tail))
                 dst[s, i:j] = block
                 del block
             else: dst[s, i:j] = src[s, i:j]
@@ -257,38 +301,53 @@ def _arrays(self) -> dict:
     "Per-slot arrays as (num_streams, stream_capacity, ...) views."
     S, cap, N = self.num_streams, self.stream_capacity, self.capacity
     v = lambda x: x[:N].reshape(S, cap, *x.shape[1:])
-    return dict(frames=v(self._frames), actions=v(self._actions), rewards=v(self._rewards), flags=v(self._flags), version=v(self._version))
+    return dict(frames=v(self._frames), actions=v(self._actions), rewards=v(self._rewards),
+                flags=v(self._flags), version=v(self._version))
 
 # %% ../../nbs/replay/27_frames.ipynb #5d7cdcdb
 @patch_to(FrameReplayBuffer)
 def state_dict(self) -> dict:
-    "Contents, row counters and RNG state. The storage arrays are views of the live buffer, not copies: save them before the next `add`."
+    ("Contents, row counters and RNG state. The storage arrays are views of the live buffer, not "
+     "copies: save them before the next `add`.")
     filled = int(min(self.stream_capacity, self._count.max()))
-    return dict(kind=type(self).__name__, num_streams=self.num_streams, stream_capacity=self.stream_capacity,
-                frame_shape=np.array(self.frame_shape, np.int64), stack=self.stack, n_step=self.n_step, gamma=self.gamma,
-                padding=self.padding, count=self._count.copy(), state=self._state.copy(), rng=_rng_state(self._rng),
+    return dict(kind=type(self).__name__, num_streams=self.num_streams,
+                stream_capacity=self.stream_capacity,
+                frame_shape=np.array(self.frame_shape, np.int64), stack=self.stack,
+                n_step=self.n_step, gamma=self.gamma, padding=self.padding,
+                count=self._count.copy(), state=self._state.copy(), rng=_rng_state(self._rng),
                 storage={k: x[:, :filled] for k, x in self._arrays().items()})
 
 # %% ../../nbs/replay/27_frames.ipynb #00b9d854
 @patch_to(FrameReplayBuffer)
 def load_state_dict(self, state:dict):
-    "Restore a `state_dict()` (arrays may be read-only memory maps: they are copied into the storage a chunk at a time)."
+    ("Restore a `state_dict()` (arrays may be read-only memory maps: they are copied into the "
+     "storage a chunk at a time).")
     name = type(self).__name__
     if state.get('kind') not in FRAME_KINDS:
-        raise ConfigError(f"{name}.load_state_dict: the state is a {state.get('kind', type(state).__name__)}'s, which keeps whole observations, not frames; "
-                          "load it into that kind of buffer (Ape-X: resume with frame_replay=False, `--frame-replay false`).")
-    if state.get('kind') != name or int(state['num_streams']) != self.num_streams or int(state['stream_capacity']) != self.stream_capacity \
+        raise ConfigError(
+            f"{name}.load_state_dict: the state is a {state.get('kind', type(state).__name__)}'s, "
+            f"which keeps whole observations, not frames; "
+            "load it into that kind of buffer (Ape-X: resume with frame_replay=False, "
+            "`--frame-replay false`).")
+    if state.get('kind') != name or int(state['num_streams']) != self.num_streams \
+            or int(state['stream_capacity']) != self.stream_capacity \
             or tuple(np.asarray(state['frame_shape']).tolist()) != self.frame_shape:
-        raise ConfigError(f"{name}.load_state_dict: state is from a {state.get('kind')} with {state.get('num_streams')} streams of "
-                          f"{state.get('stream_capacity')} rows and frames {tuple(np.asarray(state.get('frame_shape', ())).tolist())}; "
-                          f"this is a {name} with {self.num_streams} streams of {self.stream_capacity} rows and frames {self.frame_shape}.")
+        raise ConfigError(
+            f"{name}.load_state_dict: state is from a {state.get('kind')} with "
+            f"{state.get('num_streams')} streams of {state.get('stream_capacity')} rows and frames "
+            f"{tuple(np.asarray(state.get('frame_shape', ())).tolist())}; this is a {name} with "
+            f"{self.num_streams} streams of {self.stream_capacity} rows and frames "
+            f"{self.frame_shape}.")
     dst, src = self._arrays(), state['storage']
     filled = np.shape(src['frames'])[1]
     for k, d in dst.items():
         x = src[k]
-        if np.shape(x) != (self.num_streams, filled, *d.shape[2:]) or np.asarray(x[:0]).dtype != d.dtype:
-            raise SpaceMismatchError(f"{name}.load_state_dict: storage {k} has shape {np.shape(x)} and dtype {np.asarray(x[:0]).dtype}, "
-                                     f"expected ({self.num_streams}, {filled}, {', '.join(map(str, d.shape[2:]))}) of {d.dtype}.")
+        if (np.shape(x) != (self.num_streams, filled, *d.shape[2:])
+                or np.asarray(x[:0]).dtype != d.dtype):
+            raise SpaceMismatchError(
+                f"{name}.load_state_dict: storage {k} has shape {np.shape(x)} and dtype "
+                f"{np.asarray(x[:0]).dtype}, expected ({self.num_streams}, {filled}, "
+                f"{', '.join(map(str, d.shape[2:]))}) of {d.dtype}.")
     self.clear()
     for k, d in dst.items(): _copy_chunks(d[:, :filled], src[k])
     self._count[:], self._state[:] = state['count'], state['state']
@@ -313,4 +372,4 @@ def _rebuild(self):
     self._notify()
 
 # %% ../../nbs/replay/27_frames.ipynb #112cae02
-register_streamed(*FRAME_KINDS)  # `write_checkpoint` writes a frame buffer's state beside the checkpoint file, streamed
+register_streamed(*FRAME_KINDS)  # `write_checkpoint` streams it beside the checkpoint file

@@ -16,21 +16,25 @@ __all__ = ['SumTree']
 
 # %% ../../nbs/replay/22_sumtree.ipynb #e26a61bd
 class SumTree:
-    "Batched sum tree over `capacity` non-negative priorities: O(log n) `find` and `set` for a whole batch at once."
+    ("Batched sum tree over `capacity` non-negative priorities: O(log n) `find` and `set` for a "
+     "whole batch at once.")
     def __init__(self,
                  capacity:int,  # number of leaves
                  block:int=16,  # leaves summed by one bottom node (a power of two)
-                 top:int=8192,  # nodes of the highest level kept; the levels above it are one cumulative sum
+                 # nodes of the highest level kept; the levels above it are one cumulative sum
+                 top:int=8192,
                 ):
         for name, v in (('block', block), ('top', top)):
-            if v < 1 or v & (v - 1): raise ConfigError(f"SumTree: {name} must be a power of two, got {v}.")
+            if v < 1 or v & (v - 1):
+                raise ConfigError(f"SumTree: {name} must be a power of two, got {v}.")
         self.capacity, self.block = int(capacity), int(block)
         nb = -(-self.capacity // block)
         self._nb = 1 << max(0, (nb - 1).bit_length())  # number of blocks, a power of two
         self._depth = self._nb.bit_length() - 1  # levels from the root to the blocks
         self._top = min(self._depth, top.bit_length() - 1)  # highest level stored
         self._shift = block.bit_length() - 1
-        self._prefix_t = np.tril(np.ones((block, block), np.float32))  # prefix_t @ g.T = running sums along each block
+        # prefix_t @ g.T = running sums along each block
+        self._prefix_t = np.tril(np.ones((block, block), np.float32))
         self._ones, self._two = np.ones(block, np.float32), np.ones(2)
         self.clear()
 
@@ -38,8 +42,10 @@ class SumTree:
 @patch_to(SumTree)
 def clear(self):
     "Set every priority to zero."
-    self.leaves = np.zeros(self._nb * self.block, np.float32)  # priorities (slots >= capacity stay zero)
-    self.nodes = np.zeros(2 * self._nb, np.float64)  # node i has children 2i, 2i+1; nodes[nb + b] sums block b
+    # priorities (slots >= capacity stay zero)
+    self.leaves = np.zeros(self._nb * self.block, np.float32)
+    # node i has children 2i, 2i+1; nodes[nb + b] sums block b
+    self.nodes = np.zeros(2 * self._nb, np.float64)
     self._blocks = self.leaves.reshape(self._nb, self.block)
     self._pairs = self.nodes.reshape(self._nb, 2)
     self._cum = None  # cumulative sums of the top level, recomputed after a set
@@ -68,7 +74,8 @@ def _propagate(self, i:np.ndarray):
     nodes, pairs = self.nodes, self._pairs
     for _ in range(self._depth - self._top):
         i = i >> 1
-        nodes[i] = pairs.take(i, axis=0) @ self._two  # children 2i and 2i+1 are row i of the (nb, 2) view
+        # children 2i and 2i+1 are row i of the (nb, 2) view
+        nodes[i] = pairs.take(i, axis=0) @ self._two
     self._cum = None
 
 # %% ../../nbs/replay/22_sumtree.ipynb #b46d50b8
@@ -109,19 +116,22 @@ def find(self,
         ) -> np.ndarray:
     "For each `u`, the leaf `k` with `sum(leaves[:k]) <= u < sum(leaves[:k+1])`."
     nodes, cum, lo = self.nodes, self._top_cum(), 1 << self._top
-    u = u if overwrite and isinstance(u, np.ndarray) and u.dtype == np.float64 else np.array(u, np.float64)
+    u = (u if overwrite and isinstance(u, np.ndarray) and u.dtype == np.float64
+         else np.array(u, np.float64))
     j = np.searchsorted(cum[1:], u, side='right')  # the top level: one search over its running sums
     np.minimum(j, lo - 1, out=j)  # rounding can put u at the total
     u -= cum[j]
     i = j + lo
-    for _ in range(self._depth - self._top):  # below it: one step down per level for the whole batch
+    # below it: one step down per level for the whole batch
+    for _ in range(self._depth - self._top):
         i <<= 1
         left = nodes[i]
         right = u >= left
         np.subtract(u, left, out=u, where=right)
         i += right
     b = i - self._nb
-    run = self._prefix_t @ self._blocks.take(b, axis=0).T  # (block, batch): running sums inside each chosen block
+    # (block, batch): running sums inside each chosen block
+    run = self._prefix_t @ self._blocks.take(b, axis=0).T
     run[-1] = np.inf  # rounding can leave u past the block's sum: stay in the block
     return (b << self._shift) + (run <= u.astype(np.float32)).sum(axis=0)
 
@@ -132,7 +142,8 @@ def stratified(self,
                batch_size:int,  # leaves to draw
                n:int,  # leaves in use (the first n)
               ) -> tuple[np.ndarray, np.ndarray]:
-    "`(slots, values)` of `batch_size` leaves drawn in proportion to their values, one uniform draw in each of `batch_size` equal segments of the total."
+    ("`(slots, values)` of `batch_size` leaves drawn in proportion to their values, one uniform "
+     "draw in each of `batch_size` equal segments of the total.")
     u = rng.random(batch_size)
     u += np.arange(batch_size)
     u *= self.total / batch_size
@@ -141,18 +152,24 @@ def stratified(self,
     if not p.min() > 0:  # a draw rounded onto an empty leaf: redo those few exactly
         bad = ~(p > 0)
         cum = np.cumsum(self.leaves[:n], dtype=np.float64)
-        slots[bad] = np.minimum(np.searchsorted(cum, np.minimum(u[bad], cum[-1] * (1 - 1e-12)), side='right'), n - 1)
+        slots[bad] = np.minimum(
+            np.searchsorted(cum, np.minimum(u[bad], cum[-1] * (1 - 1e-12)), side='right'), n - 1)
         p = self.leaves.take(slots)
     return slots, p
 
 # %% ../../nbs/replay/22_sumtree.ipynb #ec3079e4
 @patch_to(SumTree)
 def check(self):
-    "Raise `AssertionError` where a stored sum disagrees with the priorities under it (a debugging aid; O(capacity))."
+    ("Raise `AssertionError` where a stored sum disagrees with the priorities under it (a "
+     "debugging aid; O(capacity)).")
     nb, lo = self._nb, 1 << self._top
-    np.testing.assert_allclose(self.nodes[nb:], self._blocks.sum(axis=1, dtype=np.float64), rtol=1e-6, err_msg='block sums')
-    np.testing.assert_allclose(self.nodes[lo:nb], self.nodes[2 * lo:2 * nb:2] + self.nodes[2 * lo + 1:2 * nb:2], rtol=1e-12,
-                               err_msg='inner nodes')
-    if self.leaves[self.capacity:].any(): raise AssertionError("SumTree: a leaf past the capacity is not zero.")
+    np.testing.assert_allclose(self.nodes[nb:], self._blocks.sum(axis=1, dtype=np.float64),
+                               rtol=1e-6, err_msg='block sums')
+    np.testing.assert_allclose(self.nodes[lo:nb],
+                               self.nodes[2 * lo:2 * nb:2] + self.nodes[2 * lo + 1:2 * nb:2],
+                               rtol=1e-12, err_msg='inner nodes')
+    if self.leaves[self.capacity:].any():
+        raise AssertionError("SumTree: a leaf past the capacity is not zero.")
     total = self.leaves.sum(dtype=np.float64)
-    if not abs(self.total - total) <= 1e-6 * max(1.0, total): raise AssertionError(f"SumTree: total {self.total} != {total}, the sum of the leaves.")
+    if not abs(self.total - total) <= 1e-6 * max(1.0, total):
+        raise AssertionError(f"SumTree: total {self.total} != {total}, the sum of the leaves.")

@@ -28,7 +28,8 @@ def _rows(tree, rows, cols):
     return jax.tree.map(lambda x: x[rows, cols], tree)
 
 class _BatchedTracer(Tracer):
-    "Vectorized n-step (or, with `n=None`, Monte-Carlo) tracer over `num_envs` envs stepping together."
+    ("Vectorized n-step (or, with `n=None`, Monte-Carlo) tracer over `num_envs` envs stepping "
+     "together.")
     keep_final = True  # a truncated episode's tail bootstraps from the final observation
     def __init__(self, n:int|None, gamma:float, num_envs:int):
         if n is not None and (not isinstance(n, (int, np.integer)) or n < 1):
@@ -36,16 +37,20 @@ class _BatchedTracer(Tracer):
         if not 0.0 <= float(gamma) <= 1.0:
             raise ConfigError(f"{type(self).__name__}: gamma must be in [0, 1], got {gamma!r}.")
         if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ConfigError(f"{type(self).__name__}: num_envs must be an int >= 1, got {num_envs!r}.")
-        self.n, self.gamma, self.num_envs = (None if n is None else int(n)), float(gamma), int(num_envs)
+            raise ConfigError(
+                f"{type(self).__name__}: num_envs must be an int >= 1, got {num_envs!r}.")
+        self.n, self.gamma, self.num_envs = ((None if n is None else int(n)), float(gamma),
+                                             int(num_envs))
         self.reset()
 
     def reset(self):
         "Forget every pending step and every ready transition."
         self._cap = self.n if self.n is not None else 64
         self._ring = None  # dict of (cap, num_envs, ...) arrays, allocated on the first add
-        self._ptr = np.zeros(self.num_envs, np.int64)  # steps written per env (the ring row is ptr % cap)
-        self._count = np.zeros(self.num_envs, np.int64)  # pending steps of the current episode per env
+        # steps written per env (the ring row is ptr % cap)
+        self._ptr = np.zeros(self.num_envs, np.int64)
+        # pending steps of the current episode per env
+        self._count = np.zeros(self.num_envs, np.int64)
         self._ready, self._num_ready = deque(), 0
 
     def __bool__(self): return self._num_ready > 0
@@ -57,8 +62,8 @@ class _BatchedTracer(Tracer):
         return int(self._count.sum())
 
     def drop(self, envs):
-        ("Forget the pending steps of `envs` (indices or a mask): their episode was lost (a failed env, "
-         "non-finite numbers), so none of its open windows is ever emitted.")
+        ("Forget the pending steps of `envs` (indices or a mask): their episode was lost (a failed "
+         "env, non-finite numbers), so none of its open windows is ever emitted.")
         self._count[np.asarray(envs)] = 0
 
 # %% ../../nbs/replay/21_tracing.ipynb #ff328848
@@ -66,14 +71,16 @@ class _BatchedTracer(Tracer):
 def _allocate(self, s, a):
     E, cap = self.num_envs, self._cap
     ring = lambda x: np.zeros((cap, *x.shape), x.dtype)
-    self._ring = dict(S=jax.tree.map(ring, s), A=jax.tree.map(ring, a), logP=np.zeros((cap, E), np.float32),
+    self._ring = dict(S=jax.tree.map(ring, s), A=jax.tree.map(ring, a),
+                      logP=np.zeros((cap, E), np.float32),
                       W=np.zeros((cap, E), np.float32), version=np.zeros((cap, E), np.int64),
                       G=np.zeros((cap, E), np.float64))
     self._powers = self.gamma ** np.arange(cap + 1, dtype=np.float64)
 
 @patch_to(_BatchedTracer)
 def _grow(self):
-    "Monte-Carlo only: double the ring when an episode outgrows it, keeping each env's steps in order."
+    ("Monte-Carlo only: double the ring when an episode outgrows it, keeping each env's steps in "
+     "order.")
     old, new, E = self._cap, 2 * self._cap, self.num_envs
     age = np.arange(old)[:, None]
     live = age < self._count[None, :]
@@ -93,9 +100,10 @@ def _grow(self):
 def _check(self, name, x, lead):
     for leaf in jax.tree.leaves(x):
         if np.ndim(leaf) < 1 or np.shape(leaf)[0] != lead:
-            raise SpaceMismatchError(f"{type(self).__name__}.add: {name} must have a leading axis of size "
-                                     f"num_envs={lead}, got shape {np.shape(leaf)}. "
-                                     f"Pass one row per env (a vector env's batched output).")
+            raise SpaceMismatchError(
+                f"{type(self).__name__}.add: {name} must have a leading axis of size "
+                f"num_envs={lead}, got shape {np.shape(leaf)}. "
+                f"Pass one row per env (a vector env's batched output).")
 
 @patch_to(_BatchedTracer)
 def _emit(self, **fields):
@@ -115,39 +123,48 @@ def _inputs(self, s, a, r, terminated, truncated, logp, version, w):
     trunc = np.zeros(E, bool) if truncated is None else np.asarray(truncated, bool)
     for name, x in (('r', r), ('terminated', term), ('truncated', trunc)):
         if x.shape != (E,):
-            raise SpaceMismatchError(f"{type(self).__name__}.add: {name} must have shape ({E},), got {x.shape}.")
+            raise SpaceMismatchError(
+                f"{type(self).__name__}.add: {name} must have shape ({E},), got {x.shape}.")
     if not np.isfinite(r).all():
         raise ValueError(f"{type(self).__name__}.add: non-finite reward {r[~np.isfinite(r)][:3]}; "
                          f"fix the env or clip rewards.")
-    logp = np.zeros(E, np.float32) if logp is None else np.broadcast_to(np.asarray(logp, np.float32), (E,))
-    version = np.zeros(E, np.int64) if version is None else np.broadcast_to(np.asarray(version, np.int64), (E,))
+    logp = (np.zeros(E, np.float32) if logp is None
+            else np.broadcast_to(np.asarray(logp, np.float32), (E,)))
+    version = (np.zeros(E, np.int64) if version is None
+               else np.broadcast_to(np.asarray(version, np.int64), (E,)))
     w = np.ones(E, np.float32) if w is None else np.broadcast_to(np.asarray(w, np.float32), (E,))
     return s, a, r, term, trunc, logp, version, w
 
 # %% ../../nbs/replay/21_tracing.ipynb #50344c98
 @patch_to(_BatchedTracer)
 def _emit_full(self, e, s, a, logp):
-    "Emit the oldest step of the envs `e` whose window is full (n-step only); `s`, `a`, `logp` are step t's rows."
+    ("Emit the oldest step of the envs `e` whose window is full (n-step only); `s`, `a`, `logp` "
+     "are step t's rows.")
     n, ring = self.n, self._ring
     full = self._count[e] == n
     if full.any():
         fe, fr = e[full], (self._ptr[e] % n)[full]
-        self._emit(S=_rows(ring['S'], fr, fe), A=_rows(ring['A'], fr, fe), logP=ring['logP'][fr, fe],
-                   Rn=ring['G'][fr, fe].astype(np.float32), In=np.full(len(fe), self._powers[n], np.float32),
-                   S_next=jax.tree.map(lambda x: x[full], s), A_next=jax.tree.map(lambda x: x[full], a),
+        self._emit(S=_rows(ring['S'], fr, fe), A=_rows(ring['A'], fr, fe),
+                   logP=ring['logP'][fr, fe], Rn=ring['G'][fr, fe].astype(np.float32),
+                   In=np.full(len(fe), self._powers[n], np.float32),
+                   S_next=jax.tree.map(lambda x: x[full], s),
+                   A_next=jax.tree.map(lambda x: x[full], a),
                    logP_next=logp[full], W=ring['W'][fr, fe], version=ring['version'][fr, fe])
         self._count[fe] -= 1
 
 # %% ../../nbs/replay/21_tracing.ipynb #210ed14f
 @patch_to(_BatchedTracer)
 def _end_episodes(self, e, term, trunc, s, a, s_next_final, live, age):
-    "Emit every pending step of the envs among `e` whose episode ended, bootstrapping only the truncated ones."
+    ("Emit every pending step of the envs among `e` whose episode ended, bootstrapping only the "
+     "truncated ones.")
     ring, cap = self._ring, self._cap
     done = term | trunc
     if not done.any(): return
     if trunc.any() and s_next_final is None:
-        raise ValueError(f"{type(self).__name__}.add: some envs truncated but s_next_final is None; pass the final "
-                         f"observations (Gymnasium's info['final_obs'] or the step's obs) so they can bootstrap.")
+        raise ValueError(
+            f"{type(self).__name__}.add: some envs truncated but s_next_final is None; pass the "
+            f"final observations (Gymnasium's info['final_obs'] or the step's obs) so they can "
+            f"bootstrap.")
     di = np.flatnonzero(done)
     k, j = np.nonzero(live[:, di])  # ring row, index into di
     order = np.lexsort((-age[k, di[j]], di[j]))  # by env, oldest step first
@@ -158,9 +175,11 @@ def _end_episodes(self, e, term, trunc, s, a, s_next_final, live, age):
     final = s if s_next_final is None else jax.tree.map(np.asarray, s_next_final)
     self._emit(S=_rows(ring['S'], k, de), A=_rows(ring['A'], k, de), logP=ring['logP'][k, de],
                Rn=ring['G'][k, de].astype(np.float32),
-               In=np.where(term[src], 0.0, self._powers[np.minimum(dage + 1, cap)]).astype(np.float32),
+               In=np.where(term[src], 0.0,
+                           self._powers[np.minimum(dage + 1, cap)]).astype(np.float32),
                S_next=jax.tree.map(lambda x: x[src], final),
-               A_next=jax.tree.map(lambda x: np.zeros_like(x[src]), a), logP_next=np.zeros(len(src), np.float32),
+               A_next=jax.tree.map(lambda x: np.zeros_like(x[src]), a),
+               logP_next=np.zeros(len(src), np.float32),
                W=ring['W'][k, de], version=ring['version'][k, de])
     self._count[e[di]] = 0
 
@@ -171,39 +190,47 @@ def add(self,
         a,  # actions a_t, leading axis num_envs
         r,  # rewards r_t, shape (num_envs,)
         terminated,  # bool (num_envs,): the step ended the episode (no bootstrap)
-        truncated=None,  # bool (num_envs,): the step hit a time limit (bootstrap from s_next_final); default False
-        s_next_final=None,  # final observations of the step (rows of envs that ended); needed when any env truncates
+        # bool (num_envs,): the step hit a time limit (bootstrap from s_next_final); default False
+        truncated=None,
+        # final observations of the step (rows of envs that ended); needed when any env truncates
+        s_next_final=None,
         logp=None,  # log pi(a_t|s_t), shape (num_envs,); default 0
         version=None,  # param version per env (or one int); default 0
         w=None,  # sample weights, shape (num_envs,); default 1
-        valid=None,  # bool (num_envs,): envs whose step is real; others are skipped (next-step autoreset steps)
+        # bool (num_envs,): envs whose step is real; others are skipped (next-step autoreset steps)
+        valid=None,
        ):
     "Record one step of every env; transitions whose n steps are complete become ready."
     E = self.num_envs
-    s, a, r, term, trunc, logp, version, w = self._inputs(s, a, r, terminated, truncated, logp, version, w)
+    s, a, r, term, trunc, logp, version, w = self._inputs(s, a, r, terminated, truncated, logp,
+                                                          version, w)
     if self._ring is None: self._allocate(s, a)
     if valid is None: e = np.arange(E)
     else:
         e = np.flatnonzero(np.asarray(valid, bool))
         if len(e) == 0: return
-        s, a, r, term, trunc, logp, version, w = jax.tree.map(lambda x: x[e], (s, a, r, term, trunc, logp, version, w))
-        if s_next_final is not None: s_next_final = jax.tree.map(lambda x: np.asarray(x)[e], s_next_final)
+        s, a, r, term, trunc, logp, version, w = jax.tree.map(
+            lambda x: x[e], (s, a, r, term, trunc, logp, version, w))
+        if s_next_final is not None:
+            s_next_final = jax.tree.map(lambda x: np.asarray(x)[e], s_next_final)
     n = self.n
     if n is None and (self._count[e] >= self._cap).any(): self._grow()
     ring = self._ring
-    # 1. windows that are full: the oldest step of each such env now has n rewards and s_t is its S_next
+    # 1. full windows: the oldest step of each such env now has n rewards and s_t is its S_next
     if n is not None: self._emit_full(e, s, a, logp)
     cap = self._cap
     # 2. write step t into each env's ring row
     row = self._ptr[e] % cap
-    leaves = zip(jax.tree.leaves(ring['S']) + jax.tree.leaves(ring['A']), jax.tree.leaves(s) + jax.tree.leaves(a),
-                 strict=True)
+    leaves = zip(jax.tree.leaves(ring['S']) + jax.tree.leaves(ring['A']),
+                 jax.tree.leaves(s) + jax.tree.leaves(a), strict=True)
     for x, v in leaves: x[row, e] = v
-    ring['logP'][row, e], ring['W'][row, e], ring['version'][row, e], ring['G'][row, e] = logp, w, version, 0.0
+    ring['logP'][row, e], ring['W'][row, e], ring['version'][row, e], ring['G'][row, e] = (
+        logp, w, version, 0.0)
     self._count[e] += 1
     self._ptr[e] += 1
     # 3. every pending step of the env receives gamma**age * r_t
-    age = (row[None, :] - np.arange(cap)[:, None]) % cap  # (cap, m): age of each ring row, 0 = just written
+    # (cap, m): age of each ring row, 0 = just written
+    age = (row[None, :] - np.arange(cap)[:, None]) % cap
     live = age < self._count[e][None, :]
     ring['G'][:, e] += np.where(live, self._powers[age] * r[None, :], 0.0)
     # 4. episodes that ended: emit all their pending steps, bootstrapping only the truncated ones
@@ -214,7 +241,8 @@ def add(self,
 def pop(self) -> TransitionBatch:
     "The oldest ready transition, as a `TransitionBatch` of size one."
     if not self._ready:
-        raise InsufficientCacheError(f"{type(self).__name__}.pop: no transition is ready; check `bool(tracer)` first.")
+        raise InsufficientCacheError(
+            f"{type(self).__name__}.pop: no transition is ready; check `bool(tracer)` first.")
     chunk = self._ready[0]
     if len(chunk) == 1: self._ready.popleft()
     else: self._ready[0] = chunk[1:]
@@ -227,13 +255,15 @@ def flush(self) -> TransitionBatch:
     if not self._ready:
         raise InsufficientCacheError(f"{type(self).__name__}.flush: no transition is ready; "
                                      f"check `bool(tracer)` first.")
-    out = self._ready[0] if len(self._ready) == 1 else TransitionBatch.concatenate(list(self._ready))
+    out = (self._ready[0] if len(self._ready) == 1
+           else TransitionBatch.concatenate(list(self._ready)))
     self._ready.clear(); self._num_ready = 0
     return out
 
 # %% ../../nbs/replay/21_tracing.ipynb #cdbaa622
 class BatchedNStep(_BatchedTracer):
-    "n-step tracer for `num_envs` envs stepping together: arrays in (leading axis `num_envs`), `TransitionBatch`es out."
+    ("n-step tracer for `num_envs` envs stepping together: arrays in (leading axis `num_envs`), "
+     "`TransitionBatch`es out.")
     def __init__(self,
                  n:int,  # number of steps to accumulate before bootstrapping
                  gamma:float,  # discount factor
@@ -306,17 +336,22 @@ def add(self,
     "Record one step; transitions whose n steps are complete become ready."
     name = type(self).__name__
     if done is not None and terminated is not None and bool(done) != bool(terminated):
-        raise ValueError(f"{name}.add: done={done} contradicts terminated={terminated}; pass one of them.")
+        raise ValueError(
+            f"{name}.add: done={done} contradicts terminated={terminated}; pass one of them.")
     term = bool(terminated if terminated is not None else (done or False))
     trunc = bool(truncated or False)
     if trunc and s_next is None:
-        raise ValueError(f"{name}.add: truncated=True needs s_next= (the final observation) to bootstrap from.")
+        raise ValueError(
+            f"{name}.add: truncated=True needs s_next= (the final observation) to bootstrap from.")
     r = float(r)
-    if not np.isfinite(r): raise ValueError(f"{name}.add: non-finite reward {r}; fix the env or clip rewards.")
-    if self.n is not None and len(self._steps) == self.n:  # the oldest step's window is complete: s_t is its S_next
+    if not np.isfinite(r):
+        raise ValueError(f"{name}.add: non-finite reward {r}; fix the env or clip rewards.")
+    # the oldest step's window is complete: s_t is its S_next
+    if self.n is not None and len(self._steps) == self.n:
         self._emit(self.n, s, a, logp, 1.0)
     self._steps.append((s, a, r, float(logp), float(w), int(version)))
-    if term or trunc:  # the episode ended: emit every pending step, bootstrapping only after a truncation
+    # the episode ended: emit every pending step, bootstrapping only after a truncation
+    if term or trunc:
         final = s if s_next is None else s_next
         zero_a = jax.tree.map(np.zeros_like, jax.tree.map(np.asarray, a))
         while self._steps: self._emit(len(self._steps), final, zero_a, 0.0, 0.0 if term else 1.0)
@@ -326,7 +361,8 @@ def add(self,
 def pop(self) -> TransitionBatch:
     "The oldest ready transition, as a `TransitionBatch` of size one."
     if not self._ready:
-        raise InsufficientCacheError(f"{type(self).__name__}.pop: no transition is ready; check `bool(tracer)` first.")
+        raise InsufficientCacheError(
+            f"{type(self).__name__}.pop: no transition is ready; check `bool(tracer)` first.")
     return self._ready.popleft()
 
 @patch_to(_SingleEnv)
@@ -335,7 +371,8 @@ def flush(self) -> TransitionBatch:
     if not self._ready:
         raise InsufficientCacheError(f"{type(self).__name__}.flush: no transition is ready; "
                                      f"check `bool(tracer)` first.")
-    out = self._ready[0] if len(self._ready) == 1 else TransitionBatch.concatenate(list(self._ready))
+    out = (self._ready[0] if len(self._ready) == 1
+           else TransitionBatch.concatenate(list(self._ready)))
     self._ready.clear()
     return out
 
@@ -349,7 +386,8 @@ class NStep(_SingleEnv):
         super().__init__(n, gamma)
 
 class MonteCarlo(_SingleEnv):
-    "Monte-Carlo reward tracer for one env (coax's `MonteCarlo`): transitions are ready when the episode ends."
+    ("Monte-Carlo reward tracer for one env (coax's `MonteCarlo`): transitions are ready when the "
+     "episode ends.")
     def __init__(self,
                  gamma:float,  # discount factor
                 ):

@@ -56,37 +56,47 @@ class Tracer(abc.ABC):
 
 # %% ../../nbs/replay/20_unroll.ipynb #b8036e38
 class InsufficientCacheError(RLNBError, IndexError):
-    "`pop()` or `flush()` on a tracer that has no transition ready yet (check `bool(tracer)` first)."
+    ("`pop()` or `flush()` on a tracer that has no transition ready yet (check `bool(tracer)` "
+     "first).")
 
 # %% ../../nbs/replay/20_unroll.ipynb #8f0320f9
 @struct.dataclass
 class Trajectory:
-    "Unrolls of `B` envs over `T` steps in `[T, B]` layout; a pytree, so it goes through `jax.jit` and `jax.tree.map`."
-    S: Any  # observations [T+1, B, ...] (pytree): S[t] is acted on at step t, S[T] follows the last step
+    ("Unrolls of `B` envs over `T` steps in `[T, B]` layout; a pytree, so it goes through "
+     "`jax.jit` and `jax.tree.map`.")
+    # observations [T+1, B, ...] (pytree): S[t] is acted on at step t, S[T] follows the last step
+    S: Any
     A: Any  # actions a_t [T, B, ...]
     R: Any  # rewards r_t, float32 [T, B]
     terminated: Any  # bool [T, B]: step t ended the episode; the value after it is zero
-    truncated: Any  # bool [T, B]: step t hit a time limit; bootstrap from the observation it reached
+    # bool [T, B]: step t hit a time limit; bootstrap from the observation it reached
+    truncated: Any
     valid: Any  # bool [T, B]: step t is a real transition (False on next-step autoreset steps)
     logP: Any  # log pi(a_t|s_t) of the behaviour policy, float32 [T, B]
     version: Any  # param version of the policy that chose a_t, int64 [T, B]
     # other per-step outputs of the behaviour policy, dict of [T, B, ...]
     extras: Any = struct.field(default_factory=dict)
-    S_final: Any = None  # observations each step reached [T, B, ...] (pytree), or None when not kept
+    # observations each step reached [T, B, ...] (pytree), or None when not kept
+    S_final: Any = None
 
     @staticmethod
     def concatenate(trajs:Sequence[Trajectory]) -> Trajectory:
-        "Concatenate trajectories of the same `T` along the batch axis (numpy in, numpy out; jax in, jax out)."
-        if not trajs: raise ValueError("Trajectory.concatenate needs at least one trajectory, got none.")
+        ("Concatenate trajectories of the same `T` along the batch axis (numpy in, numpy out; jax "
+         "in, jax out).")
+        if not trajs:
+            raise ValueError("Trajectory.concatenate needs at least one trajectory, got none.")
         first, T = jax.tree.structure(trajs[0]), trajs[0].T
         for i, tr in enumerate(trajs):
             if jax.tree.structure(tr) != first:
-                raise SpaceMismatchError(f"Trajectory.concatenate: trajectory {i} has structure "
-                                         f"{jax.tree.structure(tr)}, expected {first} "
-                                         f"(same observation pytree, same extras, S_final kept or not).")
+                raise SpaceMismatchError(
+                    f"Trajectory.concatenate: trajectory {i} has structure "
+                    f"{jax.tree.structure(tr)}, expected {first} (same observation pytree, same "
+                    f"extras, S_final kept or not).")
             if tr.T != T:
-                raise SpaceMismatchError(f"Trajectory.concatenate: trajectory {i} has T={tr.T}, expected T={T}.")
-        cat = jnp.concatenate if isinstance(jax.tree.leaves(trajs[0])[0], jax.Array) else np.concatenate
+                raise SpaceMismatchError(
+                    f"Trajectory.concatenate: trajectory {i} has T={tr.T}, expected T={T}.")
+        cat = (jnp.concatenate if isinstance(jax.tree.leaves(trajs[0])[0], jax.Array)
+               else np.concatenate)
         return jax.tree.map(lambda *xs: cat(xs, axis=1), *trajs)
 
 # %% ../../nbs/replay/20_unroll.ipynb #e3e36685
@@ -105,7 +115,8 @@ def batch_size(self) -> int:
 # %% ../../nbs/replay/20_unroll.ipynb #2018a751
 @patch_to(Trajectory)
 def take(self, cols):
-    "Select batch columns (axis 1) with an int, a slice, an index array or a mask; an int keeps a batch of one."
+    ("Select batch columns (axis 1) with an int, a slice, an index array or a mask; an int keeps a "
+     "batch of one.")
     if isinstance(cols, (int, np.integer)): cols = slice(cols, cols + 1 if cols != -1 else None)
     return jax.tree.map(lambda x: x[:, cols], self)
 
@@ -113,8 +124,9 @@ Trajectory.__getitem__ = Trajectory.take
 
 # %% ../../nbs/replay/20_unroll.ipynb #7a214be0
 def _reached(f, x, done):
-    ("One leaf of `S_final`: `S[t+1]` (`x[1:]`) with the rows of the steps that ended an episode taken from `f`; "
-     "a view of `x` where those rows already agree (next-step autoreset, EnvPool), else a copy with them written in.")
+    ("One leaf of `S_final`: `S[t+1]` (`x[1:]`) with the rows of the steps that ended an episode "
+     "taken from `f`; a view of `x` where those rows already agree (next-step autoreset, EnvPool), "
+     "else a copy with them written in.")
     t, e = np.nonzero(done)
     nxt = x[1:]
     if np.array_equal(f[t, e], nxt[t, e]): return nxt
@@ -124,12 +136,13 @@ def _reached(f, x, done):
 
 # %% ../../nbs/replay/20_unroll.ipynb #c6502d70
 class BatchedUnroll(Tracer):
-    ("Cuts the steps of `num_envs` envs into `T`-step unrolls: arrays in (leading axis `num_envs`), "
-     "`Trajectory`s of `[T, num_envs]` out.")
+    ("Cuts the steps of `num_envs` envs into `T`-step unrolls: arrays in (leading axis "
+     "`num_envs`), `Trajectory`s of `[T, num_envs]` out.")
     def __init__(self,
                  T:int,  # steps per unroll
                  num_envs:int,  # size of the env vector
-                 keep_final:bool=False,  # also keep `S_final`, the observation each step reached (same-step autoreset)
+                 # also keep `S_final`, the observation each step reached (same-step autoreset)
+                 keep_final:bool=False,
                 ):
         if not isinstance(T, (int, np.integer)) or T < 1:
             raise ConfigError(f"BatchedUnroll: T must be an int >= 1, got {T!r}.")
@@ -140,8 +153,11 @@ class BatchedUnroll(Tracer):
 
     def reset(self):
         "Forget the unroll being recorded and every ready trajectory."
-        self._buf = None  # the unroll being recorded: numpy arrays [T+1 or T, num_envs, ...], allocated on the first add
-        self._final = None  # [T, num_envs, ...] observations reached by steps that ended an episode (keep_final only)
+        # the unroll being recorded: numpy arrays [T+1 or T, num_envs, ...], allocated on the first
+        # add
+        self._buf = None
+        # [T, num_envs, ...] observations reached by steps that ended an episode (keep_final only)
+        self._final = None
         self._t = 0  # steps recorded in the current unroll
         self._ready = deque()
 
@@ -157,19 +173,22 @@ def _check(self, where, name, x):
     "Raise unless every leaf of pytree `x` has a leading axis of size `num_envs`."
     for leaf in jax.tree.leaves(x):
         if np.ndim(leaf) < 1 or np.shape(leaf)[0] != self.num_envs:
-            raise SpaceMismatchError(f"BatchedUnroll.{where}: {name} must have a leading axis of size "
-                                     f"num_envs={self.num_envs}, got shape {np.shape(leaf)}. "
-                                     f"Pass one row per env (a vector env's batched output).")
+            raise SpaceMismatchError(
+                f"BatchedUnroll.{where}: {name} must have a leading axis of size "
+                f"num_envs={self.num_envs}, got shape {np.shape(leaf)}. "
+                f"Pass one row per env (a vector env's batched output).")
 
 @patch_to(BatchedUnroll)
 def _check_like(self, where, name, x, buf):
     "Raise unless pytree `x` has the structure and per-env shapes of the unroll arrays `buf`."
     xs, bs = jax.tree.leaves(x), jax.tree.leaves(buf)
-    if jax.tree.structure(x) != jax.tree.structure(buf) or any(np.shape(v)[1:] != b.shape[2:] for v, b in zip(xs, bs)):
-        raise SpaceMismatchError(f"BatchedUnroll.{where}: {name} has structure {jax.tree.structure(x)} with per-env "
-                                 f"shapes {[np.shape(v)[1:] for v in xs]}, but this unroll holds "
-                                 f"{jax.tree.structure(buf)} with {[b.shape[2:] for b in bs]}; every step must carry "
-                                 f"the same fields and shapes (or call reset()).")
+    if (jax.tree.structure(x) != jax.tree.structure(buf)
+            or any(np.shape(v)[1:] != b.shape[2:] for v, b in zip(xs, bs))):
+        raise SpaceMismatchError(
+            f"BatchedUnroll.{where}: {name} has structure {jax.tree.structure(x)} with per-env "
+            f"shapes {[np.shape(v)[1:] for v in xs]}, but this unroll holds "
+            f"{jax.tree.structure(buf)} with {[b.shape[2:] for b in bs]}; every step must carry "
+            f"the same fields and shapes (or call reset()).")
 
 # %% ../../nbs/replay/20_unroll.ipynb #eea81ec1
 @patch_to(BatchedUnroll)
@@ -187,7 +206,8 @@ def _close(self, s):
 # %% ../../nbs/replay/20_unroll.ipynb #487d0873
 @patch_to(BatchedUnroll)
 def _step(self, s, a, r, terminated, truncated, valid, logp, version, extras, s_next_final):
-    "`add`'s checks: `s`, the step's other fields as a dict of arrays, the envs whose episode ended, `s_next_final`."
+    ("`add`'s checks: `s`, the step's other fields as a dict of arrays, the envs whose episode "
+     "ended, `s_next_final`.")
     E, name = self.num_envs, 'BatchedUnroll.add'
     s, a = jax.tree.map(np.asarray, s), jax.tree.map(np.asarray, a)
     if extras is None: extras = {}
@@ -200,59 +220,77 @@ def _step(self, s, a, r, terminated, truncated, valid, logp, version, extras, s_
     trunc = np.zeros(E, bool) if truncated is None else np.asarray(truncated, bool)
     valid = np.ones(E, bool) if valid is None else np.asarray(valid, bool)
     for n, x in (('r', r), ('terminated', term), ('truncated', trunc), ('valid', valid)):
-        if x.shape != (E,): raise SpaceMismatchError(f"{name}: {n} must have shape ({E},), got {x.shape}.")
+        if x.shape != (E,):
+            raise SpaceMismatchError(f"{name}: {n} must have shape ({E},), got {x.shape}.")
     if not np.isfinite(r).all():
-        raise ValueError(f"{name}: non-finite reward {r[~np.isfinite(r)][:3]}; fix the env or clip rewards.")
-    logp = np.zeros(E, np.float32) if logp is None else np.broadcast_to(np.asarray(logp, np.float32), (E,))
-    version = np.zeros(E, np.int64) if version is None else np.broadcast_to(np.asarray(version, np.int64), (E,))
+        raise ValueError(
+            f"{name}: non-finite reward {r[~np.isfinite(r)][:3]}; fix the env or clip rewards.")
+    logp = (np.zeros(E, np.float32) if logp is None
+            else np.broadcast_to(np.asarray(logp, np.float32), (E,)))
+    version = (np.zeros(E, np.int64) if version is None
+               else np.broadcast_to(np.asarray(version, np.int64), (E,)))
     done = term | trunc
     if not self.keep_final and s_next_final is not None:
-        raise ConfigError(f"{name}: s_next_final was passed but the tracer was built with keep_final=False, which "
-                          f"drops it; build BatchedUnroll(..., keep_final=True) to keep S_final (same-step autoreset "
-                          f"envs).")
+        raise ConfigError(
+            f"{name}: s_next_final was passed but the tracer was built with keep_final=False, "
+            f"which drops it; build BatchedUnroll(..., keep_final=True) to keep S_final "
+            f"(same-step autoreset envs).")
     if self.keep_final and done.any():
         if s_next_final is None:
-            raise ValueError(f"{name}: some envs ended an episode but s_next_final is None; with keep_final=True pass "
-                             f"the observations the step reached (Gymnasium's info['final_obs'] rows, stacked).")
+            raise ValueError(
+                f"{name}: some envs ended an episode but s_next_final is None; with "
+                f"keep_final=True pass the observations the step reached (Gymnasium's "
+                f"info['final_obs'] rows, stacked).")
         s_next_final = jax.tree.map(np.asarray, s_next_final)
         self._check('add', 's_next_final', s_next_final)
-    step = dict(A=a, R=r.astype(np.float32), terminated=term, truncated=trunc, valid=valid, logP=logp,
-                version=version, extras=extras)
+    step = dict(A=a, R=r.astype(np.float32), terminated=term, truncated=trunc, valid=valid,
+                logP=logp, version=version, extras=extras)
     return s, step, done, s_next_final
 
 # %% ../../nbs/replay/20_unroll.ipynb #c0f75cd1
 @patch_to(BatchedUnroll)
 def add(self,
-        s,  # observations s_t the actions were chosen from, pytree of arrays with leading axis num_envs
+        # observations s_t the actions were chosen from, pytree of arrays with leading axis num_envs
+        s,
         a,  # actions a_t, leading axis num_envs
         r,  # rewards r_t, shape (num_envs,)
         terminated,  # bool (num_envs,): the step ended the episode (no bootstrap)
         truncated=None,  # bool (num_envs,): the step hit a time limit; default all False
-        valid=None,  # bool (num_envs,): the step is a real transition (not a next-step autoreset step); default all True
+        # bool (num_envs,): the step is a real transition (not a next-step autoreset step); default
+        # all True
+        valid=None,
         logp=None,  # log pi(a_t|s_t) of the behaviour policy, shape (num_envs,); default 0
         version=None,  # param version that chose a_t, per env (or one int); default 0
-        extras=None,  # dict of other per-step arrays with leading axis num_envs (logits, values); same keys every step
-        s_next_final=None,  # observations the step reached (rows of envs that ended are read); keep_final only
+        # dict of other per-step arrays with leading axis num_envs (logits, values); same keys every
+        # step
+        extras=None,
+        # observations the step reached (rows of envs that ended are read); keep_final only
+        s_next_final=None,
        ):
-    "Record one step of every env; a finished unroll becomes ready when this call brings its last observation."
-    s, step, done, s_next_final = self._step(s, a, r, terminated, truncated, valid, logp, version, extras,
-                                             s_next_final)
+    ("Record one step of every env; a finished unroll becomes ready when this call brings its last "
+     "observation.")
+    s, step, done, s_next_final = self._step(s, a, r, terminated, truncated, valid, logp, version,
+                                             extras, s_next_final)
     a, extras = step['A'], step['extras']
     if self._buf is None:
         rows = lambda k: (lambda x: np.zeros((k, *x.shape), x.dtype))
         self._buf = dict(S=jax.tree.map(rows(self.T + 1), s), **jax.tree.map(rows(self.T), step))
         if self.keep_final: self._final = jax.tree.map(rows(self.T), s)
     else:
-        self._check_like('add', 's', s, self._buf['S']); self._check_like('add', 'a', a, self._buf['A'])
+        self._check_like('add', 's', s, self._buf['S'])
+        self._check_like('add', 'a', a, self._buf['A'])
         self._check_like('add', 'extras', extras, self._buf['extras'])
-    if self.keep_final and done.any(): self._check_like('add', 's_next_final', s_next_final, self._final)
+    if self.keep_final and done.any():
+        self._check_like('add', 's_next_final', s_next_final, self._final)
     if self._t == self.T: self._close(s)  # s is the last observation of the finished unroll
     t, buf = self._t, self._buf
     for x, v in zip(jax.tree.leaves(buf['S']), jax.tree.leaves(s), strict=True): x[t] = v
-    for x, v in zip(jax.tree.leaves({k: buf[k] for k in step}), jax.tree.leaves(step), strict=True): x[t] = v
+    for x, v in zip(jax.tree.leaves({k: buf[k] for k in step}), jax.tree.leaves(step), strict=True):
+        x[t] = v
     if self.keep_final and done.any():
         e = np.flatnonzero(done)
-        for x, v in zip(jax.tree.leaves(self._final), jax.tree.leaves(s_next_final), strict=True): x[t, e] = v[e]
+        for x, v in zip(jax.tree.leaves(self._final), jax.tree.leaves(s_next_final), strict=True):
+            x[t, e] = v[e]
     self._t = t + 1
 
 # %% ../../nbs/replay/20_unroll.ipynb #6679263f
@@ -265,8 +303,10 @@ def add_final_obs(self,
     s = jax.tree.map(np.asarray, s)
     self._check('add_final_obs', 's', s)
     if self._buf is None or self._t != self.T:
-        raise ValueError(f"BatchedUnroll.add_final_obs: {self._t} of T={self.T} steps are recorded; an unroll takes "
-                         f"its last observation only once all T steps are in (check `tracer.steps_recorded`).")
+        raise ValueError(
+            f"BatchedUnroll.add_final_obs: {self._t} of T={self.T} steps are recorded; an unroll "
+            f"takes its last observation only once all T steps are in (check "
+            f"`tracer.steps_recorded`).")
     self._check_like('add_final_obs', 's', s, self._buf['S'])
     self._close(s)
 
@@ -292,7 +332,9 @@ def drop(self, envs):
 @patch_to(BatchedUnroll)
 def pop(self) -> Trajectory:
     "The oldest ready unroll, a `Trajectory` of `[T, num_envs]`."
-    if not self._ready: raise InsufficientCacheError("BatchedUnroll.pop: no unroll is ready; check `bool(tracer)` first.")
+    if not self._ready:
+        raise InsufficientCacheError(
+            "BatchedUnroll.pop: no unroll is ready; check `bool(tracer)` first.")
     return self._ready.popleft()
 
 @patch_to(BatchedUnroll)
@@ -300,7 +342,8 @@ def flush(self) -> Trajectory:
     ("Every ready unroll, oldest first, concatenated along the batch axis: "
      "a `Trajectory` of `[T, num_ready * num_envs]`.")
     if not self._ready:
-        raise InsufficientCacheError("BatchedUnroll.flush: no unroll is ready; check `bool(tracer)` first.")
+        raise InsufficientCacheError(
+            "BatchedUnroll.flush: no unroll is ready; check `bool(tracer)` first.")
     out = self._ready[0] if len(self._ready) == 1 else Trajectory.concatenate(list(self._ready))
     self._ready.clear()
     return out

@@ -1,4 +1,4 @@
-"""What every replay buffer does before the learner starts: fill it with a warm-up policy's transitions (`init_replay_buffer`, Maze's interface) and let a coroutine wait, without polling, until it holds enough (`WaitReady`). `rlnb.replay.buffers` re-exports both.
+"""What every replay buffer does before the learner starts: fill it with a warm-up policy's transitions (`init_replay_buffer`, Maze's interface) and let a coroutine wait, without polling, until it holds enough (`WaitReady`); and how a buffer's checkpoint stores its sampling RNG. `rlnb.replay.buffers` re-exports them.
 
 Docs: https://rlnb.github.io/rlnb/replay/warmup.html.md"""
 
@@ -31,7 +31,8 @@ class WaitReady:
         for loop, fut, n in list(self._waiters):
             if size < n or fut.done(): continue
             if loop is running: fut.set_result(None)
-            elif not loop.is_closed(): loop.call_soon_threadsafe(lambda f=fut: f.done() or f.set_result(None))
+            elif not loop.is_closed():
+                loop.call_soon_threadsafe(lambda f=fut: f.done() or f.set_result(None))
 
 # %% ../../nbs/replay/23_warmup.ipynb #b9b9240c
 @patch_to(WaitReady)
@@ -46,8 +47,9 @@ async def wait_ready(self,
                     ):
     "Wait, without polling, until at least `n` transitions can be sampled."
     if n > self.capacity:
-        raise ConfigError(f"{type(self).__name__}.wait_ready: n={n} exceeds the capacity {self.capacity}; "
-                          f"it would wait forever.")
+        raise ConfigError(
+            f"{type(self).__name__}.wait_ready: n={n} exceeds the capacity {self.capacity}; "
+            f"it would wait forever.")
     loop = asyncio.get_running_loop()
     while len(self) < n:
         entry = (loop, loop.create_future(), n)
@@ -62,12 +64,15 @@ def _random_policy(space, seed):
 
 def _check_tracer(env, tracer):
     "A vector env needs a batched tracer over as many envs, a single env a single-env tracer."
-    from rlnb.replay.tracing import _BatchedTracer  # tracing is imported lazily: replay does not need it otherwise
+    # tracing is imported lazily: replay does not need it otherwise
+    from rlnb.replay.tracing import _BatchedTracer
     vector = isinstance(env, gym.vector.VectorEnv)
     if vector != isinstance(tracer, _BatchedTracer):
-        want = 'batched tracer (BatchedNStep, BatchedMonteCarlo)' if vector else 'single-env tracer (NStep, MonteCarlo)'
-        raise ConfigError(f"init_replay_buffer: a {'vector' if vector else 'single'} env needs a {want}, "
-                          f"got {type(tracer).__name__}.")
+        want = ('batched tracer (BatchedNStep, BatchedMonteCarlo)' if vector
+                else 'single-env tracer (NStep, MonteCarlo)')
+        raise ConfigError(
+            f"init_replay_buffer: a {'vector' if vector else 'single'} env needs a {want}, "
+            f"got {type(tracer).__name__}.")
     if vector and tracer.num_envs != env.num_envs:
         raise ConfigError(f"init_replay_buffer: the tracer serves {tracer.num_envs} envs, "
                           f"the vector env has {env.num_envs}.")
@@ -75,15 +80,17 @@ def _check_tracer(env, tracer):
 
 # %% ../../nbs/replay/23_warmup.ipynb #385bd530
 def _fill_steps(buffer, env, tracer, policy, size, seed):
-    "Generator doing one env step per iteration until `buffer` holds `size` transitions; returns the step count."
+    ("Generator doing one env step per iteration until `buffer` holds `size` transitions; returns "
+     "the step count.")
     vector = _check_tracer(env, tracer)
     steps = 0
     obs, _ = env.reset(seed=seed)
     if vector:
         mode = env.metadata.get('autoreset_mode', gym.vector.AutoresetMode.NEXT_STEP)
         if mode not in (gym.vector.AutoresetMode.NEXT_STEP, gym.vector.AutoresetMode.SAME_STEP):
-            raise ConfigError(f"init_replay_buffer: vector envs with autoreset mode {mode} are not supported; "
-                              f"use NEXT_STEP or SAME_STEP.")
+            raise ConfigError(
+                f"init_replay_buffer: vector envs with autoreset mode {mode} are not supported; "
+                f"use NEXT_STEP or SAME_STEP.")
         prev_done = np.zeros(env.num_envs, bool)
     while len(buffer) < size:
         act = policy(obs)
@@ -111,41 +118,69 @@ def _fill_steps(buffer, env, tracer, policy, size, seed):
 # %% ../../nbs/replay/23_warmup.ipynb #219ddfc3
 def _check_fill(buffer, buffer_warmup, replay_buffer_seed, env, initial_sampling_policy, kwargs):
     if 'initial_buffer_size' in kwargs:  # Maze's name (rlnb.runtime.spec.RENAMED has it too)
-        raise ConfigError("unknown option initial_buffer_size for init_replay_buffer: it is called buffer_warmup now; "
-                          "pass buffer_warmup=... instead.")
-    if kwargs: raise TypeError(f"init_replay_buffer got unexpected keyword argument(s) {', '.join(kwargs)}.")
+        raise ConfigError("unknown option initial_buffer_size for init_replay_buffer: it is called "
+                          "buffer_warmup now; pass buffer_warmup=... instead.")
+    if kwargs:
+        raise TypeError(
+            f"init_replay_buffer got unexpected keyword argument(s) {', '.join(kwargs)}.")
     if not 0 <= buffer_warmup <= buffer.capacity:
-        raise ConfigError(f"init_replay_buffer: buffer_warmup must be in [0, capacity={buffer.capacity}], "
-                          f"got {buffer_warmup}.")
+        raise ConfigError(
+            f"init_replay_buffer: buffer_warmup must be in [0, capacity={buffer.capacity}], "
+            f"got {buffer_warmup}.")
     if replay_buffer_seed is not None: buffer._rng = np.random.default_rng(replay_buffer_seed)
     if initial_sampling_policy in (None, 'random'):
         return _random_policy(env.action_space, replay_buffer_seed)
     if not callable(initial_sampling_policy):
-        raise ConfigError(f"init_replay_buffer: initial_sampling_policy must be 'random' or a callable obs -> action, "
-                          f"got {initial_sampling_policy!r}.")
+        raise ConfigError(f"init_replay_buffer: initial_sampling_policy must be 'random' or a "
+                          f"callable obs -> action, got {initial_sampling_policy!r}.")
     return initial_sampling_policy
 
 # %% ../../nbs/replay/23_warmup.ipynb #a077a27f
 def init_replay_buffer(buffer,  # buffer to fill (a buffer of `rlnb.replay.buffers`)
-                       env,  # gymnasium Env (with a single-env tracer) or VectorEnv (with a batched tracer)
+                       env,  # gymnasium Env (single-env tracer) or VectorEnv (batched tracer)
                        tracer,  # NStep / MonteCarlo, or BatchedNStep / BatchedMonteCarlo
-                       initial_sampling_policy:Callable|str='random',  # obs -> action, or 'random' (uniform)
-                       buffer_warmup:int=1000,  # fill until the buffer holds this many (Maze's initial_buffer_size)
-                       replay_buffer_seed:int|None=0,  # seeds the env reset, the random policy and the sampling RNG
-                       **kwargs,  # none: Maze's `initial_buffer_size` is a ConfigError naming `buffer_warmup`
+                       # obs -> action, or 'random' (uniform)
+                       initial_sampling_policy:Callable|str='random',
+                       # fill until the buffer holds this many (Maze's initial_buffer_size)
+                       buffer_warmup:int=1000,
+                       # seeds the env reset, the random policy and the sampling RNG
+                       replay_buffer_seed:int|None=0,
+                       # none: Maze's `initial_buffer_size` is a ConfigError naming `buffer_warmup`
+                       **kwargs,
                       ) -> int:
-    ("Fill `buffer` with transitions of `initial_sampling_policy` before training (Maze's `init_replay_buffer`); "
-     "returns env steps taken.")
-    policy = _check_fill(buffer, buffer_warmup, replay_buffer_seed, env, initial_sampling_policy, kwargs)
+    ("Fill `buffer` with transitions of `initial_sampling_policy` before training (Maze's "
+     "`init_replay_buffer`); returns env steps taken.")
+    policy = _check_fill(buffer, buffer_warmup, replay_buffer_seed, env, initial_sampling_policy,
+                         kwargs)
     steps = 0
     for steps in _fill_steps(buffer, env, tracer, policy, buffer_warmup, replay_buffer_seed): pass
     return steps
 
 async def ainit_replay_buffer(buffer, env, tracer, initial_sampling_policy:Callable|str='random',
-                              buffer_warmup:int=1000, replay_buffer_seed:int|None=0, **kwargs) -> int:
+                              buffer_warmup:int=1000, replay_buffer_seed:int|None=0,
+                              **kwargs) -> int:
     "`init_replay_buffer` as a coroutine: yields to the event loop after every env step."
-    policy = _check_fill(buffer, buffer_warmup, replay_buffer_seed, env, initial_sampling_policy, kwargs)
+    policy = _check_fill(buffer, buffer_warmup, replay_buffer_seed, env, initial_sampling_policy,
+                         kwargs)
     steps = 0
     for steps in _fill_steps(buffer, env, tracer, policy, buffer_warmup, replay_buffer_seed):
         await asyncio.sleep(0)
     return steps
+
+# %% ../../nbs/replay/23_warmup.ipynb #0ff398f6
+def _words(x:int) -> np.ndarray: return np.array([x >> 64, x & (2**64 - 1)], np.uint64)
+def _int(w) -> int: return (int(w[0]) << 64) | int(w[1])
+
+# %% ../../nbs/replay/23_warmup.ipynb #419b371b
+def _rng_state(rng:np.random.Generator) -> dict:
+    ("The PCG64 state as numpy arrays and small ints (its 128-bit integers split into two uint64 "
+     "words), so any array format can store it.")
+    s = rng.bit_generator.state
+    return dict(bit_generator=s['bit_generator'], state=_words(s['state']['state']),
+                inc=_words(s['state']['inc']), has_uint32=int(s['has_uint32']),
+                uinteger=int(s['uinteger']))
+
+def _set_rng_state(rng:np.random.Generator, d:dict):
+    rng.bit_generator.state = dict(bit_generator=str(d['bit_generator']),
+                                   state=dict(state=_int(d['state']), inc=_int(d['inc'])),
+                                   has_uint32=int(d['has_uint32']), uinteger=int(d['uinteger']))
