@@ -32,7 +32,8 @@ __all__ = ['CKPT_DIR', 'LOCK_FILE', 'TRAIN_OPTIONS', 'save_state', 'load_state',
 
 # %% ../nbs/02_checkpoint.ipynb #712525fc
 def _write_npy(path:Path, x:np.ndarray):
-    "Write `x` as a .npy file from its memory, one contiguous block at a time (no copy of the whole array)."
+    ("Write `x` as a .npy file from its memory, one contiguous block at a time "
+     "(no copy of the whole array).")
     with open(path, 'wb') as f:
         np.lib.format.write_array_header_2_0(f, np.lib.format.header_data_from_array_1_0(x))
         def blocks(a):
@@ -42,6 +43,7 @@ def _write_npy(path:Path, x:np.ndarray):
                 for i in range(len(a)): blocks(a[i])
         blocks(x if x.ndim else x.reshape(1))
 
+# %% ../nbs/02_checkpoint.ipynb #89b7c45c
 def _fsync(path:Path):
     "Flush a file's or a directory's data to the disk (a directory: its entries)."
     if path.is_dir() and not hasattr(os, 'O_DIRECTORY'): return  # Windows opens no directories
@@ -54,11 +56,12 @@ def _fsync(path:Path):
 def save_state(state:dict,  # a `state_dict()`: nested dicts of numpy arrays, numbers and strings
                path,  # directory to write (replaced atomically if it exists)
               ) -> Path:
-    "Write a state dict to a directory: one `.npy` per array streamed from memory, the rest as `state.json`."
+    ("Write a state dict to a directory: one `.npy` per array streamed from memory, "
+     "the rest as `state.json`.")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f'.{path.name}.{os.getpid()}-{secrets.token_hex(4)}'
-    tmp.mkdir(0o777)  # the umask applies, as to any new directory (mkdtemp would make it private to its owner)
+    tmp.mkdir(0o777)  # the umask applies, as to any new directory (mkdtemp would make it private)
     arrays = []
     def enc(v):
         if isinstance(v, dict): return {str(k): enc(x) for k, x in v.items()}
@@ -68,12 +71,15 @@ def save_state(state:dict,  # a `state_dict()`: nested dicts of numpy arrays, nu
             return {'__npy__': name}
         if isinstance(v, np.generic): return v.item()
         if isinstance(v, (str, int, float, bool)) or v is None: return v
-        raise TypeError(f"save_state: cannot store a {type(v).__name__}; a state dict holds dicts, numpy arrays, numbers and strings.")
+        raise TypeError(f"save_state: cannot store a {type(v).__name__}; "
+                        "a state dict holds dicts, numpy arrays, numbers and strings.")
     try:
         (tmp / 'state.json').write_text(json.dumps(enc(state)))
-        for f in (*tmp.iterdir(), tmp): _fsync(f)  # on the disk before the rename makes them the state at `path`
+        # on the disk before the rename makes them the state at `path`
+        for f in (*tmp.iterdir(), tmp): _fsync(f)
         if path.exists():
-            old = Path(tempfile.mkdtemp(prefix=f'.{path.name}.old.', dir=path.parent)); os.replace(path, old / 'x')
+            old = Path(tempfile.mkdtemp(prefix=f'.{path.name}.old.', dir=path.parent))
+            os.replace(path, old / 'x')
             os.replace(tmp, path); shutil.rmtree(old)
         else: os.replace(tmp, path)
         _fsync(path.parent)
@@ -81,14 +87,17 @@ def save_state(state:dict,  # a `state_dict()`: nested dicts of numpy arrays, nu
         shutil.rmtree(tmp, ignore_errors=True); raise
     return path
 
+# %% ../nbs/02_checkpoint.ipynb #0928e272
 def load_state(path,  # directory written by `save_state`
-               mmap:bool=True,  # open the arrays as read-only memory maps (False: read them into memory)
+               mmap:bool=True,  # open the arrays as read-only memory maps (False: read them in)
               ) -> dict:
     "Read a `save_state` directory; no pickle is loaded."
     path = Path(path)
     def dec(v):
         if isinstance(v, dict):
-            if set(v) == {'__npy__'}: return np.load(path / v['__npy__'], mmap_mode='r' if mmap else None, allow_pickle=False)
+            if set(v) == {'__npy__'}:
+                return np.load(path / v['__npy__'], mmap_mode='r' if mmap else None,
+                               allow_pickle=False)
             return {k: dec(x) for k, x in v.items()}
         return v
     return dec(json.loads((path / 'state.json').read_text()))
@@ -97,38 +106,50 @@ def load_state(path,  # directory written by `save_state`
 _MAGIC = b'RLNBCKPT'
 _HEADER = struct.Struct('<8sQI')  # magic, payload length, crc32
 CKPT_DIR = 'checkpoints'
-_streamed_kinds: list[str] = []  # the `kind`s of states written beside a checkpoint's file (`register_streamed`)
+# the `kind`s of states written beside a checkpoint's file (`register_streamed`)
+_streamed_kinds: list[str] = []
 
 def _ckpt_name(env_steps:int) -> str: return f"ckpt-{int(env_steps):012d}.msgpack"
 
+# %% ../nbs/02_checkpoint.ipynb #f9f4d621
 def register_streamed(*kinds:str):
-    "Have `write_checkpoint` write each state dict whose `kind` is one of `kinds` beside the checkpoint file (`save_state`), not into its payload; `rlnb.replay.frames` registers its replay buffers."
+    ("Have `write_checkpoint` write each state dict whose `kind` is one of `kinds` beside the "
+     "checkpoint file (`save_state`), not into its payload; `rlnb.replay.frames` registers its "
+     "replay buffers.")
     _streamed_kinds.extend(k for k in kinds if k not in _streamed_kinds)
 
+# %% ../nbs/02_checkpoint.ipynb #d93e46d2
 def _split_streamed(tree:dict, path:Path) -> tuple:
-    "`tree` with each state of a registered kind replaced by a reference to the directory it goes to (a name of its own per write), and the (state, directory) pairs."
+    ("`tree` with each state of a registered kind replaced by a reference to the directory it "
+     "goes to (a name of its own per write), and the (state, directory) pairs.")
     out, token = [], secrets.token_hex(4)
     def walk(v):
         if not isinstance(v, dict): return v
-        if v.get('kind') in _streamed_kinds:  # written beside the checkpoint file as .npy files, never copied into its payload
+        # written beside the checkpoint file as .npy files, never copied into its payload
+        if v.get('kind') in _streamed_kinds:
             out.append((v, path.with_name(f"{path.stem}.replay-{len(out)}-{token}")))
             return {'__streamed__': out[-1][1].name}
         return {k: walk(x) for k, x in v.items()}
     return walk(tree), out
 
+# %% ../nbs/02_checkpoint.ipynb #0ee9d6b1
 def _join_streamed(tree:dict, path:Path, replay:bool=True) -> dict:
-    "Replace the references `_split_streamed` left with the states in their directories, as read-only memory maps (`replay=False`: with None, reading nothing)."
+    ("Replace the references `_split_streamed` left with the states in their directories, "
+     "as read-only memory maps (`replay=False`: with None, reading nothing).")
     def walk(v):
         if not isinstance(v, dict): return v
         if set(v) == {'__streamed__'}:
             if not replay: return None
             d = path.parent / v['__streamed__']
             if not (d / 'state.json').is_file():
-                raise RLNBError(f"{path} keeps its replay in {d.name}/ beside it, which is missing; copy a checkpoint together with that "
-                                "directory, or load an earlier checkpoint of the run.")
+                raise RLNBError(f"{path} keeps its replay in {d.name}/ beside it, "
+                                "which is missing; "
+                                "copy a checkpoint together with that directory, "
+                                "or load an earlier checkpoint of the run.")
             try: return load_state(d)
             except (OSError, ValueError) as e:
-                raise RLNBError(f"{path}'s replay in {d.name}/ is damaged ({e}); load an earlier checkpoint of the run.") from None
+                raise RLNBError(f"{path}'s replay in {d.name}/ is damaged ({e}); "
+                                "load an earlier checkpoint of the run.") from None
         return {k: walk(x) for k, x in v.items()}
     return walk(tree)
 
@@ -136,14 +157,16 @@ def _join_streamed(tree:dict, path:Path, replay:bool=True) -> dict:
 def write_checkpoint(path,  # final file name
                      tree:dict,  # str-keyed nested dict of numpy arrays, numbers, strings
                     ) -> Path:
-    "Serialize `tree` with msgpack and write it to `path` atomically (temp file in the same dir, fsync, `os.replace`); frame replay goes beside it, streamed."
+    ("Serialize `tree` with msgpack and write it to `path` atomically (temp file in the same dir, "
+     "fsync, `os.replace`); frame replay goes beside it, streamed.")
     path = Path(path)
     tree, streamed = _split_streamed(tree, path)
     payload = serialization.msgpack_serialize(tree)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}"
     try:
-        for state, d in streamed: save_state(state, d)  # before the file, under new names: the file's rename is the one commit point
+        # before the file, under new names: the file's rename is the one commit point
+        for state, d in streamed: save_state(state, d)
         with open(tmp, 'wb') as f:
             f.write(_HEADER.pack(_MAGIC, len(payload), zlib.crc32(payload)))
             view, step = memoryview(payload), 1 << 24
@@ -152,7 +175,8 @@ def write_checkpoint(path,  # final file name
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        for _, d in streamed: shutil.rmtree(d, ignore_errors=True)  # never named by a checkpoint file
+        # never named by a checkpoint file
+        for _, d in streamed: shutil.rmtree(d, ignore_errors=True)
         try: tmp.unlink(missing_ok=True)
         except OSError: pass
         raise
@@ -165,10 +189,14 @@ def write_checkpoint(path,  # final file name
         if d.name not in mine: shutil.rmtree(d, ignore_errors=True)
     return path
 
+# %% ../nbs/02_checkpoint.ipynb #28fb0dce
 def read_checkpoint(path,
-                    replay:bool=True,  # also open the frame replay beside the file (False: None in its place, e.g. to load a policy)
+                    # also open the frame replay beside the file
+                    # (False: None in its place, e.g. to load a policy)
+                    replay:bool=True,
                    ) -> dict:
-    "Read a checkpoint written by `write_checkpoint`; checks magic, length and CRC; nothing is unpickled."
+    ("Read a checkpoint written by `write_checkpoint`; checks magic, length and CRC; "
+     "nothing is unpickled.")
     path = Path(path)
     data = path.read_bytes()
     if len(data) < _HEADER.size or data[:8] != _MAGIC:
@@ -176,10 +204,15 @@ def read_checkpoint(path,
     _, n, crc = _HEADER.unpack_from(data)
     payload = memoryview(data)[_HEADER.size:]
     if len(payload) != n or zlib.crc32(payload) != crc:
-        raise RLNBError(f"{path} is damaged: expected {n} payload bytes with CRC {crc:#x}, found {len(payload)} bytes"
-                        f"{'' if len(payload) != n else ' with another CRC'}. Load an earlier checkpoint of the run.")
+        raise RLNBError(f"{path} is damaged: expected {n} payload bytes with CRC {crc:#x}, "
+                        f"found {len(payload)} bytes"
+                        f"{'' if len(payload) != n else ' with another CRC'}. "
+                        "Load an earlier checkpoint of the run.")
     try: tree = serialization.msgpack_restore(bytes(payload))
-    except Exception as e: raise RLNBError(f"{path} has a valid header but its payload is not msgpack ({type(e).__name__}: {e}); it was not written by rlnb.") from None
+    except Exception as e:
+        raise RLNBError(f"{path} has a valid header but its payload is not msgpack "
+                        f"({type(e).__name__}: {e}); "
+                        "it was not written by rlnb.") from None
     return _join_streamed(tree, path, replay)
 
 # %% ../nbs/02_checkpoint.ipynb #feedf5db
@@ -189,55 +222,77 @@ def list_checkpoints(run_dir) -> list[Path]:
     if (d / CKPT_DIR).is_dir(): d = d / CKPT_DIR
     return sorted(d.glob('ckpt-*.msgpack'))
 
+# %% ../nbs/02_checkpoint.ipynb #7acf45d3
 def process_dir(path) -> Path:
-    "The part of a run directory this process owns: `path/process-<i>` in a multi-process run (`jax.distributed`), else `path` itself."
+    ("The part of a run directory this process owns: `path/process-<i>` in a multi-process run "
+     "(`jax.distributed`), else `path` itself.")
     return Path(path) / f'process-{jax.process_index()}' if jax.process_count() > 1 else Path(path)
 
+# %% ../nbs/02_checkpoint.ipynb #422946bd
 def find_checkpoint(path) -> Path:
-    "A checkpoint file as is, or the latest checkpoint of a run directory (of this process's part, in a multi-process run)."
+    ("A checkpoint file as is, or the latest checkpoint of a run directory "
+     "(of this process's part, in a multi-process run).")
     p = Path(path)
     if p.is_file(): return p
     if not p.exists(): raise ConfigError(f"no checkpoint or run directory at {str(p)!r}.")
     if process_dir(p).is_dir(): p = process_dir(p)
     found = list_checkpoints(p)
-    if not found: raise ConfigError(f"{str(p)!r} holds no checkpoint (expected {CKPT_DIR}/ckpt-*.msgpack); train with save_interval set first.")
+    if not found:
+        raise ConfigError(f"{str(p)!r} holds no checkpoint (expected {CKPT_DIR}/ckpt-*.msgpack); "
+                          "train with save_interval set first.")
     return found[-1]
 
+# %% ../nbs/02_checkpoint.ipynb #e65e7314
 def prune_checkpoints(run_dir, keep:int):
-    "Delete all but the `keep` newest checkpoints (with their replay directories), and what a killed save left behind."
+    ("Delete all but the `keep` newest checkpoints (with their replay directories), "
+     "and what a killed save left behind.")
     files = list_checkpoints(run_dir)
     for f in files[:max(len(files) - keep, 0)]: f.unlink(missing_ok=True)
     d = files[0].parent if files else Path(run_dir) / CKPT_DIR
     for t in d.glob('.ckpt-*.tmp-*'):
         if not t.name.endswith(f"-{os.getpid()}-{threading.get_ident()}"): t.unlink(missing_ok=True)
-    for r in [*d.glob('ckpt-*.replay-*'), *d.glob('.ckpt-*.replay-*')]:  # replay of a deleted checkpoint, of a save killed before its file, or half-written
-        if r.name.startswith('.') or not (d / f"{r.name.split('.replay-', 1)[0]}.msgpack").exists(): shutil.rmtree(r, ignore_errors=True)
+    # replay of a deleted checkpoint, of a save killed before its file, or half-written
+    for r in [*d.glob('ckpt-*.replay-*'), *d.glob('.ckpt-*.replay-*')]:
+        if r.name.startswith('.') or not (d / f"{r.name.split('.replay-', 1)[0]}.msgpack").exists():
+            shutil.rmtree(r, ignore_errors=True)
 
 # %% ../nbs/02_checkpoint.ipynb #c13c65fe
 def check_run_dir(path,  # run directory (created when missing)
                   need_bytes:int=0,  # free disk space the run needs (its checkpoints)
                  ) -> Path:
-    "Make sure `path` can hold a run — a directory that accepts files, on a disk with `need_bytes` free — or raise a `ConfigError` that says what to change."
+    ("Make sure `path` can hold a run — a directory that accepts files, "
+     "on a disk with `need_bytes` free — or raise a `ConfigError` that says what to change.")
     p = Path(path)
     for q in (p, p / CKPT_DIR):
         if q.exists() and not q.is_dir():
-            raise ConfigError(f"the run directory {str(q)!r} is an existing file; pass a directory (work_dir=... / --work-dir DIR) or move the file away.")
+            raise ConfigError(f"the run directory {str(q)!r} is an existing file; "
+                              "pass a directory (work_dir=... / --work-dir DIR) "
+                              "or move the file away.")
     try: p.mkdir(parents=True, exist_ok=True)
-    except OSError as e: raise ConfigError(f"cannot create the run directory {str(p)!r} ({e.strerror or e}); pass a writable place (work_dir=... / --work-dir DIR).") from None
+    except OSError as e:
+        raise ConfigError(f"cannot create the run directory {str(p)!r} ({e.strerror or e}); "
+                          "pass a writable place (work_dir=... / --work-dir DIR).") from None
     probe = p / f".rlnb-probe-{os.getpid()}-{threading.get_ident()}"
     try:
         probe.write_bytes(b'')
         probe.unlink()
-    except OSError as e: raise ConfigError(f"the run directory {str(p)!r} does not accept files ({e.strerror or e}); fix its permissions or pass another (work_dir=... / --work-dir DIR).") from None
+    except OSError as e:
+        raise ConfigError(f"the run directory {str(p)!r} does not accept files "
+                          f"({e.strerror or e}); "
+                          "fix its permissions or pass another "
+                          "(work_dir=... / --work-dir DIR).") from None
     free = shutil.disk_usage(p).free
     if free < need_bytes:
-        raise ConfigError(f"the disk of {str(p)!r} has {free / 2**20:,.0f} MiB free; this run's checkpoints need about {need_bytes / 2**20:,.0f} MiB "
-                          "(a checkpoint is written beside the previous one). Free some space or pass a directory on another disk.")
+        raise ConfigError(f"the disk of {str(p)!r} has {free / 2**20:,.0f} MiB free; "
+                          f"this run's checkpoints need about {need_bytes / 2**20:,.0f} MiB "
+                          "(a checkpoint is written beside the previous one). "
+                          "Free some space or pass a directory on another disk.")
     return p
 
 # %% ../nbs/02_checkpoint.ipynb #a4bac375
 LOCK_FILE = '.rlnb-run.lock'  # in a run directory: the pid of the process whose run writes there
-_CLAIMED: set[Path] = set()  # run directories claimed by runs of this process (two agents of one notebook never share one)
+# run directories claimed by runs of this process (two agents of one notebook never share one)
+_CLAIMED: set[Path] = set()
 
 def _pid_alive(pid:int) -> bool:
     try: os.kill(pid, 0)
@@ -245,29 +300,37 @@ def _pid_alive(pid:int) -> bool:
     except PermissionError: return True  # another user's live process
     return True
 
+# %% ../nbs/02_checkpoint.ipynb #dcb0eec6
 def _lock_holder(p:Path) -> int|None:
-    "The pid in `p`'s lock file if that process lives (a file being written this instant counts as held), else None."
+    ("The pid in `p`'s lock file if that process lives (a file being written this instant counts "
+     "as held), else None.")
     f = p / LOCK_FILE
     try: text = f.read_text()
     except OSError: return None
     if not text.strip():
-        try: return -1 if time.time() - f.stat().st_mtime < 5 else None  # created, its pid not written yet
+        # created, its pid not written yet
+        try: return -1 if time.time() - f.stat().st_mtime < 5 else None
         except OSError: return None
     try: pid = int(text)
     except ValueError: return None
     return pid if _pid_alive(pid) else None
 
+# %% ../nbs/02_checkpoint.ipynb #fd60dffc
 def run_in_dir(path) -> str|None:
-    "What `path` holds already: 'running' (another live process's run writes there), 'run' (an earlier run's files), or None (nothing of a run)."
+    ("What `path` holds already: 'running' (another live process's run writes there), "
+     "'run' (an earlier run's files), or None (nothing of a run).")
     p = Path(path)
     pid = _lock_holder(p)
     if pid is not None and pid != os.getpid(): return 'running'
-    if list_checkpoints(p) or any((p / f).exists() for f in ('metrics.csv', 'result.json', 'runs.json')): return 'run'
+    if (list_checkpoints(p)
+            or any((p / f).exists() for f in ('metrics.csv', 'result.json', 'runs.json'))):
+        return 'run'
     return None
 
 # %% ../nbs/02_checkpoint.ipynb #e33d456b
 def _take_lock(p:Path) -> bool:
-    "Write this process's pid into `p`'s lock file unless a live run holds it; True once this process holds it."
+    ("Write this process's pid into `p`'s lock file unless a live run holds it; "
+     "True once this process holds it.")
     p.mkdir(parents=True, exist_ok=True)
     f = p / LOCK_FILE
     for _ in range(2):
@@ -282,56 +345,82 @@ def _take_lock(p:Path) -> bool:
         return True
     return False
 
+# %% ../nbs/02_checkpoint.ipynb #68490661
 def claim_run_dir(path,  # the run directory asked for
-                  existing:str='new',  # when `path` holds another run: 'new' (the first free `path-<n>`) or 'error' (refuse)
-                  continuing:bool=False,  # the run continues the one in `path` (resumed from its checkpoint): take it as it is
+                  # when `path` holds another run: 'new' (the first free `path-<n>`) or 'error'
+                  existing:str='new',
+                  # the run continues the one in `path` (resumed from its checkpoint): take it
+                  continuing:bool=False,
                  ) -> Path:
-    "Claim a directory for this process's run (released by `release_run_dir`); returns `path`, or the numbered one taken instead."
-    if existing not in ('new', 'error'): raise ConfigError(f"existing={existing!r}: use 'new' (a fresh numbered directory) or 'error'.")
+    ("Claim a directory for this process's run (released by `release_run_dir`); returns `path`, "
+     "or the numbered one taken instead.")
+    if existing not in ('new', 'error'):
+        raise ConfigError(f"existing={existing!r}: "
+                          "use 'new' (a fresh numbered directory) or 'error'.")
     base = check_run_dir(path)  # a file, or a place that takes no files, is refused first
     for n in range(1, 10_000):
         p = base if n == 1 else base.with_name(f'{base.name}-{n}')
         held = run_in_dir(p)
-        if held is None and p.resolve() in _CLAIMED and not (n == 1 and continuing): held = 'run'  # another run of this process has it
+        # another run of this process has it
+        if held is None and p.resolve() in _CLAIMED and not (n == 1 and continuing): held = 'run'
         if held == 'running' and n == 1 and (continuing or existing == 'error'):
-            raise ConfigError(f"another run is writing into {str(p)!r} now (process {_lock_holder(p)}); wait for it to end or pass another directory (work_dir=... / --work-dir DIR).")
+            raise ConfigError(f"another run is writing into {str(p)!r} now "
+                              f"(process {_lock_holder(p)}); wait for it to end "
+                              "or pass another directory (work_dir=... / --work-dir DIR).")
         if held == 'run' and n == 1 and not continuing:
             if existing == 'error':
-                raise ConfigError(f"{str(p)!r} holds an earlier run. Continue it (init_model_path={str(p)!r} / --resume {p}), pass another directory "
-                                  f"(work_dir=... / --work-dir DIR), or let rlnb number a new one (existing_run='new' / --existing-run new).")
+                raise ConfigError(f"{str(p)!r} holds an earlier run. "
+                                  f"Continue it (init_model_path={str(p)!r} / --resume {p}), "
+                                  f"pass another directory (work_dir=... / --work-dir DIR), "
+                                  f"or let rlnb number a new one "
+                                  f"(existing_run='new' / --existing-run new).")
             continue
         if held is None or (n == 1 and continuing and held == 'run'):
             if _take_lock(p):
                 _CLAIMED.add(p.resolve())
                 return p
-    raise ConfigError(f"no free run directory next to {str(base)!r} (up to {base.name}-9999); pass another one.")
+    raise ConfigError(f"no free run directory next to {str(base)!r} (up to {base.name}-9999); "
+                      "pass another one.")
 
+# %% ../nbs/02_checkpoint.ipynb #33e0574f
 def release_run_dir(path):
-    "End this process's claim on a run directory: the next run may write there (as a continuation) or number past it."
+    ("End this process's claim on a run directory: the next run may write there "
+     "(as a continuation) or number past it.")
     p = Path(path)
     _CLAIMED.discard(p.resolve())
     if _lock_holder(p) == os.getpid(): (p / LOCK_FILE).unlink(missing_ok=True)
 
 # %% ../nbs/02_checkpoint.ipynb #94b3e448
 def one_run_dir(path, run:int|None=None) -> Path:
-    "The directory of run `run` of a directory of many runs; `path` itself for one run (a directory of many needs `run`)."
+    ("The directory of run `run` of a directory of many runs; `path` itself for one run "
+     "(a directory of many needs `run`).")
     p = Path(path)
     many = (p / 'runs.json').exists()
     if run is None and many:
         n = len(json.loads((p / 'runs.json').read_text())['runs'])
-        raise ConfigError(f"{str(p)!r} holds {n} runs (runs.json): pass run=<i> for run-<i>, 0..{n - 1}.")
+        raise ConfigError(f"{str(p)!r} holds {n} runs (runs.json): "
+                          f"pass run=<i> for run-<i>, 0..{n - 1}.")
     if run is None: return p
-    if not many: raise ConfigError(f"run={run}: {str(p)!r} is not a directory of many runs (no runs.json); leave run out to load it.")
-    if not (p / f'run-{run}').is_dir(): raise ConfigError(f"run={run}: {str(p)!r} has no run-{run}; it holds {len(json.loads((p / 'runs.json').read_text())['runs'])} runs.")
+    if not many:
+        raise ConfigError(f"run={run}: {str(p)!r} is not a directory of many runs (no runs.json); "
+                          "leave run out to load it.")
+    if not (p / f'run-{run}').is_dir():
+        raise ConfigError(f"run={run}: {str(p)!r} has no run-{run}; "
+                          f"it holds {len(json.loads((p / 'runs.json').read_text())['runs'])} "
+                          "runs.")
     return p / f'run-{run}'
 
 # %% ../nbs/02_checkpoint.ipynb #35373b93
-TRAIN_OPTIONS = 'train.json'  # in a run directory: the options of the training that writes there (see `write_train_options`)
+# in a run directory: the options of the training that writes there (see `write_train_options`)
+TRAIN_OPTIONS = 'train.json'
 
 def write_train_options(run_dir,  # the run directory
-                        options:dict,  # JSON-able options, e.g. dict(steps=200_000, target_return=float('inf'), preset='ppo-CartPole-v1')
+                        # JSON-able options, e.g. dict(steps=200_000, target_return=float('inf'),
+                        # preset='ppo-CartPole-v1')
+                        options:dict,
                        ) -> Path:
-    "Record the options a training runs with in `run_dir/train.json` (written whole or not at all); returns its path."
+    ("Record the options a training runs with in `run_dir/train.json` "
+     "(written whole or not at all); returns its path.")
     p = Path(run_dir) / TRAIN_OPTIONS
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + '.tmp')
@@ -339,15 +428,21 @@ def write_train_options(run_dir,  # the run directory
     os.replace(tmp, p)
     return p
 
+# %% ../nbs/02_checkpoint.ipynb #36145025
 def run_dir_of(path) -> Path:
-    "The run directory that `path` (the directory itself, or one of its checkpoint files) belongs to."
+    ("The run directory that `path` (the directory itself, or one of its checkpoint files) "
+     "belongs to.")
     p = Path(path)
     if p.is_file(): return p.parent.parent if p.parent.name == CKPT_DIR else p.parent
     return p
 
+# %% ../nbs/02_checkpoint.ipynb #bdd03237
 def read_train_options(path) -> dict:
-    "The options `write_train_options` recorded for the run that `path` (its directory or one of its checkpoint files) belongs to; {} if none."
+    ("The options `write_train_options` recorded for the run that `path` "
+     "(its directory or one of its checkpoint files) belongs to; {} if none.")
     f = run_dir_of(path) / TRAIN_OPTIONS
     if not f.is_file(): return {}
     try: return json.loads(f.read_text())
-    except json.JSONDecodeError as e: raise ConfigError(f"{str(f)!r} is not valid JSON ({e}); delete it to resume with the defaults, or fix it.") from None
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{str(f)!r} is not valid JSON ({e}); "
+                          "delete it to resume with the defaults, or fix it.") from None

@@ -23,7 +23,8 @@ import time
 import numpy as np
 import gymnasium as gym
 
-from .core import EnvWorkerError, RLNBError, TrainingError, TransitionBatch, check_batch, patch_to
+from .core import (EnvWorkerError, RLNBError, TrainingError, TransitionBatch, check_batch,
+                       patch_to)
 from .runtime.runtime import ALGOS, get_algo
 from .runtime.spec import RENAMED, env_kind
 from .agent.presets import Preset, preset_line, presets, presets_listing, resolve_preset
@@ -36,7 +37,8 @@ __all__ = ['RUN_OPTIONS', 'make_env', 'smoke', 'run_name', 'train', 'evaluate', 
 
 # %% ../nbs/80_cli.ipynb #405f6836
 def make_env(env_id:str, **kwargs) -> gym.Env:
-    "`gymnasium.make(env_id)`, Atari and MinAtar ids through `pixel_env`; a bad id is a `ConfigError` saying what to do."
+    ("`gymnasium.make(env_id)`, Atari and MinAtar ids through `pixel_env`; "
+     "a bad id is a `ConfigError` saying what to do.")
     env = pixel_env(env_id)
     if callable(env): return env(**kwargs)
     check_env_id(env)
@@ -70,14 +72,16 @@ def smoke(env_id:str='CartPole-v1',  # gymnasium env id
     check_batch(env.observation_space, batch.S, 'S')
     devices = jax.local_devices()
     n = (len(batch) // len(devices)) * len(devices)
-    sharded = jax.device_put(batch[:n], NamedSharding(Mesh(np.array(devices), ('batch',)), P('batch')))
+    sharded = jax.device_put(batch[:n],
+                             NamedSharding(Mesh(np.array(devices), ('batch',)), P('batch')))
     mean_reward = float(jax.jit(lambda b: b.Rn.mean())(sharded))
     return dict(env=env_id, steps=steps, episodes=episodes, env_steps_per_s=round(steps / dt),
                 devices=len(devices), platform=devices[0].platform, mean_reward=mean_reward)
 
 # %% ../nbs/80_cli.ipynb #cccd0a8d
 def run_name(*parts) -> str:
-    "`parts` joined by `-`, each reduced to letters, digits, `.`, `_` and `-`: safe for a shell, `scp` and `rsync`."
+    ("`parts` joined by `-`, each reduced to letters, digits, `.`, `_` and `-`: safe for a shell, "
+     "`scp` and `rsync`.")
     return '-'.join(re.sub(r'[^A-Za-z0-9._-]+', '-', str(p)).strip('-') for p in parts)
 
 # %% ../nbs/80_cli.ipynb #1e555e5f
@@ -86,8 +90,9 @@ def _run_dir_of(resume:str) -> str:
     from rlnb.checkpoint import run_dir_of
     return str(run_dir_of(resume))
 
-def _record_options(run, steps, target_return, eval_interval, num_eval_episodes, save_interval, log_interval,
-                    **more):
+# %% ../nbs/80_cli.ipynb #dc482672
+def _record_options(run, steps, target_return, eval_interval, num_eval_episodes, save_interval,
+                    log_interval, **more):
     "Write the run's `train.json`, what `--resume` keeps; no target is recorded as 'none' (inf)."
     from rlnb.checkpoint import write_train_options
     target = float('inf') if target_return is None else target_return
@@ -101,11 +106,13 @@ class _Interrupted(KeyboardInterrupt):
     def __init__(self, signum): super().__init__(signum); self.signum = signum
 
 class _SignalStop:
-    "While `train` runs from the command line: the first SIGINT or SIGTERM stops the run with a checkpoint."
+    ("While `train` runs from the command line: the first SIGINT or SIGTERM stops the run with a "
+     "checkpoint.")
     def __init__(self): self.agent, self.signum, self.count, self.old = None, None, 0, {}
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM): self.old[sig] = signal.signal(sig, self._handle)
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.old[sig] = signal.signal(sig, self._handle)
         return self
     def __exit__(self, *exc):
         for sig, h in self.old.items(): signal.signal(sig, h)
@@ -118,117 +125,165 @@ def _handle(self, signum, frame):
     if self.count == 1:
         self.signum = signum
         self.agent.request_stop()
-        print(f"rlnb: {signal.Signals(signum).name}: stopping after the current step and writing a checkpoint "
+        print(f"rlnb: {signal.Signals(signum).name}: "
+              "stopping after the current step and writing a checkpoint "
               "(a third Ctrl-C aborts without one)", file=sys.stderr, flush=True)
-    elif self.count == 2: print("rlnb: still stopping: the checkpoint is being written", file=sys.stderr, flush=True)
+    elif self.count == 2:
+        print("rlnb: still stopping: the checkpoint is being written", file=sys.stderr, flush=True)
     else: raise _Interrupted(self.signum)
 
 # %% ../nbs/80_cli.ipynb #6d75f857
 def _train_steps(steps:int|None, pre:Preset|None, algo:str) -> int:
     "The run's budget: `steps`, else the preset's `steps`, else the algorithm's `train_steps`."
-    if steps is None: steps = int(pre.train['steps']) if pre is not None and 'steps' in pre.train else get_algo(algo).train_steps
+    if steps is None:
+        steps = (int(pre.train['steps']) if pre is not None and 'steps' in pre.train
+                 else get_algo(algo).train_steps)
     return steps
 
+# %% ../nbs/80_cli.ipynb #98a9c2e7
 def _flag_config(config:dict|None, num_actors:int|None) -> dict:
-    "The config fields given as flags (they win over the preset's): `config`, and `num_actors` when given."
+    ("The config fields given as flags (they win over the preset's): `config`, "
+     "and `num_actors` when given.")
     return dict(config or {}, **({} if num_actors is None else dict(num_actors=num_actors)))
 
+# %% ../nbs/80_cli.ipynb #0f750992
 def _train_plan(algo:str, env_id:str, steps:int|None, devices:int|None, resume:str|None, preset):
     "Check `train`'s options before anything is built; returns the preset and the run's budget."
     import jax
     from rlnb.agent.agent import find_checkpoint
-    if algo not in ALGOS: raise RLNBError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
-    if env_kind(env_id) is None: make_env(env_id).close()  # a device env (`gymnax:...`) is checked when the agent is built
-    pre = resolve_preset(None if (resume is not None and preset == 'auto') else preset, algo, env_id)
+    if algo not in ALGOS:
+        raise RLNBError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
+    # a device env (`gymnax:...`) is checked when the agent is built
+    if env_kind(env_id) is None: make_env(env_id).close()
+    pre = resolve_preset(None if (resume is not None and preset == 'auto') else preset,
+                         algo, env_id)
     steps = _train_steps(steps, pre, algo)
     n_dev = jax.local_device_count()
     if devices is not None and not 1 <= devices <= n_dev:
-        raise RLNBError(f"--devices must be between 1 and the {n_dev} local devices, got {devices}.")
+        raise RLNBError(f"--devices must be between 1 and the {n_dev} local devices, "
+                        f"got {devices}.")
     if resume is not None:
         try: find_checkpoint(resume)
         except RLNBError as e: raise RLNBError(f"--resume: {e}") from None
     return pre, steps
 
 # %% ../nbs/80_cli.ipynb #e5dbd2b1
-def _build_agent(algo, env_id, run, seed, devices, resume, deterministic, pre, kw:dict, existing_run):
-    "A new `DistributedAgent`, or the one of the checkpoint `resume` with `pre`'s config and `kw` on top."
+def _build_agent(algo, env_id, run, seed, devices, resume, deterministic, pre, kw:dict,
+                 existing_run):
+    ("A new `DistributedAgent`, or the one of the checkpoint `resume` with `pre`'s config and "
+     "`kw` on top.")
     from rlnb.agent.agent import DistributedAgent
     if resume is None:
-        return DistributedAgent(env_id, tag=f"{algo}-{env_id}", seed=seed, devices=devices, algo=algo, work_dir=run,
-                                existing_run=existing_run, deterministic=deterministic, preset=pre, **kw)
-    agent = DistributedAgent.from_checkpoint(resume, env_id, work_dir=run, tag=f"{algo}-{env_id}", devices=devices,
-                                             existing_run=existing_run,
+        return DistributedAgent(env_id, tag=f"{algo}-{env_id}", seed=seed, devices=devices,
+                                algo=algo, work_dir=run, existing_run=existing_run,
+                                deterministic=deterministic, preset=pre, **kw)
+    agent = DistributedAgent.from_checkpoint(resume, env_id, work_dir=run, tag=f"{algo}-{env_id}",
+                                             devices=devices, existing_run=existing_run,
                                              **{**(pre.config if pre is not None else {}), **kw})
     if agent.algo_name != algo:
         agent.close()
-        raise RLNBError(f"--resume: {resume} is a {agent.algo_name} run; resume it with rlnb train {agent.algo_name}.")
+        raise RLNBError(f"--resume: {resume} is a {agent.algo_name} run; "
+                        f"resume it with rlnb train {agent.algo_name}.")
     return agent
 
+# %% ../nbs/80_cli.ipynb #0be17e22
 def _stopped_message(agent, algo:str, env_id:str) -> str:
     "Where an interrupted run stopped, its checkpoint, and the command that continues it."
     ck = agent.last_checkpoint
-    return (f"rlnb: interrupted at {agent.algo.env_steps:,} env steps; actors and learner stopped, envs closed; "
-            f"checkpoint {ck if ck else '(none yet)'}"
-            + (f"; continue with: rlnb train {algo} --env {env_id} --resume {agent.work_dir}" if ck else ''))
+    return (f"rlnb: interrupted at {agent.algo.env_steps:,} env steps; "
+            f"actors and learner stopped, envs closed; checkpoint {ck if ck else '(none yet)'}"
+            + (f"; continue with: rlnb train {algo} --env {env_id} --resume {agent.work_dir}"
+               if ck else ''))
 
-def _write_result(agent, res:dict, algo:str, env_id:str, preset:str|None, deterministic:bool) -> dict:
+# %% ../nbs/80_cli.ipynb #aa271d4c
+def _write_result(agent, res:dict, algo:str, env_id:str, preset:str|None,
+                  deterministic:bool) -> dict:
     "The run's result with the paths it wrote, also written to `result.json` in its directory."
     ev = res['eval'] or dict(mean=float('nan'), std=float('nan'))
-    run = agent.work_dir  # the directory the run claimed: `run`, or the next free `run-<n>` when `run` held another run
-    out = dict(algo=algo, env=env_id, seed=agent.seed, preset=preset, eval_return=ev['mean'], eval_std=ev['std'],
-               env_steps=res['env_steps'], updates=res['updates'], episodes=res['episodes'],
-               devices=len(agent.devices), wall_s=round(res['wall_s'], 1), deterministic=deterministic,
-               run_dir=str(run), checkpoint=res['checkpoint'], metrics=str(run / 'metrics.csv'),
-               tensorboard=str(run / 'tb'), curve=str(run / 'curve.png'), result=str(run / 'result.json'))
+    # the directory the run claimed: `run`, or the next free `run-<n>` when `run` held another run
+    run = agent.work_dir
+    out = dict(algo=algo, env=env_id, seed=agent.seed, preset=preset, eval_return=ev['mean'],
+               eval_std=ev['std'], env_steps=res['env_steps'], updates=res['updates'],
+               episodes=res['episodes'], devices=len(agent.devices), wall_s=round(res['wall_s'], 1),
+               deterministic=deterministic, run_dir=str(run), checkpoint=res['checkpoint'],
+               metrics=str(run / 'metrics.csv'), tensorboard=str(run / 'tb'),
+               curve=str(run / 'curve.png'), result=str(run / 'result.json'))
     (run / 'result.json').write_text(json.dumps(out, indent=1))
     return out
 
 # %% ../nbs/80_cli.ipynb #90c9c309
 def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
           env_id:str='CartPole-v1',  # gymnasium env id
-          steps:int|None=None,  # env steps of the whole run, a resumed run's included; None: the preset's, else the algorithm's
+          # env steps of the whole run, a resumed run's included;
+          # None: the preset's, else the algorithm's
+          steps:int|None=None,
           seed:int=0,  # base seed
           num_actors:int|None=None,  # actors (default: the algorithm's)
           devices:int|None=None,  # learner devices (default: every local device)
-          out:str|None=None,  # run directory (default: the resumed run's, else runs/{algo}-{env}-s{seed})
+          # run directory (default: the resumed run's, else runs/{algo}-{env}-s{seed})
+          out:str|None=None,
           eval_interval:int=5_000,  # env steps between evaluations
           num_eval_episodes:int=10,  # episodes per evaluation
-          target_return:float|None=None,  # stop at the first evaluation reaching this mean return (None: train every step)
+          # stop at the first evaluation reaching this mean return (None: train every step)
+          target_return:float|None=None,
           progress:bool=True,  # show a progress bar on stderr
           save_interval:int=5_000,  # env steps between checkpoints
           resume:str|None=None,  # run directory or checkpoint file to continue from
           deterministic:bool=False,  # fixed seeded schedule (bit-for-bit repeatable, slower)
           log_interval:float=10.0,  # seconds between log lines / metrics rows
-          config:dict|None=None,  # config fields to override (e.g. dict(learning_rate=1e-3)); they win over the preset's
-          handle_signals:bool=False,  # Ctrl-C and SIGTERM stop the run with a checkpoint (the command line's way)
+          # config fields to override (e.g. dict(learning_rate=1e-3)); they win over the preset's
+          config:dict|None=None,
+          # Ctrl-C and SIGTERM stop the run with a checkpoint (the command line's way)
+          handle_signals:bool=False,
           preset='auto',  # tuned hyperparameters: 'auto', a name, a .toml path, a `Preset`, or None
           wandb=False,  # also log to Weights & Biases: True, or a dict of `wandb.init` arguments
-          existing_run:str='new',  # when `out` holds another run: 'new' (the next free `<out>-<n>`) or 'error'
-          seeds=None,  # many runs in one program, one per seed (a list, a count, or text such as '0-15')
+          # when `out` holds another run: 'new' (the next free `<out>-<n>`) or 'error'
+          existing_run:str='new',
+          # many runs in one program, one per seed (a list, a count, or text such as '0-15')
+          seeds=None,
           sweep=None,  # many runs, one per setting (a dict of lists: every combination) and seed
          ) -> dict:
-    "Train `algo` on `env_id` with a `DistributedAgent`, write the run directory, return the result and its paths."
-    if seeds is not None or sweep is not None or (resume is not None and (pathlib.Path(resume) / 'runs.json').exists()):
-        return train_many(algo, env_id, steps, seeds, sweep, num_actors, devices, out, eval_interval, num_eval_episodes,
-                          target_return, progress, save_interval, resume, deterministic, log_interval, config,
-                          handle_signals, preset, existing_run)
+    ("Train `algo` on `env_id` with a `DistributedAgent`, write the run directory, "
+     "return the result and its paths.")
+    if (seeds is not None or sweep is not None
+            or (resume is not None and (pathlib.Path(resume) / 'runs.json').exists())):
+        return train_many(algo, env_id, steps, seeds, sweep, num_actors, devices, out,
+                          eval_interval, num_eval_episodes, target_return, progress, save_interval,
+                          resume, deterministic, log_interval, config, handle_signals, preset,
+                          existing_run)
+    return _train_one(algo, env_id, steps, seed, num_actors, devices, out, eval_interval,
+                      num_eval_episodes, target_return, progress, save_interval, resume,
+                      deterministic, log_interval, config, handle_signals, preset, wandb,
+                      existing_run)
+
+# %% ../nbs/80_cli.ipynb #091a20a6
+def _train_one(algo:str, env_id:str, steps:int|None, seed:int, num_actors:int|None,
+               devices:int|None, out:str|None, eval_interval:int, num_eval_episodes:int,
+               target_return:float|None, progress:bool, save_interval:int, resume:str|None,
+               deterministic:bool, log_interval:float, config:dict|None, handle_signals:bool,
+               preset, wandb, existing_run:str) -> dict:
+    "`train` for one run (`train`'s parameters, in its order)."
     from rlnb.agent.agent import check_run_dir
     from rlnb.checkpoint import read_train_options
     pre, steps = _train_plan(algo, env_id, steps, devices, resume, preset)
-    run = pathlib.Path(out or (_run_dir_of(resume) if resume else f"runs/{run_name(algo, env_id, f's{seed}')}"))
-    check_run_dir(run)  # before anything is built or compiled: a file or a place that takes no files fails at once
+    run = pathlib.Path(out or (_run_dir_of(resume) if resume
+                               else f"runs/{run_name(algo, env_id, f's{seed}')}"))
+    # before anything is built or compiled: a file or a place that takes no files fails at once
+    check_run_dir(run)
     sig = _SignalStop() if handle_signals else None
     with sig or contextlib.nullcontext():
         agent = _build_agent(algo, env_id, run, seed, devices, resume, deterministic, pre,
                              _flag_config(config, num_actors), existing_run)
         if sig is not None: sig.agent = agent
-        pre_name = pre.name if pre is not None else read_train_options(resume).get('preset') if resume is not None else None
-        _record_options(agent.work_dir, steps, target_return, eval_interval, num_eval_episodes, save_interval,
-                        log_interval, preset=pre_name)
+        pre_name = (pre.name if pre is not None
+                    else read_train_options(resume).get('preset') if resume is not None else None)
+        _record_options(agent.work_dir, steps, target_return, eval_interval, num_eval_episodes,
+                        save_interval, log_interval, preset=pre_name)
         try:
             res = agent.train(steps, log_interval=log_interval, eval_interval=eval_interval,
                               save_interval=save_interval, num_eval_episodes=num_eval_episodes,
-                              target_return=target_return, progress=progress, verbose=progress, wandb=wandb)
+                              target_return=target_return, progress=progress, verbose=progress,
+                              wandb=wandb)
         except KeyboardInterrupt:
             print(_stopped_message(agent, algo, env_id), file=sys.stderr)
             raise
@@ -241,7 +296,8 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
 # %% ../nbs/80_cli.ipynb #dfd55c74
 def evaluate(run:str,  # run directory or checkpoint file
              episodes:int=10,  # evaluation episodes
-             video:str|None=None,  # also record one episode into this file (.mp4 or .gif; the `video` extra)
+             # also record one episode into this file (.mp4 or .gif; the `video` extra)
+             video:str|None=None,
             ) -> dict:
     "Evaluate a saved run; returns the returns' statistics and the checkpoint used."
     from rlnb.agent.agent import DistributedAgent
@@ -249,73 +305,90 @@ def evaluate(run:str,  # run directory or checkpoint file
     except RLNBError as e: raise RLNBError(f"rlnb eval: {e}") from None
     try: r = agent.eval(episodes, history=False, video=video)
     finally: agent.close()
-    out = dict(run=str(run), checkpoint=str(agent.last_checkpoint), env=agent.env_id, algo=agent.algo_name,
-               env_steps=agent.algo.env_steps, episodes=episodes, eval_return=r['mean'], eval_std=r['std'],
-               eval_min=r['min'], eval_max=r['max'])
+    out = dict(run=str(run), checkpoint=str(agent.last_checkpoint), env=agent.env_id,
+               algo=agent.algo_name, env_steps=agent.algo.env_steps, episodes=episodes,
+               eval_return=r['mean'], eval_std=r['std'], eval_min=r['min'], eval_max=r['max'])
     if video is not None:
-        out.update(video=r['video']['path'], video_frames=r['video']['frames'], video_return=r['video']['episode_return'])
+        out.update(video=r['video']['path'], video_frames=r['video']['frames'],
+                   video_return=r['video']['episode_return'])
     return out
 
 # %% ../nbs/80_cli.ipynb #f426cfd1
-from .cli_args import (_OWN, _POSITIVE, _Parser, _check_options, _field_help, _flag_names, _or_none, _parser,
-                           _smoke_options, _switch, _target, _target_of, _train_options, _train_run_options,
-                           _tune_options, add_config_arguments, config_flag, config_overrides)
+from .cli_args import (_OWN, _POSITIVE, _Parser, _check_options, _field_help, _flag_names,
+                           _or_none, _parser, _smoke_options, _switch, _target, _target_of,
+                           _train_options, _train_run_options, _tune_options, add_config_arguments,
+                           config_flag, config_overrides)
 _all_ = ['config_flag', 'add_config_arguments', 'config_overrides']
 
 # %% ../nbs/80_cli.ipynb #c98ec7d2
 # what `--resume` keeps of a run, by the names of `train.json` (the options' dests)
-RUN_OPTIONS = ('steps', 'target_return', 'eval_interval', 'eval_episodes', 'save_interval', 'log_interval')
+RUN_OPTIONS = ('steps', 'target_return', 'eval_interval', 'eval_episodes', 'save_interval',
+               'log_interval')
 
 def _keep_run_options(args:argparse.Namespace, p:argparse.ArgumentParser):
-    "The run's own options where the command gives none; one line on stderr says what it kept and what it replaced."
+    ("The run's own options where the command gives none; one line on stderr says what it kept "
+     "and what it replaced.")
     from rlnb.checkpoint import read_train_options
     saved = read_train_options(args.resume)
-    flag = lambda k, v: f"{_flag_names(p, args, k).split('/')[0]} {'none' if v == float('inf') else v}"
+    flag = lambda k, v: (f"{_flag_names(p, args, k).split('/')[0]} "
+                         f"{'none' if v == float('inf') else v}")
     kept = [flag(k, saved[k]) for k in RUN_OPTIONS if k in saved and getattr(args, k) is None]
-    given = [flag(k, getattr(args, k)) for k in RUN_OPTIONS if k in saved and getattr(args, k) not in (None, saved[k])]
+    given = [flag(k, getattr(args, k)) for k in RUN_OPTIONS
+             if k in saved and getattr(args, k) not in (None, saved[k])]
     for k in RUN_OPTIONS:
         if k in saved and getattr(args, k) is None: setattr(args, k, saved[k])
-    if saved.get('preset') and args.preset is None: kept.append(f"preset {saved['preset']} (its config is in the checkpoint)")
+    if saved.get('preset') and args.preset is None:
+        kept.append(f"preset {saved['preset']} (its config is in the checkpoint)")
     if kept or given:
         print(f"rlnb: resuming with the run's own {' '.join(kept) or 'options'}"
-              + (f"; replaced by this command: {' '.join(given)}" if given else ''), file=sys.stderr)
+              + (f"; replaced by this command: {' '.join(given)}" if given else ''),
+              file=sys.stderr)
 
 # %% ../nbs/80_cli.ipynb #63d75a9d
 def _run_train(args:argparse.Namespace, p:argparse.ArgumentParser):
     "`rlnb train`: one run (or many), its result on stdout."
     if args.resume is not None: _keep_run_options(args, p)
     pre = resolve_preset(args.preset or (None if args.resume else 'auto'), args.algo, args.env)
-    if pre is not None: print(f"rlnb: {preset_line(pre, args.env)}", file=sys.stderr)  # a family preset says why it applies
+    # a family preset says why it applies
+    if pre is not None: print(f"rlnb: {preset_line(pre, args.env)}", file=sys.stderr)
     train_opts = pre.train if pre is not None else {}
     episodes = args.eval_episodes or train_opts.get('num_eval_episodes', 10)
     from rlnb.agent.seeds import sweep_from_text
-    seeds = None if args.seeds is None else int(args.seeds) if args.seeds.isdigit() else args.seeds  # a number: a count
+    # a number: a count
+    seeds = (None if args.seeds is None
+             else int(args.seeds) if args.seeds.isdigit() else args.seeds)
     sweep = None if args.sweep is None else sweep_from_text(args.sweep, get_algo(args.algo).Config)
     if (seeds is not None or sweep is not None) and args.wandb:
-        raise RLNBError("--wandb logs one run; with --seeds or --sweep leave it out (each run writes TensorBoard events).")
+        raise RLNBError("--wandb logs one run; with --seeds or --sweep leave it out "
+                        "(each run writes TensorBoard events).")
     r = train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out,
-              args.eval_interval or train_opts.get('eval_interval', 5_000), episodes, _target_of(args, pre),
-              not args.no_progress, args.save_interval or 5_000, args.resume, args.deterministic,
-              10.0 if args.log_interval is None else args.log_interval, config_overrides(args),
-              handle_signals=True, preset=pre, wandb=dict(project=args.wandb_project) if args.wandb else False,
+              args.eval_interval or train_opts.get('eval_interval', 5_000), episodes,
+              _target_of(args, pre), not args.no_progress, args.save_interval or 5_000, args.resume,
+              args.deterministic, 10.0 if args.log_interval is None else args.log_interval,
+              config_overrides(args), handle_signals=True, preset=pre,
+              wandb=dict(project=args.wandb_project) if args.wandb else False,
               existing_run=args.existing_run, seeds=seeds, sweep=sweep)
     if 'summary' in r:  # many runs: the table, then the summary and the paths as JSON
         print(r['table'])
         print(json.dumps(_rounded({k: r[k] for k in ('summary', 'work_dir', 'results', 'curves')})))
         return
-    print(f"final evaluation: {r['eval_return']:.1f} +- {r['eval_std']:.1f} over {episodes} episodes "
-          f"after {r['env_steps']:,} env steps")
+    print(f"final evaluation: {r['eval_return']:.1f} +- {r['eval_std']:.1f} over {episodes} "
+          f"episodes after {r['env_steps']:,} env steps")
     for k in ('checkpoint', 'metrics', 'tensorboard', 'curve', 'result'): print(f"  {k:<12}{r[k]}")
     print(json.dumps(_rounded(r)))
 
+# %% ../nbs/80_cli.ipynb #a433153c
 def _run_tune(args:argparse.Namespace):
-    "`rlnb tune`: the study (`rlnb.agent.tune.tune`), the best preset's command on stderr, the result on stdout."
+    ("`rlnb tune`: the study (`rlnb.agent.tune.tune`), the best preset's command on stderr, "
+     "the result on stdout.")
     from rlnb.agent.tune import space_from_text, tune
     space = None if args.space is None else space_from_text(args.space, get_algo(args.algo).Config)
-    kw = {k: v for k, v in dict(num_actors=args.num_actors, devices=args.devices).items() if v is not None}
-    r = tune(args.env, args.algo, trials=args.trials, parallel=args.parallel, steps=args.steps, space=space,
-             seed=args.seed, work_dir=args.out, eval_interval=args.eval_interval, num_eval_episodes=args.eval_episodes,
-             target_return=args.target_return, progress=not args.no_progress, verbose=not args.no_progress, **kw)
+    kw = {k: v for k, v in dict(num_actors=args.num_actors, devices=args.devices).items()
+          if v is not None}
+    r = tune(args.env, args.algo, trials=args.trials, parallel=args.parallel, steps=args.steps,
+             space=space, seed=args.seed, work_dir=args.out, eval_interval=args.eval_interval,
+             num_eval_episodes=args.eval_episodes, target_return=args.target_return,
+             progress=not args.no_progress, verbose=not args.no_progress, **kw)
     print(f"best trial {r['best_trial']}: {r['best_value']:.1f}; train it with: "
           f"rlnb train {args.algo} --env {args.env} --preset {r['preset']}", file=sys.stderr)
     print(json.dumps(_rounded(r)))
@@ -327,30 +400,39 @@ def main(argv:list[str]|None=None) -> int:
     args = p.parse_args(argv)
     _check_options(p, args)
     try:
-        if args.command == 'smoke': print(json.dumps(_rounded(smoke(args.env, args.steps, args.seed))))
-        elif args.command == 'presets': print(presets_listing(args.name, args.algo, args.env, args.json), end='')
+        if args.command == 'smoke':
+            print(json.dumps(_rounded(smoke(args.env, args.steps, args.seed))))
+        elif args.command == 'presets':
+            print(presets_listing(args.name, args.algo, args.env, args.json), end='')
         elif args.command == 'train': _run_train(args, p)
-        elif args.command == 'eval': print(json.dumps(_rounded(evaluate(args.run, args.episodes, args.video))))
+        elif args.command == 'eval':
+            print(json.dumps(_rounded(evaluate(args.run, args.episodes, args.video))))
         elif args.command == 'tune': _run_tune(args)
-    except (TrainingError, EnvWorkerError) as e:  # a fault while training, not a bad option: exit 1, the checkpoint named in the note
+    # a fault while training, not a bad option: exit 1, the checkpoint named in the note
+    except (TrainingError, EnvWorkerError) as e:
         print(f"rlnb: error: {_with_notes(e)}", file=sys.stderr)
         return 1
-    except MissingDependencyError as e:  # nothing wrong with the options: what to install, and exit 2 as for any input that cannot run
+    # nothing wrong with the options: what to install, and exit 2 as for any input that cannot run
+    except MissingDependencyError as e:
         print(f"rlnb: error: {_with_notes(e)}", file=sys.stderr)
         return 2
     except RLNBError as e: p.error(_with_notes(e))
     except KeyboardInterrupt as e:
         if args.command != 'train': print('rlnb: interrupted.', file=sys.stderr)
         return 128 + getattr(e, 'signum', signal.SIGINT)  # 130 for Ctrl-C, 143 for SIGTERM
-    except BrokenPipeError:  # the reader stopped reading (`rlnb presets | head`): the rest of the output goes nowhere, quietly
+    # the reader stopped reading (`rlnb presets | head`): the rest of the output goes nowhere,
+    # quietly
+    except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     return 0
 
+# %% ../nbs/80_cli.ipynb #7179cf20
 def _with_notes(e:BaseException) -> str: return '\n'.join([str(e), *getattr(e, '__notes__', [])])
 
 def _rounded(x, digits:int=6):
-    "`x` with every float rounded to `digits` significant digits, for the JSON on stdout (`result.json` keeps them all)."
+    ("`x` with every float rounded to `digits` significant digits, for the JSON on stdout "
+     "(`result.json` keeps them all).")
     if isinstance(x, float): return float(f'{x:.{digits}g}')
     if isinstance(x, dict): return {k: _rounded(v, digits) for k, v in x.items()}
     if isinstance(x, (list, tuple)): return [_rounded(v, digits) for v in x]
@@ -359,14 +441,18 @@ def _rounded(x, digits:int=6):
 # %% ../nbs/80_cli.ipynb #dc63fc47
 def _seeds_span(seeds:list) -> str:
     "The seeds part of a directory of many runs' default name: `s0-15` for a range, else `s0.3.7`."
-    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 1: return f"s{seeds[0]}-{seeds[-1]}"
+    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 1:
+        return f"s{seeds[0]}-{seeds[-1]}"
     return 's' + '.'.join(map(str, seeds))
 
-def train_many(algo:str, env_id:str, steps:int|None, seeds, sweep, num_actors:int|None, devices:int|None,
-               out:str|None, eval_interval:int, num_eval_episodes:int, target_return:float|None, progress:bool,
-               save_interval:int, resume:str|None, deterministic:bool, log_interval:float, config:dict|None,
-               handle_signals:bool, preset, existing_run:str) -> dict:
-    "`train` for many runs (`rlnb.agent.runs.MultiRunAgent`): every setting of `sweep` with every seed of `seeds`."
+# %% ../nbs/80_cli.ipynb #f1c9f4db
+def train_many(algo:str, env_id:str, steps:int|None, seeds, sweep, num_actors:int|None,
+               devices:int|None, out:str|None, eval_interval:int, num_eval_episodes:int,
+               target_return:float|None, progress:bool, save_interval:int, resume:str|None,
+               deterministic:bool, log_interval:float, config:dict|None, handle_signals:bool,
+               preset, existing_run:str) -> dict:
+    ("`train` for many runs (`rlnb.agent.runs.MultiRunAgent`): every setting of `sweep` "
+     "with every seed of `seeds`.")
     from rlnb.agent.runs import MultiRunAgent
     from rlnb.agent.seeds import parse_seeds
     if env_kind(env_id) is None: make_env(env_id).close()
@@ -379,28 +465,31 @@ def train_many(algo:str, env_id:str, steps:int|None, seeds, sweep, num_actors:in
     else: run = pathlib.Path(resume)
     sig = _SignalStop() if handle_signals else None
     agent = None
-    stopped_message = lambda: print(f"rlnb: interrupted; every run stopped with a checkpoint in {agent.work_dir}; "
-                                    f"continue with: rlnb train {algo} --env {env_id} --resume {agent.work_dir}",
+    stopped_message = lambda: print(f"rlnb: interrupted; every run stopped with a checkpoint in "
+                                    f"{agent.work_dir}; continue with: "
+                                    f"rlnb train {algo} --env {env_id} --resume {agent.work_dir}",
                                     file=sys.stderr)
     with sig or contextlib.nullcontext():
         if resume is not None:
-            agent = MultiRunAgent.from_checkpoint(resume, env_id, devices=devices, existing_run=existing_run, **kw)
+            agent = MultiRunAgent.from_checkpoint(resume, env_id, devices=devices,
+                                                  existing_run=existing_run, **kw)
             if agent.algo_name != algo:
                 agent.close()
                 raise RLNBError(f"--resume: {resume} holds {agent.algo_name} runs; "
                                 f"resume them with rlnb train {agent.algo_name}.")
             if steps is None: steps = max(a.default_steps for a in agent.agents)
         else:
-            agent = MultiRunAgent(env_id, seeds=seeds, sweep=sweep, tag=f"{algo}-{env_id}", algo=algo, work_dir=run,
-                                  devices=devices, deterministic=deterministic, preset=pre, existing_run=existing_run,
-                                  **kw)
+            agent = MultiRunAgent(env_id, seeds=seeds, sweep=sweep, tag=f"{algo}-{env_id}",
+                                  algo=algo, work_dir=run, devices=devices,
+                                  deterministic=deterministic, preset=pre,
+                                  existing_run=existing_run, **kw)
         if sig is not None: sig.agent = agent
-        _record_options(agent.work_dir, steps, target_return, eval_interval, num_eval_episodes, save_interval,
-                        log_interval)
+        _record_options(agent.work_dir, steps, target_return, eval_interval, num_eval_episodes,
+                        save_interval, log_interval)
         try:
-            res = agent.train(steps, log_interval=log_interval, eval_interval=eval_interval, save_interval=save_interval,
-                              num_eval_episodes=num_eval_episodes, target_return=target_return, progress=progress,
-                              verbose=progress)
+            res = agent.train(steps, log_interval=log_interval, eval_interval=eval_interval,
+                              save_interval=save_interval, num_eval_episodes=num_eval_episodes,
+                              target_return=target_return, progress=progress, verbose=progress)
         except KeyboardInterrupt:
             stopped_message()
             raise

@@ -22,16 +22,19 @@ from .agent.presets import Preset, presets
 __all__ = ['config_flag', 'add_config_arguments', 'config_overrides']
 
 # %% ../nbs/79_cli_args.ipynb #8933d0a7
-_OWN = ('seed', 'num_actors', 'deterministic')  # config fields the train command has its own options for
+# config fields the train command has its own options for
+_OWN = ('seed', 'num_actors', 'deterministic')
 
 def _field_help(cls) -> dict:
-    "The comment on each config field's line, read from the source of `cls` and its dataclass bases (a subclass's wins)."
+    ("The comment on each config field's line, read from the source of `cls` and its dataclass "
+     "bases (a subclass's wins).")
     out = {}
     for c in reversed(cls.__mro__):
         if not dataclasses.is_dataclass(c): continue
         try: src = inspect.getsource(c)
         except (OSError, TypeError): continue
-        for m in re.finditer(r'^\s+(\w+)\s*:[^=\n]*=[^#\n]*#\s*(.+)$', src, re.M): out[m.group(1)] = m.group(2).strip()
+        for m in re.finditer(r'^\s+(\w+)\s*:[^=\n]*=[^#\n]*#\s*(.+)$', src, re.M):
+            out[m.group(1)] = m.group(2).strip()
     return out
 
 # %% ../nbs/79_cli_args.ipynb #eee9902b
@@ -40,25 +43,32 @@ def _target(v:str) -> float:
     return float('inf') if v.lower() == 'none' else float(v)
 _target.__name__ = 'float'
 
+# %% ../nbs/79_cli_args.ipynb #1dd786d0
 def _or_none(cast):
     "An argparse type: 'none' is None, anything else `cast(v)`."
     def parse(v:str): return None if v.lower() == 'none' else cast(v)
     parse.__name__ = cast.__name__  # argparse names the type in its error messages
     return parse
 
+# %% ../nbs/79_cli_args.ipynb #fa7a3440
 def _switch(v:str):
     "An argparse type for a `bool|None` field: true, false or none."
-    words = {'true': True, 'yes': True, '1': True, 'false': False, 'no': False, '0': False, 'none': None}
-    if v.lower() not in words: raise argparse.ArgumentTypeError(f"expected true, false or none, got {v!r}")
+    words = {'true': True, 'yes': True, '1': True,
+             'false': False, 'no': False, '0': False, 'none': None}
+    if v.lower() not in words:
+        raise argparse.ArgumentTypeError(f"expected true, false or none, got {v!r}")
     return words[v.lower()]
 
 # %% ../nbs/79_cli_args.ipynb #903cb3dc
 def config_flag(name:str) -> str:
-    "The command-line flag of config field `name`: `learning_rate` -> `--learning-rate`, `lambda_` -> `--lambda`."
+    ("The command-line flag of config field `name`: `learning_rate` -> `--learning-rate`, "
+     "`lambda_` -> `--lambda`.")
     return '--' + name.rstrip('_').replace('_', '-')
 
+# %% ../nbs/79_cli_args.ipynb #c8cbd718
 def add_config_arguments(parser:argparse.ArgumentParser, cfg_cls:type):
-    "One option per field of the config dataclass `cfg_cls` (dest `cfg_<field>`; absent unless given)."
+    ("One option per field of the config dataclass `cfg_cls` (dest `cfg_<field>`; "
+     "absent unless given).")
     helps, group = _field_help(cfg_cls), parser.add_argument_group(f"{cfg_cls.__name__} fields")
     for f in dataclasses.fields(cfg_cls):
         if f.name in _OWN: continue
@@ -67,8 +77,10 @@ def add_config_arguments(parser:argparse.ArgumentParser, cfg_cls:type):
                   help=f"{helps.get(f.name, '')} (default: {d!r})".replace('%', '%%'))
         if isinstance(d, bool): kw['action'] = argparse.BooleanOptionalAction
         elif isinstance(d, tuple): kw.update(type=int, nargs='+', metavar='N')
-        elif 'bool' in str(f.type): kw.update(type=_switch, metavar='true|false|none')  # may be left to the algorithm (None)
-        elif d is None or 'None' in str(f.type):  # an optional field ('none' sets None): its annotation says int or float
+        # may be left to the algorithm (None)
+        elif 'bool' in str(f.type): kw.update(type=_switch, metavar='true|false|none')
+        # an optional field ('none' sets None): its annotation says int or float
+        elif d is None or 'None' in str(f.type):
             cast = float if 'float' in str(f.type) else int
             kw.update(type=_or_none(cast), metavar=f"{cast.__name__.upper()}|none")
         else: kw.update(type=type(d), metavar=type(d).__name__.upper())
@@ -76,32 +88,39 @@ def add_config_arguments(parser:argparse.ArgumentParser, cfg_cls:type):
     fields = {f.name for f in dataclasses.fields(cfg_cls)} - set(_OWN)
     for old, new in RENAMED.items():  # old flags, hidden: `main` names the new one
         if new in fields:
-            group.add_argument(config_flag(old), dest=f'cfg_{old}', nargs='*', default=argparse.SUPPRESS,
-                               help=argparse.SUPPRESS)
+            group.add_argument(config_flag(old), dest=f'cfg_{old}', nargs='*',
+                               default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
+# %% ../nbs/79_cli_args.ipynb #0a14ebc3
 def config_overrides(args:argparse.Namespace) -> dict:
     "The config fields given on the command line."
-    return {k[4:]: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items() if k.startswith('cfg_')}
+    return {k[4:]: tuple(v) if isinstance(v, list) else v
+            for k, v in vars(args).items() if k.startswith('cfg_')}
 
 # %% ../nbs/79_cli_args.ipynb #1a7034cc
 def _train_options(t:argparse.ArgumentParser, algo:str):
     "The options of `rlnb train ALGO`, the config's fields last."
     t.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
-    t.add_argument('--num-train-steps', '--steps', dest='steps', type=int, default=None, metavar='N',
+    t.add_argument('--num-train-steps', '--steps', dest='steps', type=int, default=None,
+                   metavar='N',
                    help=f"env steps of the whole run (default: {get_algo(algo).train_steps})")
     t.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
     t.add_argument('--seeds', default=None, metavar='SEEDS',
-                   help="many runs in one program, one per seed: '0-15', '0,3,7' or a count such as 16 (replaces --seed)")
+                   help="many runs in one program, one per seed: '0-15', '0,3,7' "
+                        "or a count such as 16 (replaces --seed)")
     t.add_argument('--sweep', nargs='+', default=None, metavar='FIELD=V1,V2',
                    help='many runs, every combination of these config values (with every seed): '
                         'learning_rate=1e-3,3e-4 gamma=0.98,0.99')
     t.add_argument('--num-actors', type=int, default=None, help="actors (default: the algorithm's)")
-    t.add_argument('--devices', type=int, default=None, help='learner devices (default: all local devices)')
+    t.add_argument('--devices', type=int, default=None,
+                   help='learner devices (default: all local devices)')
     t.add_argument('--work-dir', '--out', dest='out', default=None, metavar='DIR',
                    help='run directory (default: the resumed run, else runs/ALGO-ENV-sSEED)')
     t.add_argument('--preset', default=None, metavar='NAME|PATH|none',
-                   help="tuned hyperparameters: a name (`rlnb presets`) or a .toml file; flags win over it (default: "
-                        "the preset of ALGO on --env, if there is one; a resumed run keeps its checkpoint's config)")
+                   help="tuned hyperparameters: a name (`rlnb presets`) or a .toml file; "
+                        "flags win over it (default: "
+                        "the preset of ALGO on --env, if there is one; "
+                        "a resumed run keeps its checkpoint's config)")
     _train_run_options(t)
     add_config_arguments(t, get_algo(algo).Config)
 
@@ -110,48 +129,65 @@ def _train_run_options(t:argparse.ArgumentParser):
     "The options of `rlnb train ALGO` about the run: evaluations, checkpoints, logs, resuming."
     t.add_argument('--eval-interval', type=int, default=None,
                    help="env steps between evaluations (default: the preset's, else 5000)")
-    t.add_argument('--num-eval-episodes', '--eval-episodes', dest='eval_episodes', type=int, default=None, metavar='N',
+    t.add_argument('--num-eval-episodes', '--eval-episodes', dest='eval_episodes', type=int,
+                   default=None, metavar='N',
                    help="episodes per evaluation (default: the preset's, else 10)")
-    t.add_argument('--save-interval', type=int, default=None, help='env steps between checkpoints (default: 5000)')
+    t.add_argument('--save-interval', type=int, default=None,
+                   help='env steps between checkpoints (default: 5000)')
     t.add_argument('--target-return', type=_target, default=None, metavar='FLOAT|none',
-                   help="stop at the first evaluation reaching it (default: the env's reward_threshold, e.g. 475 "
+                   help="stop at the first evaluation reaching it "
+                        "(default: the env's reward_threshold, e.g. 475 "
                         "for CartPole-v1; 'none': train every step)")
     t.add_argument('--resume', default=None, metavar='RUN_DIR_or_CKPT',
-                   help="continue a run from its latest checkpoint (or this file), with the run's own budget, "
+                   help="continue a run from its latest checkpoint (or this file), "
+                        "with the run's own budget, "
                         "target, intervals and preset; flags given replace them")
     t.add_argument('--existing-run', choices=('new', 'error'), default='new',
-                   help="when the run directory holds another run: new (default: write to the next free DIR-2, "
+                   help="when the run directory holds another run: "
+                        "new (default: write to the next free DIR-2, "
                         "DIR-3, ... and say so) or error")
-    t.add_argument('--deterministic', action='store_true', help='fixed seeded schedule: bit-for-bit repeatable, slower')
-    t.add_argument('--log-interval', type=float, default=None, help='seconds between log lines (default: 10)')
+    t.add_argument('--deterministic', action='store_true',
+                   help='fixed seeded schedule: bit-for-bit repeatable, slower')
+    t.add_argument('--log-interval', type=float, default=None,
+                   help='seconds between log lines (default: 10)')
     t.add_argument('--no-progress', action='store_true', help='no progress bar and no log lines')
     t.add_argument('--wandb', action='store_true',
-                   help="also log to Weights & Biases (pip install 'rlnb[wandb]'; WANDB_MODE=offline works "
+                   help="also log to Weights & Biases "
+                        "(pip install 'rlnb[wandb]'; WANDB_MODE=offline works "
                         "without an account)")
     t.add_argument('--wandb-project', default='rlnb', help='W&B project (default: rlnb)')
 
 # %% ../nbs/79_cli_args.ipynb #d8fab45a
 def _target_of(args, pre:Preset|None=None) -> float|None:
-    "--target-return, else the preset's `target_return`, else the env's `reward_threshold` (None where it has none)."
+    ("--target-return, else the preset's `target_return`, else the env's `reward_threshold` "
+     "(None where it has none).")
     if args.target_return is not None: return args.target_return
     if pre is not None and 'target_return' in pre.train: return float(pre.train['target_return'])
-    if (kind := env_kind(args.env)) is not None: return kind.reward_threshold(args.env)  # e.g. 'gymnax:CartPole-v1'
+    # e.g. 'gymnax:CartPole-v1'
+    if (kind := env_kind(args.env)) is not None: return kind.reward_threshold(args.env)
     try: return gym.spec(args.env).reward_threshold
     except gym.error.Error: return None  # an unknown env id: `train` says so
 
 # %% ../nbs/79_cli_args.ipynb #2226c473
 class _Parser(argparse.ArgumentParser):
-    "argparse, with a usage error on one line: what was wrong and where the options are listed (subcommands inherit it)."
+    ("argparse, with a usage error on one line: what was wrong and where the options are listed "
+     "(subcommands inherit it).")
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the options)\n")
 
+# %% ../nbs/79_cli_args.ipynb #a65a398a
 def _parser():
     p = _Parser(prog='rlnb', description='rlnb: distributed RL on one host with asyncio + JAX.')
     sub = p.add_subparsers(dest='command', required=True)
-    _smoke_options(sub.add_parser('smoke', help='short random-policy run through the core pieces; prints JSON'))
-    t = sub.add_parser('train', help='train an agent; progress on stderr, result JSON as the last line on stdout')
+    _smoke_options(sub.add_parser('smoke',
+                                  help='short random-policy run through the core pieces; '
+                                       'prints JSON'))
+    t = sub.add_parser('train',
+                       help='train an agent; progress on stderr, '
+                            'result JSON as the last line on stdout')
     algos = t.add_subparsers(dest='algo', required=True, metavar='ALGO',
-                             help=f"algorithm, one of {', '.join(ALGOS)} (rlnb.runtime.runtime.ALGOS); "
+                             help=f"algorithm, one of {', '.join(ALGOS)} "
+                                  f"(rlnb.runtime.runtime.ALGOS); "
                                   "`rlnb train ALGO --help` lists its options")
     shipped = presets()
     for name in ALGOS:
@@ -164,15 +200,19 @@ def _parser():
     pr.add_argument('name', nargs='?', default=None, help='print this preset file')
     pr.add_argument('--algo', default=None, help='only this algorithm')
     pr.add_argument('--env', default=None, help='only this env id')
-    pr.add_argument('--json', action='store_true', help='one JSON object per preset instead of the table')
-    _tune_options(sub.add_parser('tune', help='search hyperparameters with Optuna, --parallel trials at a time on the '
-                                              'run axis; writes the best as a preset (pip install "rlnb[tune]")'))
+    pr.add_argument('--json', action='store_true',
+                    help='one JSON object per preset instead of the table')
+    _tune_options(sub.add_parser('tune', help='search hyperparameters with Optuna, '
+                                              '--parallel trials at a time on the '
+                                              'run axis; writes the best as a preset '
+                                              '(pip install "rlnb[tune]")'))
     e = sub.add_parser('eval', help="evaluate a saved run's latest checkpoint; prints JSON")
     e.add_argument('run', metavar='RUN_DIR', help='run directory (or checkpoint file)')
-    e.add_argument('--num-eval-episodes', '--episodes', dest='episodes', type=int, default=10, metavar='N',
-                   help='evaluation episodes (default: 10)')
+    e.add_argument('--num-eval-episodes', '--episodes', dest='episodes', type=int, default=10,
+                   metavar='N', help='evaluation episodes (default: 10)')
     e.add_argument('--video', default=None, metavar='FILE',
-                   help="record one episode into FILE (.mp4 or .gif; needs pip install 'rlnb[video]')")
+                   help="record one episode into FILE "
+                        "(.mp4 or .gif; needs pip install 'rlnb[video]')")
     return p
 
 # %% ../nbs/79_cli_args.ipynb #058cbe8f
@@ -181,48 +221,67 @@ def _smoke_options(s:argparse.ArgumentParser):
     s.add_argument('--steps', type=int, default=1000, help='env steps (default: 1000)')
     s.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
 
+# %% ../nbs/79_cli_args.ipynb #7d21352d
 def _tune_options(tu:argparse.ArgumentParser):
-    tu.add_argument('algo', choices=list(ALGOS), metavar='ALGO', help=f"algorithm, one of {', '.join(ALGOS)}")
+    tu.add_argument('algo', choices=list(ALGOS), metavar='ALGO',
+                    help=f"algorithm, one of {', '.join(ALGOS)}")
     tu.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
     tu.add_argument('--trials', type=int, default=32,
-                    help='finished trials the study should hold (default: 32; a resumed study counts its own)')
-    tu.add_argument('--parallel', type=int, default=8, help='trials trained side by side (default: 8)')
-    tu.add_argument('--num-train-steps', '--steps', dest='steps', type=int, default=None, metavar='N',
+                    help='finished trials the study should hold '
+                         '(default: 32; a resumed study counts its own)')
+    tu.add_argument('--parallel', type=int, default=8,
+                    help='trials trained side by side (default: 8)')
+    tu.add_argument('--num-train-steps', '--steps', dest='steps', type=int, default=None,
+                    metavar='N',
                     help="env steps of a trial (default: the preset's, else the algorithm's)")
-    tu.add_argument('--seed', type=int, default=0, help='the seed of every trial and of the sampler (default: 0)')
+    tu.add_argument('--seed', type=int, default=0,
+                    help='the seed of every trial and of the sampler (default: 0)')
     tu.add_argument('--work-dir', '--out', dest='out', default=None, metavar='DIR',
-                    help='the study directory; the same one again continues the study (default: runs/tune-ALGO-ENV)')
+                    help='the study directory; the same one again continues the study '
+                         '(default: runs/tune-ALGO-ENV)')
     tu.add_argument('--eval-interval', type=int, default=None,
-                    help="env steps between a trial's evaluations, its reports to the pruner (default: the preset's, "
+                    help="env steps between a trial's evaluations, its reports to the pruner "
+                         "(default: the preset's, "
                          "else 5000)")
-    tu.add_argument('--num-eval-episodes', '--eval-episodes', dest='eval_episodes', type=int, default=None,
+    tu.add_argument('--num-eval-episodes', '--eval-episodes', dest='eval_episodes', type=int,
+                    default=None,
                     metavar='N', help="episodes per evaluation (default: the preset's, else 10)")
     tu.add_argument('--target-return', type=_target, default=None, metavar='FLOAT|none',
-                    help="a trial stops at its first evaluation reaching it (default: the preset's; none: never)")
+                    help="a trial stops at its first evaluation reaching it "
+                         "(default: the preset's; none: never)")
     tu.add_argument('--space', nargs='+', default=None, metavar='FIELD=SPEC',
                     help="the search space (default: the algorithm's, rlnb.agent.tune.SPACES): "
-                         "learning_rate=log:1e-4:3e-3 gamma=0.95:0.999 n_step=int:1:5 hidden=64x64|128x128")
-    tu.add_argument('--num-actors', type=int, default=None, help="actors of every trial (default: the algorithm's)")
+                         "learning_rate=log:1e-4:3e-3 gamma=0.95:0.999 n_step=int:1:5 "
+                         "hidden=64x64|128x128")
+    tu.add_argument('--num-actors', type=int, default=None,
+                    help="actors of every trial (default: the algorithm's)")
     tu.add_argument('--devices', type=int, default=None,
                     help='learner devices of every trial (default: all local devices)')
     tu.add_argument('--no-progress', action='store_true', help='no progress bars and no log lines')
 
 # %% ../nbs/79_cli_args.ipynb #99623c22
-_POSITIVE = ('steps', 'num_actors', 'eval_interval', 'eval_episodes', 'save_interval', 'episodes', 'devices', 'trials',
-             'parallel')  # options (by dest) that must be positive integers
+# options (by dest) that must be positive integers
+_POSITIVE = ('steps', 'num_actors', 'eval_interval', 'eval_episodes', 'save_interval', 'episodes',
+             'devices', 'trials', 'parallel')
 
 def _flag_names(p:argparse.ArgumentParser, args:argparse.Namespace, dest:str) -> str:
-    "The option strings of `dest` in the command `args` came from, joined by `/`: `--num-train-steps/--steps`."
-    for name in (args.command, getattr(args, 'algo', None)):  # down to the parser of the command (and algorithm)
+    ("The option strings of `dest` in the command `args` came from, joined by `/`: "
+     "`--num-train-steps/--steps`.")
+    # down to the parser of the command (and algorithm)
+    for name in (args.command, getattr(args, 'algo', None)):
         subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
         if subs and name in subs[0].choices: p = subs[0].choices[name]
     return '/'.join(next(a.option_strings for a in p._actions if a.dest == dest))
 
+# %% ../nbs/79_cli_args.ipynb #3e31459a
 def _check_options(p:argparse.ArgumentParser, args:argparse.Namespace):
-    "Exit 2 (`p.error`) on what argparse lets through: a count that is not positive, a renamed config flag."
+    ("Exit 2 (`p.error`) on what argparse lets through: a count that is not positive, "
+     "a renamed config flag.")
     for name in _POSITIVE:
         v = getattr(args, name, None)
-        if v is not None and v <= 0: p.error(f"{_flag_names(p, args, name)} must be a positive integer, got {v}")
+        if v is not None and v <= 0:
+            p.error(f"{_flag_names(p, args, name)} must be a positive integer, got {v}")
     for old in sorted(config_overrides(args).keys() & RENAMED.keys()):
         p.error(f"{config_flag(old)} is called {config_flag(RENAMED[old])} now")
-    if (getattr(args, 'log_interval', None) or 0) < 0: p.error(f"--log-interval must be >= 0 seconds, got {args.log_interval}")
+    if (getattr(args, 'log_interval', None) or 0) < 0:
+        p.error(f"--log-interval must be >= 0 seconds, got {args.log_interval}")

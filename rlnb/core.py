@@ -33,18 +33,23 @@ class ConfigError(RLNBError, ValueError):
 class SpaceMismatchError(RLNBError, ValueError):
     "Data whose structure, shape or dtype does not fit a gymnasium space."
 
+# %% ../nbs/00_core.ipynb #28de7201
 class TrainingError(RLNBError, RuntimeError):
-    "Training stopped on a fault it cannot go past (a checkpoint that could not be written, non-finite learner numbers); the run directory keeps its last good checkpoint."
+    ("Training stopped on a fault it cannot go past (a checkpoint that could not be written, "
+     "non-finite learner numbers); the run directory keeps its last good checkpoint.")
 
 class NonFiniteError(TrainingError, FloatingPointError):
-    "A NaN or infinity where numbers must be finite: an env's reward or observation, the learner's loss or params."
+    ("A NaN or infinity where numbers must be finite: an env's reward or observation, "
+     "the learner's loss or params.")
 
+# %% ../nbs/00_core.ipynb #7278efc4
 class EnvWorkerError(RLNBError, RuntimeError):
     "An environment worker failed; carries the worker's name and the remote traceback."
     def __init__(self,
                  message:str,  # What went wrong
                  worker:str|None=None,  # Name of the worker that failed
-                 remote_traceback:str|None=None,  # Traceback text from the thread or process, when there is one
+                 # Traceback text from the thread or process, when there is one
+                 remote_traceback:str|None=None,
                 ):
         self.worker, self.remote_traceback = worker, remote_traceback
         text = f"[{worker}] {message}" if worker else message
@@ -58,12 +63,16 @@ def space_spec(space:gym.Space):
     if isinstance(space, gym.spaces.Discrete): return ((), np.dtype(np.int64))
     if isinstance(space, gym.spaces.MultiDiscrete): return (tuple(space.shape), np.dtype(np.int64))
     if isinstance(space, gym.spaces.MultiBinary): return (tuple(space.shape), np.dtype(np.int8))
-    if isinstance(space, gym.spaces.Dict): return {k: space_spec(s) for k, s in space.spaces.items()}
+    if isinstance(space, gym.spaces.Dict):
+        return {k: space_spec(s) for k, s in space.spaces.items()}
     if isinstance(space, gym.spaces.Tuple): return tuple(space_spec(s) for s in space.spaces)
     raise SpaceMismatchError(
-        f"rlnb cannot store elements of {type(space).__name__} spaces; expected Box, Discrete, MultiDiscrete, "
-        f"MultiBinary, Dict or Tuple. Wrap the env so its space is one of those (e.g. gymnasium.wrappers.FlattenObservation).")
+        f"rlnb cannot store elements of {type(space).__name__} spaces; "
+        f"expected Box, Discrete, MultiDiscrete, "
+        f"MultiBinary, Dict or Tuple. Wrap the env so its space is one of those "
+        f"(e.g. gymnasium.wrappers.FlattenObservation).")
 
+# %% ../nbs/00_core.ipynb #c8cc321a
 def _is_leaf(x): return isinstance(x, tuple) and len(x) == 2 and isinstance(x[1], np.dtype)
 
 def _map_spec(f, spec, *rest, path=''):
@@ -73,13 +82,17 @@ def _map_spec(f, spec, *rest, path=''):
         for r in rest:
             if not isinstance(r, dict) or set(r) != set(spec):
                 got = sorted(r) if isinstance(r, dict) else type(r).__name__
-                raise SpaceMismatchError(f"{path or 'data'}: expected a dict with keys {sorted(spec)}, got {got}.")
-        return {k: _map_spec(f, s, *(r[k] for r in rest), path=f"{path}['{k}']") for k, s in spec.items()}
+                raise SpaceMismatchError(f"{path or 'data'}: "
+                                         f"expected a dict with keys {sorted(spec)}, got {got}.")
+        return {k: _map_spec(f, s, *(r[k] for r in rest), path=f"{path}['{k}']")
+                for k, s in spec.items()}
     for r in rest:
         if not isinstance(r, (tuple, list)) or len(r) != len(spec):
             got = f"length {len(r)}" if isinstance(r, (tuple, list)) else type(r).__name__
-            raise SpaceMismatchError(f"{path or 'data'}: expected a tuple of {len(spec)} parts, got {got}.")
-    return tuple(_map_spec(f, s, *(r[i] for r in rest), path=f"{path}[{i}]") for i, s in enumerate(spec))
+            raise SpaceMismatchError(f"{path or 'data'}: expected a tuple of {len(spec)} parts, "
+                                     f"got {got}.")
+    return tuple(_map_spec(f, s, *(r[i] for r in rest), path=f"{path}[{i}]")
+                 for i, s in enumerate(spec))
 
 # %% ../nbs/00_core.ipynb #fc8d2cf0
 def preallocate(space:gym.Space,  # Space of one element
@@ -94,30 +107,37 @@ def check_batch(space:gym.Space,  # Space of one element
                 batch,  # Pytree of arrays with a leading batch axis
                 name:str='data',  # What the batch is, for error messages (e.g. 'obs')
                ):
-    "Raise `SpaceMismatchError` naming the field unless `batch` has the structure, shapes and a dtype castable to `space`'s; returns the batch size."
+    ("Raise `SpaceMismatchError` naming the field unless `batch` has the structure, "
+     "shapes and a dtype castable to `space`'s; returns the batch size.")
     sizes = []
     def check(path, leaf, x):
         x = np.asarray(x)
         shape, dtype = leaf
         if x.shape[1:] != shape or x.ndim != len(shape) + 1:
-            raise SpaceMismatchError(f"{name}{path}: expected shape (batch, {', '.join(map(str, shape))}) "
-                                     f"for {dtype} elements, got {x.shape}. Check the env's space or add/remove a batch axis.")
+            raise SpaceMismatchError(f"{name}{path}: "
+                                     f"expected shape (batch, {', '.join(map(str, shape))}) "
+                                     f"for {dtype} elements, got {x.shape}. "
+                                     f"Check the env's space or add/remove a batch axis.")
         if not np.can_cast(x.dtype, dtype, casting='same_kind'):
-            raise SpaceMismatchError(f"{name}{path}: expected dtype {dtype} (or one castable to it), got {x.dtype}.")
+            raise SpaceMismatchError(f"{name}{path}: expected dtype {dtype} "
+                                     f"(or one castable to it), got {x.dtype}.")
         sizes.append(x.shape[0])
     _map_spec(check, space_spec(space), batch, path='')
     if len(set(sizes)) > 1:
-        raise SpaceMismatchError(f"{name}: all fields must share the batch size, got sizes {sizes}.")
+        raise SpaceMismatchError(f"{name}: all fields must share the batch size, "
+                                 f"got sizes {sizes}.")
     return sizes[0] if sizes else 0
 
 # %% ../nbs/00_core.ipynb #bc46aa76
 def patch_to(cls):
-    "Decorator: add the function (or property) to `cls` as its member, so a class can be written over several cells."
+    ("Decorator: add the function (or property) to `cls` as its member, "
+     "so a class can be written over several cells.")
     def add(f):
         fn = f.fget if isinstance(f, property) else f
         fn.__qualname__ = f"{cls.__name__}.{fn.__name__}"
         setattr(cls, fn.__name__, f)
-        if isinstance(cls, abc.ABCMeta): abc.update_abstractmethods(cls)  # a method added now may fill an abstract one
+        # a method added now may fill an abstract one
+        if isinstance(cls, abc.ABCMeta): abc.update_abstractmethods(cls)
         return f
     return add
 
@@ -138,40 +158,47 @@ class TransitionBatch:
     version: Any = None  # param version that produced each transition
 
     def __post_init__(self):
-        "Every array field must share `Rn`'s leading axis (free under `jit`; skipped under `vmap`, where `Rn` is a scalar)."
+        ("Every array field must share `Rn`'s leading axis "
+         "(free under `jit`; skipped under `vmap`, where `Rn` is a scalar).")
         lead = getattr(self.Rn, 'shape', ())
         if not lead or not isinstance(self.Rn, (np.ndarray, jax.Array)): return
         k = len(lead)
-        if all(x.shape[:k] == lead for x in jax.tree.leaves(self) if isinstance(x, (np.ndarray, jax.Array))): return
+        if all(x.shape[:k] == lead for x in jax.tree.leaves(self)
+               if isinstance(x, (np.ndarray, jax.Array))): return
         rows = {f: [tuple(x.shape) for x in jax.tree.leaves(getattr(self, f))
                     if isinstance(x, (np.ndarray, jax.Array))] for f in self.__dataclass_fields__}
         bad = {f: v for f, v in rows.items() if any(s[:k] != lead for s in v)}
-        shapes = '; '.join(f"{f} has shape{'s' if len(v) > 1 else ''} {', '.join(map(str, v))}" for f, v in bad.items())
-        raise SpaceMismatchError(f"TransitionBatch: every field must have {lead[0] if k == 1 else lead} rows like Rn {lead}, "
+        shapes = '; '.join(f"{f} has shape{'s' if len(v) > 1 else ''} {', '.join(map(str, v))}"
+                           for f, v in bad.items())
+        raise SpaceMismatchError(f"TransitionBatch: every field must have "
+                                 f"{lead[0] if k == 1 else lead} rows like Rn {lead}, "
                                  f"but {shapes}. Build each field with one row per transition.")
 
     @classmethod
-    def from_single(cls, s, a, r, terminated:bool, s_next, gamma:float=0.9, logp:float=0.0, w:float=1.0,
-                    a_next=None, logp_next=None, version:int=0, idx:int=-1):
+    def from_single(cls, s, a, r, terminated:bool, s_next, gamma:float=0.9, logp:float=0.0,
+                    w:float=1.0, a_next=None, logp_next=None, version:int=0, idx:int=-1):
         "A batch of size one from a single raw transition `(s, a, r, terminated, s_next)`."
         add = lambda x: None if x is None else jax.tree.map(lambda v: np.asarray(v)[None], x)
-        return cls(S=add(s), A=add(a), logP=np.array([logp], np.float32), Rn=np.array([r], np.float32),
-                   In=np.array([0.0 if terminated else gamma], np.float32), S_next=add(s_next), A_next=add(a_next),
+        return cls(S=add(s), A=add(a), logP=np.array([logp], np.float32),
+                   Rn=np.array([r], np.float32),
+                   In=np.array([0.0 if terminated else gamma], np.float32), S_next=add(s_next),
+                   A_next=add(a_next),
                    logP_next=None if logp_next is None else np.array([logp_next], np.float32),
                    W=np.array([w], np.float32), idx=np.array([idx], np.int64),
                    version=np.array([version], np.int64))
 
-    def __len__(self): return self.batch_size
-
     @staticmethod
     def concatenate(batches:Sequence[TransitionBatch]) -> TransitionBatch:
         "Concatenate batches along the leading axis (numpy in, numpy out; jax in, jax out)."
-        if not batches: raise ValueError("TransitionBatch.concatenate needs at least one batch, got none.")
+        if not batches:
+            raise ValueError("TransitionBatch.concatenate needs at least one batch, got none.")
         first = jax.tree.structure(batches[0])
         for i, b in enumerate(batches):
             if jax.tree.structure(b) != first:
-                raise SpaceMismatchError(f"TransitionBatch.concatenate: batch {i} has structure {jax.tree.structure(b)}, "
-                                         f"expected {first} (same optional fields set, same state pytree).")
+                raise SpaceMismatchError(f"TransitionBatch.concatenate: batch {i} has structure "
+                                         f"{jax.tree.structure(b)}, "
+                                         f"expected {first} "
+                                         f"(same optional fields set, same state pytree).")
         cat = jnp.concatenate if isinstance(jax.tree.leaves(batches[0])[0], jax.Array) else np.concatenate
         return jax.tree.map(lambda *xs: cat(xs, axis=0), *batches)
 
@@ -183,11 +210,17 @@ def batch_size(self) -> int:
     return int(np.shape(self.Rn)[0])
 
 @patch_to(TransitionBatch)
+def __len__(self): return self.batch_size
+
+# %% ../nbs/00_core.ipynb #db0e2ec3
+@patch_to(TransitionBatch)
 def __getitem__(self, index):
     "Index or slice every field along the batch axis (an int keeps a batch of one)."
-    if isinstance(index, (int, np.integer)): index = slice(index, index + 1 if index != -1 else None)
+    if isinstance(index, (int, np.integer)):
+        index = slice(index, index + 1 if index != -1 else None)
     return jax.tree.map(lambda x: x[index], self)
 
+# %% ../nbs/00_core.ipynb #71fe518f
 @patch_to(TransitionBatch)
 def to_singles(self):
     "Iterate over the batch as batches of size one."
@@ -195,7 +228,8 @@ def to_singles(self):
 
 # %% ../nbs/00_core.ipynb #c21138a9
 def run_sync(coro):
-    "Run coroutine `coro` to completion from plain code, whether or not an event loop is running in this thread."
+    ("Run coroutine `coro` to completion from plain code, whether or not an event loop is running "
+     "in this thread.")
     try: asyncio.get_running_loop()
     except RuntimeError: return asyncio.run(coro)
     box, loop_box, done = {}, {}, threading.Event()
@@ -223,7 +257,8 @@ def run_sync(coro):
 async def in_thread(fn,  # blocking function
                     *args,  # its arguments
                    ):
-    "Run blocking `fn(*args)` in a short-lived thread and await its result; on cancellation the call still completes first."
+    ("Run blocking `fn(*args)` in a short-lived thread and await its result; "
+     "on cancellation the call still completes first.")
     loop = asyncio.get_running_loop()
     fut = loop.create_future()
     def settle(res, err):
@@ -245,7 +280,8 @@ async def in_thread(fn,  # blocking function
 
 # %% ../nbs/00_core.ipynb #bb8686da
 class count_compiles:
-    "Context manager counting XLA compilations (from any thread) inside its block: `with count_compiles() as c: ...`, then `c.count`."
+    ("Context manager counting XLA compilations (from any thread) inside its block: "
+     "`with count_compiles() as c: ...`, then `c.count`.")
     event = '/jax/core/compile/backend_compile_duration'
     def __init__(self): self.count, self._lock = 0, threading.Lock()
 
@@ -264,9 +300,12 @@ class count_compiles:
     def __repr__(self): return f"count_compiles(count={self.count})"
 
 # %% ../nbs/00_core.ipynb #67cb17d1
-def fix_mmap_threshold(nbytes:int=4 << 20,  # blocks of this many bytes and more get a mmap of their own
+def fix_mmap_threshold(nbytes:int=4 << 20,  # blocks of this many bytes and more get a mmap each
                       ):
-    "Have glibc serve blocks of `nbytes` and more with their own mmap, returned to the OS when freed (glibc's `mallopt(M_MMAP_THRESHOLD)`, once per process; nothing elsewhere). By default glibc raises this threshold each time such a block is freed, and a run that makes checkpoint-sized copies again and again then keeps them in its heap."
+    ("Have glibc serve blocks of `nbytes` and more with their own mmap, "
+     "returned to the OS when freed (glibc's `mallopt(M_MMAP_THRESHOLD)`, once per process; "
+     "nothing elsewhere). By default glibc raises this threshold each time such a block is freed, "
+     "and a run that makes checkpoint-sized copies again and again then keeps them in its heap.")
     global _mmap_fixed
     if _mmap_fixed: return
     _mmap_fixed = True
@@ -276,8 +315,13 @@ def fix_mmap_threshold(nbytes:int=4 << 20,  # blocks of this many bytes and more
     except (OSError, AttributeError): pass
 _mmap_fixed = False
 
+# %% ../nbs/00_core.ipynb #028f4ce6
 def trim_heap():
-    "Hand freed heap memory back to the OS (glibc's `malloc_trim`; nothing elsewhere). A checkpoint's copies are large and short-lived; glibc raises its mmap threshold after freeing such blocks, so later ones land in the heap arenas and stay there once freed, and a long run's resident memory would creep up by about a checkpoint per save."
+    ("Hand freed heap memory back to the OS (glibc's `malloc_trim`; "
+     "nothing elsewhere). A checkpoint's copies are large and short-lived; "
+     "glibc raises its mmap threshold after freeing such blocks, "
+     "so later ones land in the heap arenas and stay there once freed, "
+     "and a long run's resident memory would creep up by about a checkpoint per save.")
     global _malloc_trim
     if _malloc_trim is None:
         try:

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from .core import ConfigError
+from .core import ConfigError, patch_to
 
 # %% auto #0
 __all__ = ['AXIS', 'make_mesh', 'replicate', 'batch_sharding', 'local_devices', 'spans_processes', 'shard_batch', 'host_local',
@@ -27,14 +27,16 @@ __all__ = ['AXIS', 'make_mesh', 'replicate', 'batch_sharding', 'local_devices', 
 # %% ../nbs/01_parallel.ipynb #14071a03
 AXIS = 'batch'  # name of the data-parallel mesh axis
 
-def make_mesh(devices:Sequence[jax.Device]|None=None,  # devices for the learner; default every device (of every process, after `jax.distributed.initialize`)
+def make_mesh(devices:Sequence[jax.Device]|None=None,  # learner devices (default: `jax.devices()`)
               axis_name:str=AXIS,  # name of the mesh axis
              ) -> Mesh:
     "A 1-D mesh over `devices`."
     devices = list(jax.devices() if devices is None else devices)
-    if not devices: raise ConfigError("make_mesh: got an empty device list; pass None for every local device.")
+    if not devices:
+        raise ConfigError("make_mesh: got an empty device list; pass None for every local device.")
     if len({d.platform for d in devices}) > 1:
-        raise ConfigError(f"make_mesh: devices mix platforms {sorted({d.platform for d in devices})}; use devices of one kind.")
+        raise ConfigError(f"make_mesh: devices mix platforms "
+                          f"{sorted({d.platform for d in devices})}; use devices of one kind.")
     return Mesh(np.array(devices), (axis_name,))
 
 # %% ../nbs/01_parallel.ipynb #fc93388c
@@ -46,6 +48,7 @@ def batch_sharding(mesh:Mesh, batch_axis:int=0) -> NamedSharding:
     "Sharding that splits axis `batch_axis` over the mesh and replicates the rest."
     return NamedSharding(mesh, P(*([None] * batch_axis), mesh.axis_names[0]))
 
+# %% ../nbs/01_parallel.ipynb #db1c15f6
 def local_devices(mesh:Mesh) -> list:
     "The devices of `mesh` that belong to this process (all of them, in one process)."
     return [d for d in mesh.devices.flat if d.process_index == jax.process_index()]
@@ -54,25 +57,33 @@ def spans_processes(mesh:Mesh) -> bool:
     "Whether `mesh` holds devices of other processes too (a learner over several hosts)."
     return len(local_devices(mesh)) < mesh.size
 
+# %% ../nbs/01_parallel.ipynb #7e8ced0a
 def shard_batch(tree, mesh:Mesh, batch_axis:int=0):
-    "Split the `batch_axis` of every leaf of `tree` over `mesh`; over several processes, each passes its own rows and the batch is their concatenation in process order."
+    ("Split the `batch_axis` of every leaf of `tree` over `mesh`; over several processes, "
+     "each passes its own rows and the batch is their concatenation in process order.")
     n = len(local_devices(mesh))
     for leaf in jax.tree.leaves(tree):
         size = np.shape(leaf)[batch_axis]
         if size % n:
-            raise ConfigError(f"shard_batch: batch axis has size {size}, which does not divide over {n} devices; "
+            raise ConfigError(f"shard_batch: batch axis has size {size}, "
+                              f"which does not divide over {n} devices; "
                               f"use a batch size that is a multiple of {n}.")
     sharding = batch_sharding(mesh, batch_axis)
     if not spans_processes(mesh): return jax.device_put(tree, sharding)
-    return jax.tree.map(lambda x: x if isinstance(x, jax.Array) else jax.make_array_from_process_local_data(sharding, np.asarray(x)), tree)
+    return jax.tree.map(lambda x: x if isinstance(x, jax.Array)
+                        else jax.make_array_from_process_local_data(sharding, np.asarray(x)), tree)
 
+# %% ../nbs/01_parallel.ipynb #b6cf6a99
 def host_local(tree):
-    "Every array of `tree` as numpy, as far as this process holds it: whole where replicated, this process's rows (in order) where split over several processes."
+    ("Every array of `tree` as numpy, as far as this process holds it: whole where replicated, "
+     "this process's rows (in order) where split over several processes.")
     def one(x):
         if not isinstance(x, jax.Array): return x
         if x.is_fully_addressable or x.sharding.is_fully_replicated: return np.asarray(x)
         shards = {}
-        for s in x.addressable_shards: shards.setdefault(tuple(sl.start or 0 for sl in s.index), s.data)  # replicas of a shard: keep one
+        # replicas of a shard: keep one
+        for s in x.addressable_shards:
+            shards.setdefault(tuple(sl.start or 0 for sl in s.index), s.data)
         starts = sorted(shards)
         axis = next((a for a in range(x.ndim) if len({k[a] for k in starts}) > 1), 0)
         return np.concatenate([np.asarray(shards[k]) for k in starts], axis=axis)
@@ -88,26 +99,34 @@ def pmean(tree, axis_name:str=AXIS):
     "Average `tree` over the data-parallel axis inside `data_parallel`; identity elsewhere."
     return jax.lax.pmean(tree, axis_name) if _axis_bound(axis_name) else tree
 
+# %% ../nbs/01_parallel.ipynb #950e54ff
 def axis_index(axis_name:str=AXIS):
-    "This device's position on the data-parallel axis (0 outside `data_parallel`); fold it into RNG keys for per-device noise."
+    ("This device's position on the data-parallel axis (0 outside `data_parallel`); "
+     "fold it into RNG keys for per-device noise.")
     return jax.lax.axis_index(axis_name) if _axis_bound(axis_name) else jnp.int32(0)
 
 def axis_size(axis_name:str=AXIS) -> int:
     "The number of devices on the data-parallel axis (1 outside `data_parallel`)."
     return jax.lax.axis_size(axis_name) if _axis_bound(axis_name) else 1
 
+# %% ../nbs/01_parallel.ipynb #afe208c3
 def gather(tree, axis:int=0, axis_name:str=AXIS):
-    "Every device's shard of `tree`, concatenated along `axis` in device order (the whole batch on each device) inside `data_parallel`; identity elsewhere."
-    return jax.tree.map(lambda x: jax.lax.all_gather(x, axis_name, axis=axis, tiled=True), tree) if _axis_bound(axis_name) else tree
+    ("Every device's shard of `tree`, concatenated along `axis` in device order "
+     "(the whole batch on each device) inside `data_parallel`; identity elsewhere.")
+    return (jax.tree.map(lambda x: jax.lax.all_gather(x, axis_name, axis=axis, tiled=True), tree)
+            if _axis_bound(axis_name) else tree)
 
 # %% ../nbs/01_parallel.ipynb #2a7d1d58
-def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; calls `pmean` on its gradients
+def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; pmeans its gradients
                   mesh:Mesh|None=None,  # device mesh; default every local device
-                  num_fused:int=1,  # K updates per dispatch (batch leaves then have shape (K, B, ...))
-                  batch_axis:int=0,  # axis of each (unfused) batch leaf split over the devices, e.g. 1 for [T, B]
-                  max_in_flight:int|None=None,  # outstanding calls allowed; default 8 on multi-device CPU meshes
+                  num_fused:int=1,  # K updates per dispatch (batch leaves have shape (K, B, ...))
+                  # axis of each (unfused) batch leaf split over the devices, e.g. 1 for [T, B]
+                  batch_axis:int=0,
+                  # outstanding calls allowed; default 8 on multi-device CPU meshes
+                  max_in_flight:int|None=None,
                  ) -> Callable:
-    "Run `step` data-parallel over `mesh` (pmap semantics), optionally fusing `num_fused` updates per dispatch."
+    ("Run `step` data-parallel over `mesh` (pmap semantics), optionally fusing `num_fused` "
+     "updates per dispatch.")
     mesh = make_mesh() if mesh is None else mesh
     if num_fused < 1: raise ConfigError(f"data_parallel: num_fused must be >= 1, got {num_fused}.")
     axis, n = mesh.axis_names[0], mesh.size
@@ -123,70 +142,89 @@ def data_parallel(step:Callable,  # pure `(state, batch) -> (state, metrics)`; c
         return jax.lax.scan(step, state, batch)
 
     multi = spans_processes(mesh)
-    in_sharding = NamedSharding(mesh, P()) if n == 1 else batch_sharding(mesh, bdim)  # where the program takes its batch
+    # where the program takes its batch
+    in_sharding = NamedSharding(mesh, P()) if n == 1 else batch_sharding(mesh, bdim)
 
     def put(batch):
-        "Copy `batch` (host arrays) to where the program takes it, without waiting: the copy runs while the devices compute."
+        ("Copy `batch` (host arrays) to where the program takes it, without waiting: "
+         "the copy runs while the devices compute.")
         return shard_batch(batch, mesh, bdim) if multi else jax.device_put(batch, in_sharding)
 
     def run(state, batch):
-        if multi: batch = shard_batch(batch, mesh, bdim)  # this process's rows become its part of the global batch
+        # this process's rows become its part of the global batch
+        if multi: batch = shard_batch(batch, mesh, bdim)
         leaves, treedef = jax.tree.flatten(batch)
         key = (treedef, jax.tree.structure(state), tuple((l.shape, l.dtype) for l in leaves))
         if key not in cache: cache[key] = _dp_program(local, state, batch, mesh, num_fused, bdim)
-        if max_in_flight and len(in_flight) >= max_in_flight: jax.block_until_ready(in_flight.popleft())
+        if max_in_flight and len(in_flight) >= max_in_flight:
+            jax.block_until_ready(in_flight.popleft())
         out = cache[key](state, batch)
-        if max_in_flight: in_flight.append(jax.tree.leaves(out[1])[:1] or jax.tree.leaves(out[0])[:1])
+        if max_in_flight:
+            in_flight.append(jax.tree.leaves(out[1])[:1] or jax.tree.leaves(out[0])[:1])
         return out
 
     run.mesh, run.num_fused, run.batch_axis, run.put = mesh, num_fused, batch_axis, put
-    run.cache_size = lambda: len(cache)  # programs built so far (one per batch shape): tests check nothing recompiles
+    # programs built so far (one per batch shape): tests check nothing recompiles
+    run.cache_size = lambda: len(cache)
     return run
 
 # %% ../nbs/01_parallel.ipynb #d5005258
-def _dp_program(local:Callable,  # the step on one device's slice (K of them, scanned, with `num_fused` > 1)
+def _dp_program(local:Callable,  # the step on one device's slice (K, scanned, if `num_fused` > 1)
                 state, batch,  # the arguments of the call it is built for
-                mesh:Mesh, num_fused:int, bdim:int,  # as `data_parallel` has them; `bdim`: the batch axis of a fused batch
+                # as `data_parallel` has them; `bdim`: the batch axis of a fused batch
+                mesh:Mesh, num_fused:int, bdim:int,
                ) -> Callable:
-    "The jitted program of `data_parallel` for one batch structure and shapes, its metrics sorted by shape."
+    ("The jitted program of `data_parallel` for one batch structure and shapes, "
+     "its metrics sorted by shape.")
     axis, n = mesh.axis_names[0], mesh.size
     sizes = {np.shape(l)[bdim] for l in jax.tree.leaves(batch)}
     if len(sizes) != 1:
-        raise ConfigError(f"data_parallel: batch leaves disagree on the batch axis {bdim}: sizes {sorted(sizes)}.")
+        raise ConfigError(f"data_parallel: batch leaves disagree on the batch axis {bdim}: "
+                          f"sizes {sorted(sizes)}.")
     size = sizes.pop()
     if size % n:
-        raise ConfigError(f"data_parallel: batch size {size} does not divide over {n} devices; use a multiple of {n}.")
+        raise ConfigError(f"data_parallel: batch size {size} does not divide over {n} devices; "
+                          f"use a multiple of {n}.")
     if num_fused > 1 and {np.shape(l)[0] for l in jax.tree.leaves(batch)} != {num_fused}:
-        raise ConfigError(f"data_parallel: with num_fused={num_fused} every batch leaf needs leading axis {num_fused}.")
-    if n == 1:  # one device: no mapping (collectives are identities outside a mapped axis); compiles in ~2/3 of the time
+        raise ConfigError(f"data_parallel: with num_fused={num_fused} "
+                          f"every batch leaf needs leading axis {num_fused}.")
+    # one device: no mapping (collectives are identities outside a mapped axis);
+    # compiles in ~2/3 of the time
+    if n == 1:
         on_device = NamedSharding(mesh, P())
         return jax.jit(local, in_shardings=on_device, out_shardings=on_device)
-    # the dtype jax will really use (int64 numpy fields become int32 without x64): jax 0.11 warns at each
-    # ShapeDtypeStruct asked for a dtype it does not have
-    # the metrics' shapes on one device, traced with the mesh axis bound (a vmap over it): collectives (`gather`) see it
+    # the dtype jax will really use (int64 numpy fields become int32 without x64): jax 0.11 warns
+    # at each ShapeDtypeStruct asked for a dtype it does not have
+    # the metrics' shapes on one device, traced with the mesh axis bound (a vmap over it):
+    # collectives (`gather`) see it
     local_batch = jax.tree.map(lambda l: jax.ShapeDtypeStruct(
-        (n,) + np.shape(l)[:bdim] + (size // n,) + np.shape(l)[bdim + 1:], jax.dtypes.canonicalize_dtype(l.dtype)), batch)
-    _, m_shape = jax.eval_shape(jax.vmap(local, in_axes=(None, 0), axis_name=axis, axis_size=n), state,
-                                local_batch)
+        (n,) + np.shape(l)[:bdim] + (size // n,) + np.shape(l)[bdim + 1:],
+        jax.dtypes.canonicalize_dtype(l.dtype)), batch)
+    _, m_shape = jax.eval_shape(jax.vmap(local, in_axes=(None, 0), axis_name=axis, axis_size=n),
+                                state, local_batch)
     m_shape = jax.tree.map(lambda m: jax.ShapeDtypeStruct(m.shape[1:], m.dtype), m_shape)
     per_sample = jax.tree.map(lambda m: m.ndim > bdim and m.shape[bdim] == size // n, m_shape)
     m_specs = jax.tree.map(lambda ps: P(*([None] * bdim), axis) if ps else P(), per_sample)
 
     def body(state, batch):
         state, metrics = local(state, batch)
-        metrics = jax.tree.map(lambda m, ps: m if ps else jax.lax.pmean(m, axis), metrics, per_sample)
+        metrics = jax.tree.map(lambda m, ps: m if ps else jax.lax.pmean(m, axis),
+                               metrics, per_sample)
         return state, metrics
 
     in_specs = (P(), P(*([None] * bdim), axis))
-    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=(P(), m_specs), check_vma=False))
+    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=(P(), m_specs),
+                                 check_vma=False))
 
 # %% ../nbs/01_parallel.ipynb #b55f125f
 async def ready(tree,
-                spin:float=5e-4,  # seconds of checking between plain yields to the loop (sleep(0)) before sleeping
+                # seconds of checking between plain yields to the loop (sleep(0)) before sleeping
+                spin:float=5e-4,
                 poll:float=1e-4,  # first sleep between readiness checks after the spin (seconds)
                 max_poll:float=1e-3,  # longest sleep between checks
                ):
-    "Await until every `jax.Array` in `tree` is computed, without blocking the event loop; returns `tree`."
+    ("Await until every `jax.Array` in `tree` is computed, without blocking the event loop; "
+     "returns `tree`.")
     leaves = [l for l in jax.tree.leaves(tree) if isinstance(l, jax.Array)]
     if all(l.is_ready() for l in leaves): return tree
     t0, delay = time.perf_counter(), poll
@@ -199,7 +237,8 @@ async def ready(tree,
 
 # %% ../nbs/01_parallel.ipynb #28bfe70b
 def to_host_async(tree):
-    "Start copying every array of `tree` that this process holds to the host, without waiting; returns `tree`. Later reads (`np.asarray`, `host_local`) then find the values there."
+    ("Start copying every array of `tree` that this process holds to the host, without waiting; "
+     "returns `tree`. Later reads (`np.asarray`, `host_local`) then find the values there.")
     for x in jax.tree.leaves(tree):
         if isinstance(x, jax.Array) and x.is_fully_addressable: x.copy_to_host_async()
     return tree
@@ -222,40 +261,50 @@ class ParamStore:
         "Coroutines parked in `wait_newer` right now."
         return len(self._waiters)
 
-    def publish(self,
-                params,  # the params pytree (published by reference)
-                version:int|None=None,  # jump to this version number (> the current one), e.g. when resuming a checkpoint; None: the next
-               ) -> int:
-        "Make `params` the latest version; returns its version number."
-        if params is None: raise ConfigError("ParamStore.publish: got None; publish a params pytree.")
-        with self._lock:
-            if version is not None and version <= self._version:
-                raise ConfigError(f"ParamStore.publish: version={version} must be newer than the latest ({self._version}).")
-            self._version = self._version + 1 if version is None else int(version)
-            self._params = params
-            version, waiters, self._waiters = self._version, self._waiters, []
-        for loop, fut in waiters:
-            if loop.is_closed(): continue
-            loop.call_soon_threadsafe(_resolve, fut, (version, params))
-        return version
-
-    def latest(self):
-        "`(version, params)` of the latest publish; the params are the published arrays themselves."
-        with self._lock: return self._version, self._params
-
-    async def wait_newer(self, version:int, timeout:float|None=None):
-        "Wait until a version newer than `version` is published; returns `(version, params)`."
-        with self._lock:
-            if self._version > version: return self._version, self._params
-            fut = asyncio.get_running_loop().create_future()
-            self._waiters.append((asyncio.get_running_loop(), fut))
-        try: return await asyncio.wait_for(fut, timeout)
-        except asyncio.TimeoutError:
-            raise TimeoutError(f"ParamStore.wait_newer: no version newer than {version} within {timeout} s "
-                               f"(latest is {self._version}); is the learner running?") from None
-        finally:
-            with self._lock:
-                self._waiters = [w for w in self._waiters if w[1] is not fut]
+# %% ../nbs/01_parallel.ipynb #5bd8f59c
+@patch_to(ParamStore)
+def publish(self,
+            params,  # the params pytree (published by reference)
+            # jump to this version number (> the current one), e.g. when resuming a checkpoint;
+            # None: the next
+            version:int|None=None,
+           ) -> int:
+    "Make `params` the latest version; returns its version number."
+    if params is None: raise ConfigError("ParamStore.publish: got None; publish a params pytree.")
+    with self._lock:
+        if version is not None and version <= self._version:
+            raise ConfigError(f"ParamStore.publish: version={version} "
+                              f"must be newer than the latest ({self._version}).")
+        self._version = self._version + 1 if version is None else int(version)
+        self._params = params
+        version, waiters, self._waiters = self._version, self._waiters, []
+    for loop, fut in waiters:
+        if loop.is_closed(): continue
+        loop.call_soon_threadsafe(_resolve, fut, (version, params))
+    return version
 
 def _resolve(fut, value):
     if not fut.done(): fut.set_result(value)
+
+# %% ../nbs/01_parallel.ipynb #df82355c
+@patch_to(ParamStore)
+def latest(self):
+    "`(version, params)` of the latest publish; the params are the published arrays themselves."
+    with self._lock: return self._version, self._params
+
+# %% ../nbs/01_parallel.ipynb #d735232e
+@patch_to(ParamStore)
+async def wait_newer(self, version:int, timeout:float|None=None):
+    "Wait until a version newer than `version` is published; returns `(version, params)`."
+    with self._lock:
+        if self._version > version: return self._version, self._params
+        fut = asyncio.get_running_loop().create_future()
+        self._waiters.append((asyncio.get_running_loop(), fut))
+    try: return await asyncio.wait_for(fut, timeout)
+    except asyncio.TimeoutError:
+        raise TimeoutError(f"ParamStore.wait_newer: no version newer than {version} "
+                           f"within {timeout} s "
+                           f"(latest is {self._version}); is the learner running?") from None
+    finally:
+        with self._lock:
+            self._waiters = [w for w in self._waiters if w[1] is not fut]
