@@ -53,7 +53,8 @@ class ReplayConfig(RuntimeConfig):
 # %% ../../nbs/algos/50_apex_dqn.ipynb #e2ae9d47
 @dataclass(frozen=True)
 class ApeXConfig(ReplayConfig):
-    "Hyperparameters of Ape-X DQN (the runtime's and replay's fields, with Ape-X's defaults, and its own)."
+    ("Hyperparameters of Ape-X DQN (the runtime's and replay's fields, with Ape-X's defaults, and "
+     "its own).")
     batch_size: int = 32  # transitions per update (split over the learner's devices)
     updates_per_dispatch: int = 32  # K updates fused into one device call (lax.scan); priorities of the K batches follow the call
     buffer_capacity: int = 100_000
@@ -87,7 +88,8 @@ def epsilon_ladder(n:int, epsilon:float=0.4, alpha:float=7.0) -> np.ndarray:
 
 # %% ../../nbs/algos/50_apex_dqn.ipynb #46002ac9
 class MLPQ(nn.Module):
-    "Q-network S -> q(S, .): an optional encoder (a CNN for images), an MLP, and an optional dueling head."
+    ("Q-network S -> q(S, .): an optional encoder (a CNN for images), an MLP, and an optional "
+     "dueling head.")
     num_actions: int
     hidden: Sequence[int] = (128, 128)
     dueling: bool = True
@@ -123,12 +125,14 @@ class ApeXDQNSpec(Spec):
 
     def setup(self, func):
         cfg = self.config
-        image = is_image_space(self.observation_space)  # images: the CNN encoder (with its dense layer) and the heads, without `hidden`
+        # images: the CNN encoder (with its dense layer) and the heads, without `hidden`
+        image = is_image_space(self.observation_space)
         net = func if func is not None else MLPQ(int(self.action_space.n), () if image else tuple(cfg.hidden), cfg.dueling,
                                                  image_encoder(self.observation_space) if image else None)
         params = numpy_init(net, self.observation_space, cfg.seed) if func is None else None
         self.q = Q(net, seed=cfg.seed, params=params, observation_space=self.observation_space, action_space=self.action_space)
-        if func is not None:  # a user's network: its q-values' shape is checked before anything trains
+        # a user's network: its q-values' shape is checked before anything trains
+        if func is not None:
             B, space = FUNC_CHECK_BATCH, self.observation_space
             check_func(self.algo_name, 'func', self.q.apply, self.q.params, [jax.ShapeDtypeStruct((B, *space.shape), space.dtype)],
                        [(B, int(self.action_space.n))], "q-values of every action, shape (batch, num_actions)")
@@ -137,40 +141,52 @@ class ApeXDQNSpec(Spec):
         self.eps = epsilon_ladder(cfg.num_envs, cfg.epsilon, cfg.eps_alpha)
         return DQNState(OnlineAndTarget(self.q.params, self.q.params), self.optimizer.init(self.q.params))
 
-    def actor_params(self, state): return state.params.online
+# %% ../../nbs/algos/50_apex_dqn.ipynb #1afc57e9
+@patch_to(ApeXDQNSpec)
+def actor_params(self, state): return state.params.online
 
-    def upgrade_learner(self, learner:dict) -> dict:
-        "A checkpoint's learner state as rlnb wrote it before its parts were named (`params`, `target`, `opt_state`), in today's layout."
-        if 'target' not in learner: return learner
-        return dict(params=dict(online=learner['params'], target=learner['target']), opt_state=learner['opt_state'])
+@patch_to(ApeXDQNSpec)
+def upgrade_learner(self, learner:dict) -> dict:
+    ("A checkpoint's learner state as rlnb wrote it before its parts were named (`params`, "
+     "`target`, `opt_state`), in today's layout.")
+    if 'target' not in learner: return learner
+    return dict(params=dict(online=learner['params'], target=learner['target']), opt_state=learner['opt_state'])
 
-    @property
-    def frame_axis(self) -> int|None:
-        "The stack axis of the observations when replay stores each frame once (`frame_replay`), else None."
-        cfg, space = self.config, self.observation_space
-        if cfg.frame_replay is False: return None
-        if getattr(space, 'stack_axis', None) in (0, -1): return space.stack_axis  # a StackedFrames space (read by its attribute: a reloaded module's class is another class)
-        if cfg.frame_replay is None: return None
-        if is_image_space(space): return -1
-        raise ConfigError(f"frame_replay=True needs observations of stacked frames, (height, width, stack) or a StackedFrames space; got {space}.")
+# %% ../../nbs/algos/50_apex_dqn.ipynb #527b6835
+@patch_to(ApeXDQNSpec)
+@property
+def frame_axis(self) -> int|None:
+    ("The stack axis of the observations when replay stores each frame once (`frame_replay`), "
+     "else None.")
+    cfg, space = self.config, self.observation_space
+    if cfg.frame_replay is False: return None
+    # a StackedFrames space (read by its attribute: a reloaded module's class is another class)
+    if getattr(space, 'stack_axis', None) in (0, -1): return space.stack_axis
+    if cfg.frame_replay is None: return None
+    if is_image_space(space): return -1
+    raise ConfigError(f"frame_replay=True needs observations of stacked frames, (height, width, stack) or a StackedFrames space; got {space}.")
 
-    def make_tracer(self, num_envs):
-        if self.frame_axis is not None: return FrameTracer(num_envs, self.frame_axis)
-        return BatchedNStep(self.config.n_step, self.config.gamma, num_envs)
+# %% ../../nbs/algos/50_apex_dqn.ipynb #147e3f35
+@patch_to(ApeXDQNSpec)
+def make_tracer(self, num_envs):
+    if self.frame_axis is not None: return FrameTracer(num_envs, self.frame_axis)
+    return BatchedNStep(self.config.n_step, self.config.gamma, num_envs)
 
-    def make_pacing(self):
-        cfg = self.config
-        if self.frame_axis is not None:  # new rows enter at the largest priority: their transitions are complete only n steps later
-            buffer = PrioritizedFrameReplayBuffer.from_spaces(self.observation_space, self.action_space, cfg.buffer_capacity, cfg.num_envs,
-                                                              self.frame_axis, n_step=cfg.n_step, gamma=cfg.gamma, alpha=cfg.priority_alpha,
-                                                              beta=cfg.priority_beta, seed=cfg.seed)
-            return ReplayRatio(buffer, cfg.replay_ratio, cfg.actor_slack, cfg.buffer_warmup)
-        buffer = PrioritizedReplayBuffer(cfg.buffer_capacity, alpha=cfg.priority_alpha, beta=cfg.priority_beta, seed=cfg.seed,
-                                         observation_space=self.observation_space, action_space=self.action_space)
-        td = lambda params, batch: self.updater.td_error_fn(params, params, batch)[0]
-        return ReplayRatio(buffer, cfg.replay_ratio, cfg.actor_slack, cfg.buffer_warmup, priority_fn=td)
+@patch_to(ApeXDQNSpec)
+def make_pacing(self):
+    cfg = self.config
+    # new rows enter at the largest priority: their transitions are complete only n steps later
+    if self.frame_axis is not None:
+        buffer = PrioritizedFrameReplayBuffer.from_spaces(self.observation_space, self.action_space, cfg.buffer_capacity, cfg.num_envs,
+                                                          self.frame_axis, n_step=cfg.n_step, gamma=cfg.gamma, alpha=cfg.priority_alpha,
+                                                          beta=cfg.priority_beta, seed=cfg.seed)
+        return ReplayRatio(buffer, cfg.replay_ratio, cfg.actor_slack, cfg.buffer_warmup)
+    buffer = PrioritizedReplayBuffer(cfg.buffer_capacity, alpha=cfg.priority_alpha, beta=cfg.priority_beta, seed=cfg.seed,
+                                     observation_space=self.observation_space, action_space=self.action_space)
+    td = lambda params, batch: self.updater.td_error_fn(params, params, batch)[0]
+    return ReplayRatio(buffer, cfg.replay_ratio, cfg.actor_slack, cfg.buffer_warmup, priority_fn=td)
 
-
+# %% ../../nbs/algos/50_apex_dqn.ipynb #50a9cf08
 class ApeXDQN(Runtime):
     "Ape-X DQN on the actor-learner runtime: `ApeXDQN('CartPole-v1').train(100_000)`."
     algorithm = ApeXDQNSpec
