@@ -21,7 +21,8 @@ from ..core import ConfigError, patch_to
 from ..envs.pixels import image_encoder, is_image_space
 from ..parallel import pmean
 from ..coax.policy_gradient import DiagGaussian, distribution_for, vtrace
-from ..runtime.runtime import OnPolicyQueue, Runtime, RuntimeConfig, adam_clipped, need, numpy_init
+from ..runtime.runtime import (OnPolicyQueue, Runtime, RuntimeConfig, adam_clipped, need,
+                                  numpy_init)
 from ..runtime.spec import FUNC_CHECK_BATCH, Spec, check_func, func_inputs, module_init
 from ..replay.tracing import BatchedUnroll
 
@@ -33,7 +34,8 @@ __all__ = ['check_recurrent', 'IMPALAConfig', 'ActorCritic', 'RecurrentActorCrit
 def check_recurrent(cfg):
     "Raise a `ConfigError` unless `cfg.recurrent` is None or a number of core units >= 1."
     v = cfg.recurrent
-    need(cfg, v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 1), 'recurrent', 'must be None (no memory) or the units of the GRU core, an int >= 1')
+    need(cfg, v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 1), 'recurrent',
+         'must be None (no memory) or the units of the GRU core, an int >= 1')
 
 # %% ../../nbs/algos/51_impala.ipynb #2725228c
 @dataclass(frozen=True)
@@ -60,15 +62,22 @@ class IMPALAConfig(RuntimeConfig):
 
     def check(self):
         super().check()
-        need(self, isinstance(self.unroll_length, int) and self.unroll_length >= 1, 'unroll_length', 'must be an int >= 1')
+        need(self, isinstance(self.unroll_length, int) and self.unroll_length >= 1, 'unroll_length',
+             'must be an int >= 1')
         check_recurrent(self)
         need(self, 0 < self.gamma <= 1, 'gamma', 'must be in (0, 1]')
         need(self, 0 <= self.lambda_ <= 1, 'lambda_', 'must be in [0, 1]')
-        for name in ('clip_rho', 'clip_pg_rho', 'clip_c', 'learning_rate', 'max_grad_norm', 'reward_scale'):
+        for name in ('clip_rho', 'clip_pg_rho', 'clip_c', 'learning_rate', 'max_grad_norm',
+                     'reward_scale'):
             need(self, getattr(self, name) > 0, name, 'must be > 0')
-        for name in ('entropy_coef', 'value_coef'): need(self, getattr(self, name) >= 0, name, 'must be >= 0')
-        need(self, isinstance(self.schedule_steps, int) and not isinstance(self.schedule_steps, bool) and self.schedule_steps >= 0, 'schedule_steps', 'must be an int >= 0 (0: a constant learning rate)')
-        need(self, isinstance(self.normalize_advantages, bool), 'normalize_advantages', 'must be True or False')
+        for name in ('entropy_coef', 'value_coef'):
+            need(self, getattr(self, name) >= 0, name, 'must be >= 0')
+        need(self, isinstance(self.schedule_steps, int)
+             and not isinstance(self.schedule_steps, bool) and self.schedule_steps >= 0,
+             'schedule_steps',
+             'must be an int >= 0 (0: a constant learning rate)')
+        need(self, isinstance(self.normalize_advantages, bool), 'normalize_advantages',
+             'must be True or False')
 
 # %% ../../nbs/algos/51_impala.ipynb #7144db47
 class ActorCritic(nn.Module):
@@ -82,12 +91,15 @@ class ActorCritic(nn.Module):
 
     @nn.compact
     def __call__(self, x):
-        x = self.encoder(x) if self.encoder is not None else x.reshape(x.shape[0], -1).astype(jnp.float32)
+        x = (self.encoder(x) if self.encoder is not None else
+             x.reshape(x.shape[0], -1).astype(jnp.float32))
         def mlp(h, out):
             for w in self.hidden: h = nn.tanh(nn.Dense(w)(h))
             return nn.Dense(out)(h)
         pi, v = mlp(x, self.num_outputs), mlp(x, 1)[:, 0]
-        if self.gaussian: pi = (pi, self.param('log_std', nn.initializers.constant(self.log_std_init), (self.num_outputs,)))
+        if self.gaussian:
+            pi = (pi, self.param('log_std', nn.initializers.constant(self.log_std_init),
+                                 (self.num_outputs,)))
         return pi, v
 
 # %% ../../nbs/algos/51_impala.ipynb #abc3154a
@@ -103,13 +115,18 @@ class RecurrentActorCritic(nn.Module):
 
     @nn.compact
     def __call__(self, x, core):
-        x = self.encoder(x) if self.encoder is not None else x.reshape(x.shape[0], -1).astype(jnp.float32)
+        x = (self.encoder(x) if self.encoder is not None else
+             x.reshape(x.shape[0], -1).astype(jnp.float32))
         core, x = nn.GRUCell(self.core_size)(core, x)
         def mlp(h, out):
             for w in self.hidden: h = nn.tanh(nn.Dense(w)(h))
             return nn.Dense(out)(h)
         pi, v = mlp(x, self.num_outputs), mlp(x, 1)[:, 0]
-        if self.gaussian: pi = (pi, jnp.broadcast_to(self.param('log_std', nn.initializers.constant(self.log_std_init), (self.num_outputs,)), pi.shape))
+        if self.gaussian:
+            pi = (pi, jnp.broadcast_to(
+                self.param('log_std', nn.initializers.constant(self.log_std_init),
+                           (self.num_outputs,)),
+                pi.shape))
         return (pi, v), core
 
 # %% ../../nbs/algos/51_impala.ipynb #a5246ee6
@@ -142,7 +159,8 @@ def replay_unroll(apply,  # `(obs, core) -> ((policy parameters, V), core)` with
     ("The policy parameters [T, B, ...], V [T, B] of each step and V [T, B] of the observation it "
      "reached, from the stored start state.")
     T, B = b['R'].shape
-    (pi, v), after = unroll_core(apply, b['core'][0], b['S'], episode_starts(b['terminated'], b['truncated'], b['valid']))
+    (pi, v), after = unroll_core(apply, b['core'][0], b['S'],
+                                 episode_starts(b['terminated'], b['truncated'], b['valid']))
     flat = lambda x: x.reshape(T * B, *x.shape[2:])
     (_, v_next), _ = apply(jax.tree.map(flat, b['S_final']), flat(after))
     return pi, v, v_next.reshape(T, B)
@@ -155,10 +173,13 @@ class ActorCriticSpec(Spec):
     rollout_field, trajectories = 'unroll_length', True
 
     def check_spaces(self, observation_space, action_space):
-        if not isinstance(observation_space, gym.spaces.Box): raise ConfigError(f"{self.algo_name}'s default network needs a Box observation space, got {observation_space}.")
+        if not isinstance(observation_space, gym.spaces.Box):
+            raise ConfigError(f"{self.algo_name}'s default network needs a Box observation space, "
+                              f"got {observation_space}.")
         distribution_for(action_space)  # raises for a space no action distribution fits
 
-    def make_tracer(self, num_envs): return BatchedUnroll(self.config.unroll_length, num_envs, keep_final=True)
+    def make_tracer(self, num_envs):
+        return BatchedUnroll(self.config.unroll_length, num_envs, keep_final=True)
 
 # %% ../../nbs/algos/51_impala.ipynb #6b2f3254
 @patch_to(ActorCriticSpec)
@@ -171,14 +192,19 @@ def init_params(self, func):
     gaussian = self.dist is DiagGaussian
     # images: a shared CNN encoder and linear heads, without `hidden`
     image = is_image_space(self.observation_space)
-    n, hidden, enc = int(space.shape[0]) if gaussian else int(space.n), () if image else tuple(cfg.hidden), image_encoder(self.observation_space) if image else None
+    n, hidden, enc = (int(space.shape[0]) if gaussian else int(space.n),
+                      () if image else tuple(cfg.hidden),
+                      image_encoder(self.observation_space) if image else None)
     # a user's recurrent `func` maps (obs, core [B, H]) -> ((policy parameters, V), core)
     H = cfg.recurrent
-    self.net = func if func is not None else (ActorCritic(n, hidden, gaussian, cfg.log_std_init, enc) if H is None else
-                                              RecurrentActorCritic(n, H, hidden, gaussian, cfg.log_std_init, enc))
+    self.net = func if func is not None else (
+        ActorCritic(n, hidden, gaussian, cfg.log_std_init, enc) if H is None else
+        RecurrentActorCritic(n, H, hidden, gaussian, cfg.log_std_init, enc))
     core = [] if H is None else [gym.spaces.Box(-np.inf, np.inf, (H,))]
-    params = numpy_init(self.net, self.observation_space, cfg.seed, *core) if func is None else module_init(self.net, self.observation_space, cfg.seed, *core)
-    if gaussian and func is None: params['params']['log_std'] = np.full(space.shape, cfg.log_std_init, np.float32)
+    params = (numpy_init(self.net, self.observation_space, cfg.seed, *core) if func is None else
+              module_init(self.net, self.observation_space, cfg.seed, *core))
+    if gaussian and func is None:
+        params['params']['log_std'] = np.full(space.shape, cfg.log_std_init, np.float32)
     if func is not None: self._check_func(params, n, gaussian, H)
     return params
 
@@ -189,12 +215,18 @@ def _check_func(self, params, n:int, gaussian:bool, H:int|None):
      "(`func_inputs` batch B = 2).")
     B = FUNC_CHECK_BATCH
     pis = [((B, n), (n,)), ((B, n), (B, n))] if gaussian else [(B, n)]
-    head = "(mean (batch, dims), log_std (dims,) or (batch, dims))" if gaussian else "logits (batch, num_actions)"
-    contract = (f"(policy parameters, values), the policy parameters being {head} and the values of shape (batch,) — "
+    head = ("(mean (batch, dims), log_std (dims,) or (batch, dims))" if gaussian else
+            "logits (batch, num_actions)")
+    contract = (f"(policy parameters, values), the policy parameters being {head} "
+                "and the values of shape (batch,) — "
                 "a value head `nn.Dense(1)(h)` gives (batch, 1): return its `[:, 0]`")
-    inputs = func_inputs(self.observation_space) + ([] if H is None else [jax.ShapeDtypeStruct((B, H), jnp.float32)])
-    if H is None: check_func(self.algo_name, 'func', self.net.apply, params, inputs, [(pi, (B,)) for pi in pis], contract)
-    else: check_func(self.algo_name, 'func (with recurrent)', self.net.apply, params, inputs, [((pi, (B,)), (B, H)) for pi in pis],
+    inputs = func_inputs(self.observation_space) + (
+        [] if H is None else [jax.ShapeDtypeStruct((B, H), jnp.float32)])
+    if H is None:
+        check_func(self.algo_name, 'func', self.net.apply, params, inputs,
+                   [(pi, (B,)) for pi in pis], contract)
+    else: check_func(self.algo_name, 'func (with recurrent)', self.net.apply, params, inputs,
+                     [((pi, (B,)), (B, H)) for pi in pis],
                      f"((policy parameters, values), core (batch, recurrent)), with {contract}")
 
 # %% ../../nbs/algos/51_impala.ipynb #446c61bf
@@ -204,15 +236,18 @@ def device_updates(self, env_id:str, num_devices:int) -> int:
      "update takes `batch_size` of them.")
     N, B = self.config.num_envs, self.config.batch_size
     if N % B or (B // num_devices) * num_devices != B:
-        raise ConfigError(f"{self.algo_name} on {env_id}: each rollout of num_envs={N} trajectories is cut into updates of batch_size={B}: "
-                          f"use a batch_size that divides {N} and is a multiple of the {num_devices} devices.")
+        raise ConfigError(f"{self.algo_name} on {env_id}: each rollout of num_envs={N} "
+                          f"trajectories is cut into updates of batch_size={B}: "
+                          f"use a batch_size that divides {N} and is a multiple of the "
+                          f"{num_devices} devices.")
     return N // B
 
 # %% ../../nbs/algos/51_impala.ipynb #e3e677b9
 @patch_to(ActorCriticSpec)
 def noise(self, rng, n):  # standard Gumbel (discrete) or normal (Gaussian) noise, one row per env
     space = self.action_space
-    return self.dist.noise(rng, (n, int(space.shape[0]) if self.dist is DiagGaussian else int(space.n)))
+    return self.dist.noise(rng, (n, int(space.shape[0]) if self.dist is DiagGaussian
+                                 else int(space.n)))
 
 @patch_to(ActorCriticSpec)
 def dist_params(self, params, obs):
@@ -220,6 +255,7 @@ def dist_params(self, params, obs):
      "`obs`, for the params `actor_params` gives the actors.")
     return self.net.apply(params, obs)[0]
 
+# %% ../../nbs/algos/51_impala.ipynb #d1bdc13e
 @patch_to(ActorCriticSpec)
 def act(self, params, obs, noise):
     pi = self.dist_params(params, obs)
@@ -228,14 +264,17 @@ def act(self, params, obs, noise):
 
 @patch_to(ActorCriticSpec)
 def eval_act(self, params, obs):
-    if self.config.recurrent is not None: return self.eval_act_core(params, obs, jnp.zeros((len(obs), self.config.recurrent), jnp.float32))[0]  # a first step
+    if self.config.recurrent is not None:  # a first step
+        return self.eval_act_core(params, obs,
+                                  jnp.zeros((len(obs), self.config.recurrent), jnp.float32))[0]
     return self.dist.mode(self.dist_params(params, obs))
 
 # %% ../../nbs/algos/51_impala.ipynb #e2ac8570
 @patch_to(ActorCriticSpec)
 def initial_core(self, n):
     "The GRU core's state at an episode's start, zeros `[n, recurrent]`; None without `recurrent`."
-    return None if self.config.recurrent is None else np.zeros((n, self.config.recurrent), np.float32)
+    return (None if self.config.recurrent is None else
+            np.zeros((n, self.config.recurrent), np.float32))
 
 @patch_to(ActorCriticSpec)
 def core_apply(self, params, obs, core):
@@ -243,6 +282,7 @@ def core_apply(self, params, obs, core):
      "params `actor_params` gives the actors.")
     return self.net.apply(params, obs, core)
 
+# %% ../../nbs/algos/51_impala.ipynb #b8d60c41
 @patch_to(ActorCriticSpec)
 def act_core(self, params, obs, noise, core):
     if core is None: return super(ActorCriticSpec, self).act_core(params, obs, noise, core)
@@ -267,12 +307,14 @@ def env_action(self, actions):
 def prepare(self, data):
     f32 = lambda x: np.asarray(x, np.float32)
     A = f32(data.A) if self.dist is DiagGaussian else np.asarray(data.A, np.int32)
-    b = dict(S=jax.tree.map(lambda x: x[:-1], data.S), S_final=data.S_final, A=A, R=f32(data.R), terminated=f32(data.terminated), truncated=f32(data.truncated),
+    b = dict(S=jax.tree.map(lambda x: x[:-1], data.S), S_final=data.S_final, A=A, R=f32(data.R),
+             terminated=f32(data.terminated), truncated=f32(data.truncated),
              valid=f32(data.valid), logP=f32(data.logP))
     # the state of each column's first step, [1, B, H] (batch on axis 1, as the rest); zero data for
     # compiles has none
     if self.config.recurrent is not None:
-        b['core'] = f32(data.extras['core'][:1]) if 'core' in data.extras else self.initial_core(data.batch_size)[None]
+        b['core'] = (f32(data.extras['core'][:1]) if 'core' in data.extras else
+                     self.initial_core(data.batch_size)[None])
     return b
 
 # %% ../../nbs/algos/51_impala.ipynb #efa686ff
@@ -298,9 +340,13 @@ def _loss(net, dist, cfg, params, b):
         pi_t, v_t, v_next = replay_unroll(lambda s, c: net.apply(params, s, c), b)
         v = jnp.concatenate([v_t, v_next])
     else:
-        S = jax.tree.map(lambda s, f: jnp.concatenate([s, f]).reshape(2 * T * B, *s.shape[2:]), b['S'], b['S_final'])  # one forward for both
+        # one forward for both
+        S = jax.tree.map(lambda s, f: jnp.concatenate([s, f]).reshape(2 * T * B, *s.shape[2:]),
+                         b['S'], b['S_final'])
         pi, v = net.apply(params, S)
-        pi_t = jax.tree.map(lambda x: x[:T * B].reshape(T, B, *x.shape[1:]) if x.ndim > 1 else x, pi)  # a shared log_std stays as it is
+        # a shared log_std stays as it is
+        pi_t = jax.tree.map(lambda x: x[:T * B].reshape(T, B, *x.shape[1:]) if x.ndim > 1 else x,
+                            pi)
         v = v.reshape(2 * T, B)
     logp = dist.log_prob(pi_t, b['A'])
     valid, term, trunc = b['valid'], b['terminated'], b['truncated']
@@ -312,8 +358,10 @@ def _loss(net, dist, cfg, params, b):
     # ...and no trace runs past an episode end
     discount = valid * cfg.gamma * (1 - term) * (1 - trunc)
     rho = jnp.exp(logp - b['logP'])
-    vt = jax.vmap(lambda *x: vtrace(*x, lambda_=cfg.lambda_, clip_rho_threshold=cfg.clip_rho, clip_pg_rho_threshold=cfg.clip_pg_rho,
-                                    clip_c_threshold=cfg.clip_c), in_axes=1, out_axes=1)(v[:T], v_next, r, discount, jax.lax.stop_gradient(rho))
+    vt = jax.vmap(lambda *x: vtrace(*x, lambda_=cfg.lambda_, clip_rho_threshold=cfg.clip_rho,
+                                    clip_pg_rho_threshold=cfg.clip_pg_rho,
+                                    clip_c_threshold=cfg.clip_c),
+                  in_axes=1, out_axes=1)(v[:T], v_next, r, discount, jax.lax.stop_gradient(rho))
     n = jnp.maximum(valid.sum(), 1.0)
     mean = lambda x: jnp.sum(x * valid) / n
     adv = jax.lax.stop_gradient(vt.pg_advantage)
@@ -322,7 +370,8 @@ def _loss(net, dist, cfg, params, b):
     v_loss = 0.5 * mean(vt.errors ** 2)
     entropy = mean(dist.entropy(pi_t))
     loss = pg_loss + cfg.value_coef * v_loss - cfg.entropy_coef * entropy
-    return loss, dict(loss=loss, pg_loss=pg_loss, v_loss=v_loss, entropy=entropy, rho=mean(rho), value=mean(v[:T]))
+    return loss, dict(loss=loss, pg_loss=pg_loss, v_loss=v_loss, entropy=entropy, rho=mean(rho),
+                      value=mean(v[:T]))
 
 # %% ../../nbs/algos/51_impala.ipynb #79a157d1
 class IMPALASpec(ActorCriticSpec):
@@ -336,14 +385,18 @@ class IMPALASpec(ActorCriticSpec):
         # with schedule_steps: a schedule of the update count, which Adam's state keeps (so
         # checkpoints resume it)
         lr = cfg.learning_rate
-        if cfg.schedule_steps: lr = optax.linear_schedule(cfg.learning_rate, 0.0, max(1, cfg.schedule_steps // (cfg.batch_size * cfg.unroll_length)))
+        if cfg.schedule_steps:
+            lr = optax.linear_schedule(
+                cfg.learning_rate, 0.0,
+                max(1, cfg.schedule_steps // (cfg.batch_size * cfg.unroll_length)))
         self.optimizer = adam_clipped(lr, cfg.max_grad_norm)
         return IMPALAState(params, self.optimizer.init(params))
 
     def make_pacing(self): return OnPolicyQueue(self.config.unroll_length)
 
     def learner_step(self, state, batch):
-        grads, metrics = jax.grad(lambda p: _loss(self.net, self.dist, self.config, p, batch), has_aux=True)(state.params)
+        grads, metrics = jax.grad(lambda p: _loss(self.net, self.dist, self.config, p, batch),
+                                  has_aux=True)(state.params)
         updates, opt_state = self.optimizer.update(pmean(grads), state.opt_state, state.params)
         return IMPALAState(optax.apply_updates(state.params, updates), opt_state), metrics
 

@@ -30,7 +30,8 @@ from ..replay.sumtree import SumTree
 from ..runtime.runtime import Runtime, adam_clipped, need, numpy_init
 from ..runtime.spec import FUNC_CHECK_BATCH, check_func, func_inputs, module_init
 from ..replay.tracing import InsufficientCacheError, Tracer
-from .sequence_replay import (Sequences, zero_sequences, SequenceTracer, SequenceReplay, SequencePacing,
+from .sequence_replay import (Sequences, zero_sequences, SequenceTracer, SequenceReplay,
+                                        SequencePacing,
                                         _put, _SEQ_FIELDS)
 
 # re-exported
@@ -66,13 +67,19 @@ class R2D2Config(ApeXConfig):
 
     def check(self):
         super().check()
-        need(self, isinstance(self.recurrent, int) and not isinstance(self.recurrent, bool) and self.recurrent >= 1, 'recurrent', 'must be the units of the GRU core, an int >= 1 (R2D2 always has memory; use apex-dqn for a memoryless Q-network)')
-        need(self, isinstance(self.burn_in, int) and self.burn_in >= 0, 'burn_in', 'must be an int >= 0')
-        need(self, isinstance(self.sequence_length, int) and self.sequence_length >= 1, 'sequence_length', 'must be an int >= 1')
-        need(self, isinstance(self.overlap, int) and 0 <= self.overlap < self.sequence_length, 'overlap', f'must be an int in [0, sequence_length={self.sequence_length})')
+        need(self, isinstance(self.recurrent, int) and not isinstance(self.recurrent, bool)
+             and self.recurrent >= 1, 'recurrent', 'must be the units of the GRU core, an int >= 1 '
+             '(R2D2 always has memory; use apex-dqn for a memoryless Q-network)')
+        need(self, isinstance(self.burn_in, int) and self.burn_in >= 0, 'burn_in',
+             'must be an int >= 0')
+        need(self, isinstance(self.sequence_length, int) and self.sequence_length >= 1,
+             'sequence_length', 'must be an int >= 1')
+        need(self, isinstance(self.overlap, int) and 0 <= self.overlap < self.sequence_length,
+             'overlap', f'must be an int in [0, sequence_length={self.sequence_length})')
         need(self, 0 <= self.priority_eta <= 1, 'priority_eta', 'must be in [0, 1]')
         need(self, self.value_eps >= 0, 'value_eps', 'must be >= 0')
-        need(self, not self.frame_replay, 'frame_replay', 'must be None or False: R2D2 stores whole sequences of observations')
+        need(self, not self.frame_replay, 'frame_replay',
+             'must be None or False: R2D2 stores whole sequences of observations')
 
     @property
     def period(self) -> int:
@@ -88,7 +95,8 @@ def value_rescale(x, eps:float=1e-3):
 def value_unrescale(x, eps:float=1e-3):
     "The inverse of `value_rescale`."
     if eps == 0: return x
-    return jnp.sign(x) * (jnp.square((jnp.sqrt(1 + 4 * eps * (jnp.abs(x) + 1 + eps)) - 1) / (2 * eps)) - 1)
+    return jnp.sign(x) * (jnp.square((jnp.sqrt(1 + 4 * eps * (jnp.abs(x) + 1 + eps)) - 1)
+                                     / (2 * eps)) - 1)
 
 # %% ../../nbs/algos/56_r2d2.ipynb #58cf9702
 def nstep_targets(r_t,  # rewards [L] of the learned steps
@@ -122,7 +130,8 @@ class RecurrentQ(nn.Module):
 
     @nn.compact
     def __call__(self, x, core):
-        x = self.encoder(x) if self.encoder is not None else x.reshape(x.shape[0], -1).astype(jnp.float32)
+        x = (self.encoder(x) if self.encoder is not None else
+             x.reshape(x.shape[0], -1).astype(jnp.float32))
         for h in self.hidden: x = nn.relu(nn.Dense(h)(x))
         core, x = nn.GRUCell(self.core_size)(core, x)
         if not self.dueling: return nn.Dense(self.num_actions)(x), core
@@ -144,7 +153,8 @@ def sequence_q(apply,  # recurrent forward `(obs, core) -> (q, core)` on a batch
     starts = jnp.concatenate([jnp.zeros_like(v[:1]), v[1:] & ~v[:-1]])
     core = core0
     if burn_in:
-        _, after = unroll_core(apply, core0, jax.tree.map(lambda x: x[:burn_in], S), starts[:burn_in])
+        _, after = unroll_core(apply, core0, jax.tree.map(lambda x: x[:burn_in], S),
+                               starts[:burn_in])
         core = jax.lax.stop_gradient(after[-1])
     q, _ = unroll_core(apply, core, jax.tree.map(lambda x: x[burn_in:], S), starts[burn_in:])
     return q
@@ -160,12 +170,14 @@ def r2d2_loss(apply,  # `(params, obs, core) -> (q, core)`
     ("R2D2's loss on a batch of windows; returns (loss, metrics), with `td_error` [B] the "
      "windows' new priorities.")
     tm = lambda x: jnp.swapaxes(x, 0, 1)
-    S, A, R, term, valid = jax.tree.map(tm, b['S']), tm(b['A']), tm(b['R']), tm(b['terminated']), tm(b['valid'])
+    S, A, R, term, valid = (jax.tree.map(tm, b['S']), tm(b['A']), tm(b['R']), tm(b['terminated']),
+                            tm(b['valid']))
     q_on = sequence_q(lambda s, c: apply(online, s, c), b['core'], S, valid, burn_in)  # [L+1, B, A]
     q_tg = sequence_q(lambda s, c: apply(target, s, c), b['core'], S, valid, burn_in)
     greedy = jnp.argmax(q_on, -1)
     v = value_unrescale(jnp.take_along_axis(q_tg, greedy[..., None], -1)[..., 0], value_eps)
-    G = jax.vmap(lambda *x: nstep_targets(*x, n_step, gamma), in_axes=1, out_axes=1)(R[burn_in:], valid[burn_in:], term[burn_in:], v)
+    G = jax.vmap(lambda *x: nstep_targets(*x, n_step, gamma), in_axes=1, out_axes=1)(
+        R[burn_in:], valid[burn_in:], term[burn_in:], v)
     q_a = jnp.take_along_axis(q_on[:-1], A[burn_in:, :, None].astype(jnp.int32), -1)[..., 0]
     m = valid[burn_in:].astype(jnp.float32)
     td = (jax.lax.stop_gradient(value_rescale(G, value_eps)) - q_a) * m
@@ -180,24 +192,32 @@ class R2D2Spec(ApeXDQNSpec):
     ("R2D2: epsilon-ladder actors with a recurrent Q-network, prioritized replay of overlapping "
      "sequences with their start state, burn-in, rescaled n-step double-Q targets.")
     Config, algo_name, rollout_field, train_steps = R2D2Config, 'r2d2', 'sequence_length', 200_000
-    shape_fields = ('hidden', 'dueling', 'buffer_capacity', 'recurrent', 'burn_in', 'sequence_length')
+    shape_fields = ('hidden', 'dueling', 'buffer_capacity', 'recurrent', 'burn_in',
+                    'sequence_length')
 
     def setup(self, func):
         cfg, space = self.config, self.observation_space
-        if self.envs_on_device: raise ConfigError("R2D2 acts with memory, and envs stepped on the device (rlnb.jax_envs.core) act without it: train on the env's gymnasium id instead.")
+        if self.envs_on_device:
+            raise ConfigError("R2D2 acts with memory, and envs stepped on the device "
+                              "(rlnb.jax_envs.core) act without it: train on the env's gymnasium "
+                              "id instead.")
         image = is_image_space(space)  # images: the CNN encoder, then the core, without `hidden`
-        self.net = func if func is not None else RecurrentQ(int(self.action_space.n), cfg.recurrent, () if image else tuple(cfg.hidden), cfg.dueling,
-                                                            # a user's `func` maps (obs, core [B,
-                                                            # recurrent]) -> (q, core)
+        # a user's `func` maps (obs, core [B, recurrent]) -> (q, core)
+        self.net = func if func is not None else RecurrentQ(int(self.action_space.n), cfg.recurrent,
+                                                            () if image else tuple(cfg.hidden),
+                                                            cfg.dueling,
                                                             image_encoder(space) if image else None)
         core = gym.spaces.Box(-np.inf, np.inf, (cfg.recurrent,))
-        params = numpy_init(self.net, space, cfg.seed, core) if func is None else module_init(self.net, space, cfg.seed, core)
+        params = (numpy_init(self.net, space, cfg.seed, core) if func is None else
+                  module_init(self.net, space, cfg.seed, core))
         # a user's network: its outputs' shapes are checked before anything trains
         if func is not None:
             B, H = FUNC_CHECK_BATCH, cfg.recurrent
             inputs = func_inputs(space) + [jax.ShapeDtypeStruct((B, H), jnp.float32)]
-            check_func(self.algo_name, 'func', self.net.apply, params, inputs, [((B, int(self.action_space.n)), (B, H))],
-                       "(q-values (batch, num_actions), core (batch, recurrent)) from (observations, core)")
+            check_func(self.algo_name, 'func', self.net.apply, params, inputs,
+                       [((B, int(self.action_space.n)), (B, H))],
+                       "(q-values (batch, num_actions), core (batch, recurrent)) "
+                       "from (observations, core)")
         self.optimizer = adam_clipped(cfg.learning_rate, cfg.max_grad_norm)
         self.eps = epsilon_ladder(cfg.num_envs, cfg.epsilon, cfg.eps_alpha)
         return DQNState(OnlineAndTarget(params, params), self.optimizer.init(params))
@@ -211,8 +231,10 @@ def make_tracer(self, num_envs):
 @patch_to(R2D2Spec)
 def make_pacing(self):
     cfg = self.config
-    like = zero_sequences(self.observation_space, self.action_space, cfg.burn_in + cfg.sequence_length, cfg.recurrent, 1)
-    buffer = SequenceReplay(cfg.buffer_capacity, like, alpha=cfg.priority_alpha, beta=cfg.priority_beta, seed=cfg.seed)
+    like = zero_sequences(self.observation_space, self.action_space,
+                          cfg.burn_in + cfg.sequence_length, cfg.recurrent, 1)
+    buffer = SequenceReplay(cfg.buffer_capacity, like, alpha=cfg.priority_alpha,
+                            beta=cfg.priority_beta, seed=cfg.seed)
     return SequencePacing(buffer, cfg.replay_ratio, cfg.actor_slack, cfg.buffer_warmup)
 
 @patch_to(R2D2Spec)
@@ -248,23 +270,29 @@ def eval_act_core(self, params, obs, core):
     return jnp.argmax(q, -1), core
 
 @patch_to(R2D2Spec)
-def act(self, params, obs, noise): return self.act_core(params, obs, noise, jnp.zeros((len(obs), self.config.recurrent), jnp.float32))[:2]
+def act(self, params, obs, noise):
+    return self.act_core(params, obs, noise,
+                         jnp.zeros((len(obs), self.config.recurrent), jnp.float32))[:2]
 
 @patch_to(R2D2Spec)
-def eval_act(self, params, obs): return self.eval_act_core(params, obs, jnp.zeros((len(obs), self.config.recurrent), jnp.float32))[0]
+def eval_act(self, params, obs):
+    return self.eval_act_core(params, obs,
+                              jnp.zeros((len(obs), self.config.recurrent), jnp.float32))[0]
 
 # %% ../../nbs/algos/56_r2d2.ipynb #b30a4ff5
 @patch_to(R2D2Spec)
 def prepare(self, data:Sequences) -> dict:
     f32 = lambda x: np.asarray(x, np.float32)
-    return dict(S=data.S, A=np.asarray(data.A, np.int32), R=f32(data.R), terminated=np.asarray(data.terminated, bool), valid=np.asarray(data.valid, bool),
+    return dict(S=data.S, A=np.asarray(data.A, np.int32), R=f32(data.R),
+                terminated=np.asarray(data.terminated, bool), valid=np.asarray(data.valid, bool),
                 core=f32(data.core), W=f32(data.W))
 
 @patch_to(R2D2Spec)
 def loss(self, online, target, batch) -> tuple:
     "Pure: `r2d2_loss` with this config's hyperparameters."
     cfg = self.config
-    return r2d2_loss(self.net.apply, online, target, batch, cfg.burn_in, cfg.n_step, cfg.gamma, cfg.priority_eta, cfg.value_eps)
+    return r2d2_loss(self.net.apply, online, target, batch, cfg.burn_in, cfg.n_step, cfg.gamma,
+                     cfg.priority_eta, cfg.value_eps)
 
 @patch_to(R2D2Spec)
 def learner_step(self, state, batch):

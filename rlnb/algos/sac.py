@@ -50,13 +50,16 @@ class OffPolicyConfig(ReplayConfig):
 
     def check(self):
         super().check()
-        need(self, isinstance(self.n_step, int) and self.n_step >= 1, 'n_step', 'must be an int >= 1')
+        need(self, isinstance(self.n_step, int) and self.n_step >= 1, 'n_step',
+             'must be an int >= 1')
         need(self, 0 < self.gamma <= 1, 'gamma', 'must be in (0, 1]')
         need(self, 0 < self.tau <= 1, 'tau', 'must be in (0, 1]')
         need(self, self.learning_rate > 0, 'learning_rate', 'must be > 0')
-        need(self, self.initial_sampling_policy in ('random', 'policy'), 'initial_sampling_policy', "must be 'random' or 'policy'")
+        need(self, self.initial_sampling_policy in ('random', 'policy'), 'initial_sampling_policy',
+             "must be 'random' or 'policy'")
         need(self, isinstance(self.prioritized, bool), 'prioritized', 'must be True or False')
-        need(self, self.network_init in ('lecun', 'torch'), 'network_init', "must be 'lecun' or 'torch'")
+        need(self, self.network_init in ('lecun', 'torch'), 'network_init',
+             "must be 'lecun' or 'torch'")
 
 # %% ../../nbs/algos/53_sac.ipynb #ceaafe2f
 @dataclass(frozen=True)
@@ -102,7 +105,8 @@ class MLPCritic(nn.Module):
 
     @nn.compact
     def __call__(self, s, a):
-        x = jnp.concatenate([s.reshape(s.shape[0], -1).astype(jnp.float32), a.reshape(a.shape[0], -1).astype(jnp.float32)], -1)
+        x = jnp.concatenate([s.reshape(s.shape[0], -1).astype(jnp.float32),
+                             a.reshape(a.shape[0], -1).astype(jnp.float32)], -1)
         for h in self.hidden: x = nn.relu(nn.Dense(h)(x))
         return nn.Dense(1)(x)[:, 0]
 
@@ -122,11 +126,16 @@ class ContinuousOffPolicy(Spec):
 @patch_to(ContinuousOffPolicy)
 def check_spaces(self, observation_space, action_space):
     if not isinstance(action_space, gym.spaces.Box):
-        raise ConfigError(f"{self.algo_name} needs a Box action space, got {action_space}; for a Discrete one use apex-dqn, impala or ppo.")
+        raise ConfigError(f"{self.algo_name} needs a Box action space, got {action_space}; for a "
+                          "Discrete one use apex-dqn, impala or ppo.")
     if not action_space.is_bounded():
-        raise ConfigError(f"{self.algo_name} acts in [-1, 1] and rescales onto the action space's bounds, but {action_space} is unbounded: "
-                          "wrap the env in gymnasium.wrappers.RescaleAction(env, -1, 1) (or ClipAction) to give it bounds.")
-    if not isinstance(observation_space, gym.spaces.Box): raise ConfigError(f"{self.algo_name}'s default networks need a Box observation space, got {observation_space}.")
+        raise ConfigError(f"{self.algo_name} acts in [-1, 1] and rescales onto the action space's "
+                          f"bounds, but {action_space} is unbounded: "
+                          "wrap the env in gymnasium.wrappers.RescaleAction(env, -1, 1) "
+                          "(or ClipAction) to give it bounds.")
+    if not isinstance(observation_space, gym.spaces.Box):
+        raise ConfigError(f"{self.algo_name}'s default networks need a Box observation space, got "
+                          f"{observation_space}.")
 
 # %% ../../nbs/algos/53_sac.ipynb #0a7be4fb
 @patch_to(ContinuousOffPolicy)
@@ -135,21 +144,26 @@ def init_critics(self, critic):
      "on a leading axis of 2: the default drawn as `network_init` says, the user's as its "
      "initializers do.")
     self.critic = critic if critic is not None else MLPCritic(tuple(self.config.hidden))
-    init = (lambda seed: numpy_init(self.critic, self.observation_space, seed, self.policy_space, init=self.config.network_init)) if critic is None else \
+    init = (lambda seed: numpy_init(self.critic, self.observation_space, seed, self.policy_space,
+                                    init=self.config.network_init)) if critic is None else \
            (lambda seed: module_init(self.critic, self.observation_space, seed, self.policy_space))
     twins = [init(self.config.seed + 1000 + i) for i in range(2)]
     # a user's critic: Q(s, a) of shape (batch,), checked before anything trains
     if critic is not None:
-        check_func(self.algo_name, 'the critic of func', self.critic.apply, twins[0], func_inputs(self.observation_space, self.policy_space),
+        check_func(self.algo_name, 'the critic of func', self.critic.apply, twins[0],
+                   func_inputs(self.observation_space, self.policy_space),
                    [(FUNC_CHECK_BATCH,)],
-                   "Q(s, a) from (observations, actions), shape (batch,) — a head `nn.Dense(1)(h)` gives (batch, 1): return its `[:, 0]`")
+                   "Q(s, a) from (observations, actions), shape (batch,) — "
+                   "a head `nn.Dense(1)(h)` gives (batch, 1): return its `[:, 0]`")
     return jax.tree.map(lambda *x: np.stack(x), *twins)
 
+# %% ../../nbs/algos/53_sac.ipynb #492685c3
 @patch_to(ContinuousOffPolicy)
 def _check_actor(self, params, expected:list, contract:str):
     ("Refuse a user's actor whose outputs have other shapes than `expected` (for a batch of "
      "`FUNC_CHECK_BATCH`).")
-    check_func(self.algo_name, 'the actor of func', self.actor.apply, params, func_inputs(self.observation_space), expected, contract)
+    check_func(self.algo_name, 'the actor of func', self.actor.apply, params,
+               func_inputs(self.observation_space), expected, contract)
 
 @patch_to(ContinuousOffPolicy)
 def q(self, critic_params, s, a):
@@ -162,6 +176,7 @@ def adam(self):
     "Adam on one flat vector, with a shape-only init."
     return zero_init(optax.flatten(optax.adam(self.config.learning_rate)))
 
+# %% ../../nbs/algos/53_sac.ipynb #43654bca
 @patch_to(ContinuousOffPolicy)
 def critic_update(self, critic, opt_state, batch, y):
     ("One step of `self.optimizer` on both critics' `W * (Q_i(s, a) - y)^2 / 2` summed over the "
@@ -171,28 +186,34 @@ def critic_update(self, critic, opt_state, batch, y):
         return jnp.mean(batch['W'] * 0.5 * jnp.sum(td ** 2, 0)), td
     (l, td), g = jax.value_and_grad(loss, has_aux=True)(critic)
     upd, opt_state = self.optimizer.update(pmean(g), opt_state, critic)
-    return optax.apply_updates(critic, upd), opt_state, dict(critic_loss=l, q=jnp.mean(y), td_error=jnp.mean(jnp.abs(td), 0))
+    return optax.apply_updates(critic, upd), opt_state, dict(critic_loss=l, q=jnp.mean(y),
+                                                             td_error=jnp.mean(jnp.abs(td), 0))
 
 # %% ../../nbs/algos/53_sac.ipynb #f987f520
 @patch_to(ContinuousOffPolicy)
-def make_tracer(self, num_envs): return BatchedNStep(self.config.n_step, self.config.gamma, num_envs)
+def make_tracer(self, num_envs):
+    return BatchedNStep(self.config.n_step, self.config.gamma, num_envs)
 
 @patch_to(ContinuousOffPolicy)
 def make_pacing(self):
     cfg = self.config
-    kw = dict(seed=cfg.seed, observation_space=self.observation_space, action_space=self.policy_space)
-    buffer = (PrioritizedReplayBuffer(cfg.buffer_capacity, alpha=cfg.priority_alpha, beta=cfg.priority_beta, **kw) if cfg.prioritized
+    kw = dict(seed=cfg.seed, observation_space=self.observation_space,
+              action_space=self.policy_space)
+    buffer = (PrioritizedReplayBuffer(cfg.buffer_capacity, alpha=cfg.priority_alpha,
+                                      beta=cfg.priority_beta, **kw) if cfg.prioritized
               else ReplayBuffer(cfg.buffer_capacity, **kw))
     if cfg.initial_sampling_policy == 'random': self.initial_sampling_policy = 'random'
     return ReplayRatio(buffer, cfg.replay_ratio, cfg.actor_slack, cfg.buffer_warmup)
 
 # %% ../../nbs/algos/53_sac.ipynb #834dd1fc
 @patch_to(ContinuousOffPolicy)
-def random_actions(self, rng, n): return rng.uniform(-1, 1, (n, *self.policy_space.shape)).astype(np.float32)
+def random_actions(self, rng, n):
+    return rng.uniform(-1, 1, (n, *self.policy_space.shape)).astype(np.float32)
 
 @patch_to(ContinuousOffPolicy)
 def noise(self, rng, n): return rng.standard_normal((n, *self.policy_space.shape), np.float32)
 
+# %% ../../nbs/algos/53_sac.ipynb #2a32528f
 @patch_to(ContinuousOffPolicy)
 def env_action(self, actions):
     space = self.action_space
@@ -204,7 +225,8 @@ def env_action(self, actions):
 def device_env_action(self, actions):
     ("Pure: the policy's actions in [-1, 1] rescaled onto the action space's bounds (`env_action` "
      "on the device).")
-    low, high = jnp.asarray(self.action_space.low, jnp.float32), jnp.asarray(self.action_space.high, jnp.float32)
+    low, high = (jnp.asarray(self.action_space.low, jnp.float32),
+                 jnp.asarray(self.action_space.high, jnp.float32))
     return low + (jnp.clip(actions, -1.0, 1.0) + 1.0) * 0.5 * (high - low)
 
 # %% ../../nbs/algos/53_sac.ipynb #76dcc8f5
@@ -216,7 +238,8 @@ def prepare(self, data:TransitionBatch):
     n, shape = len(data), self.policy_space.shape
     noise = self.rng.standard_normal((2, n, *shape), np.float32)
     W = np.ones(n, np.float32) if data.W is None else f32(data.W)
-    return dict(S=jax.tree.map(f32, data.S), A=f32(data.A), Rn=f32(data.Rn), In=f32(data.In), S_next=jax.tree.map(f32, data.S_next), W=W,
+    return dict(S=jax.tree.map(f32, data.S), A=f32(data.A), Rn=f32(data.Rn), In=f32(data.In),
+                S_next=jax.tree.map(f32, data.S_next), W=W,
                 eps_next=noise[0], eps=noise[1])
 
 # %% ../../nbs/algos/53_sac.ipynb #333aaae2
@@ -255,14 +278,19 @@ class SACSpec(ContinuousOffPolicy):
         actor, critic = (None, None) if func is None else func
         dim = int(np.prod(self.action_space.shape))
         self.actor = actor if actor is not None else GaussianActor(dim, tuple(cfg.hidden))
-        params = numpy_init(self.actor, self.observation_space, cfg.seed, init=cfg.network_init) if actor is None else module_init(self.actor, self.observation_space, cfg.seed)
-        if actor is not None: self._check_actor(params, [((FUNC_CHECK_BATCH, dim), (FUNC_CHECK_BATCH, dim))],
-                                                "(mean, log_std) of the Gaussian before the tanh, each of shape (batch, action dims)")
+        params = (numpy_init(self.actor, self.observation_space, cfg.seed, init=cfg.network_init)
+                  if actor is None else module_init(self.actor, self.observation_space, cfg.seed))
+        if actor is not None:
+            self._check_actor(params, [((FUNC_CHECK_BATCH, dim), (FUNC_CHECK_BATCH, dim))],
+                              "(mean, log_std) of the Gaussian before the tanh, "
+                              "each of shape (batch, action dims)")
         critics = self.init_critics(critic)
-        self.target_entropy = -float(dim) if cfg.target_entropy is None else float(cfg.target_entropy)
+        self.target_entropy = (-float(dim) if cfg.target_entropy is None else
+                               float(cfg.target_entropy))
         self.optimizer = opt = self.adam()
         log_alpha = np.float32(np.log(cfg.init_alpha))
-        return SACState(SACParams(params, OnlineAndTarget(critics, critics), log_alpha), SACOptStates(opt.init(params), opt.init(critics), opt.init(log_alpha)))
+        return SACState(SACParams(params, OnlineAndTarget(critics, critics), log_alpha),
+                        SACOptStates(opt.init(params), opt.init(critics), opt.init(log_alpha)))
 
     def actor_params(self, state): return state.params.actor_params
 
@@ -273,15 +301,20 @@ def upgrade_learner(self, learner:dict) -> dict:
      "`critic`, `target`, `log_alpha`, `opt_state`), in today's layout.")
     if 'critic' not in learner: return learner
     o = learner['opt_state']
-    return dict(params=dict(actor_params=learner['params'], critic_params=dict(online=learner['critic'], target=learner['target']), log_alpha=learner['log_alpha']),
-                opt_states=dict(actor_opt_state=o['actor'], critic_opt_state=o['critic'], alpha_opt_state=o['alpha']))
+    return dict(params=dict(actor_params=learner['params'],
+                            critic_params=dict(online=learner['critic'], target=learner['target']),
+                            log_alpha=learner['log_alpha']),
+                opt_states=dict(actor_opt_state=o['actor'], critic_opt_state=o['critic'],
+                                alpha_opt_state=o['alpha']))
 
 # %% ../../nbs/algos/53_sac.ipynb #5bb12746
 @patch_to(SACSpec)
 def policy(self, params, s, eps):
     "Squashed-Gaussian actions for the noise `eps` and their log-probs."
     mean, log_std = self.actor.apply(params, s)
-    return squashed_gaussian(mean, jnp.clip(log_std, self.config.log_std_min, self.config.log_std_max), eps)
+    return squashed_gaussian(mean,
+                             jnp.clip(log_std, self.config.log_std_min, self.config.log_std_max),
+                             eps)
 
 @patch_to(SACSpec)
 def act(self, params, obs, noise): return self.policy(params, obs, noise)
@@ -308,12 +341,14 @@ def learner_step(self, state, batch):
     actor = optax.apply_updates(actor, upd)
 
     if cfg.autotune:
-        g = jax.grad(lambda la: -la * jnp.mean(jax.lax.stop_gradient(logp) + self.target_entropy))(log_alpha)
+        g = jax.grad(lambda la: -la * jnp.mean(jax.lax.stop_gradient(logp) + self.target_entropy))(
+            log_alpha)
         upd, alpha_opt = opt.update(pmean(g), alpha_opt, log_alpha)
         log_alpha = optax.apply_updates(log_alpha, upd)
     critic = OnlineAndTarget(online, optax.incremental_update(online, critic.target, cfg.tau))
     metrics.update(actor_loss=a_loss, alpha=alpha, entropy=-jnp.mean(logp))
-    return SACState(SACParams(actor, critic, log_alpha), SACOptStates(actor_opt, critic_opt, alpha_opt)), metrics
+    return (SACState(SACParams(actor, critic, log_alpha),
+                     SACOptStates(actor_opt, critic_opt, alpha_opt)), metrics)
 
 # %% ../../nbs/algos/53_sac.ipynb #70f56dc9
 class SAC(Runtime):

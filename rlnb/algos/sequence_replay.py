@@ -49,12 +49,16 @@ class Sequences:
         return jax.tree.map(lambda *xs: np.concatenate(xs), *parts)
 
 # %% ../../nbs/algos/55_sequence_replay.ipynb #092064ca
-def zero_sequences(observation_space:gym.Space, action_space:gym.Space, T:int, core_size:int, n:int) -> Sequences:
+def zero_sequences(observation_space:gym.Space, action_space:gym.Space, T:int, core_size:int,
+                   n:int) -> Sequences:
     "`n` windows of `T` steps of zeros with the spaces' shapes and dtypes."
-    steps = lambda k, space: jax.tree.map(lambda x: np.zeros((n, k, *x.shape[1:]), x.dtype), preallocate(space, 0))
+    steps = lambda k, space: jax.tree.map(lambda x: np.zeros((n, k, *x.shape[1:]), x.dtype),
+                                          preallocate(space, 0))
     flag = lambda: np.zeros((n, T), bool)
-    return Sequences(S=steps(T + 1, observation_space), A=steps(T, action_space), R=np.zeros((n, T), np.float32), terminated=flag(),
-                     truncated=flag(), valid=flag(), core=np.zeros((n, core_size), np.float32), version=np.zeros(n, np.int64))
+    return Sequences(S=steps(T + 1, observation_space), A=steps(T, action_space),
+                     R=np.zeros((n, T), np.float32), terminated=flag(),
+                     truncated=flag(), valid=flag(), core=np.zeros((n, core_size), np.float32),
+                     version=np.zeros(n, np.int64))
 
 # %% ../../nbs/algos/55_sequence_replay.ipynb #46729694
 class SequenceTracer(Tracer):
@@ -67,10 +71,15 @@ class SequenceTracer(Tracer):
                  num_envs:int,  # size of the env vector
                  burn_in:int=0,  # steps in front of the learned ones (padding in front of an episode's first window)
                 ):
-        for name, v, low in (('length', length, 1), ('period', period, 1), ('num_envs', num_envs, 1), ('burn_in', burn_in, 0)):
-            if not isinstance(v, (int, np.integer)) or v < low: raise ConfigError(f"SequenceTracer: {name} must be an int >= {low}, got {v!r}.")
-        if period > length: raise ConfigError(f"SequenceTracer: period={period} must be <= length={length}, or steps between windows would never be learned from.")
-        self.T, self.period, self.num_envs, self.burn_in = int(burn_in + length), int(period), int(num_envs), int(burn_in)
+        for name, v, low in (('length', length, 1), ('period', period, 1),
+                             ('num_envs', num_envs, 1), ('burn_in', burn_in, 0)):
+            if not isinstance(v, (int, np.integer)) or v < low:
+                raise ConfigError(f"SequenceTracer: {name} must be an int >= {low}, got {v!r}.")
+        if period > length:
+            raise ConfigError(f"SequenceTracer: period={period} must be <= length={length}, or "
+                              "steps between windows would never be learned from.")
+        self.T, self.period, self.num_envs, self.burn_in = (int(burn_in + length), int(period),
+                                                            int(num_envs), int(burn_in))
         self.reset()
 
     def reset(self):
@@ -118,8 +127,12 @@ def _shift(self, envs):
 def _emit(self, envs):
     b = self._buf
     v = b['valid'][envs]
-    self._ready.append(Sequences(S=jax.tree.map(lambda x: x[envs], b['S']), A=jax.tree.map(lambda x: x[envs], b['A']), R=np.where(v, b['R'][envs], 0),
-                                 terminated=b['terminated'][envs] & v, truncated=b['truncated'][envs] & v, valid=v, core=b['core'][envs, 0],
+    self._ready.append(Sequences(S=jax.tree.map(lambda x: x[envs], b['S']),
+                                 A=jax.tree.map(lambda x: x[envs], b['A']),
+                                 R=np.where(v, b['R'][envs], 0),
+                                 terminated=b['terminated'][envs] & v,
+                                 truncated=b['truncated'][envs] & v,
+                                 valid=v, core=b['core'][envs, 0],
                                  version=b['version'][envs].max(1)))
     self._num_ready += len(envs)
 
@@ -127,7 +140,9 @@ def _emit(self, envs):
 @patch_to(SequenceTracer)
 def flush(self) -> Sequences:
     "Every ready window, oldest first, as one `Sequences`."
-    if not self._ready: raise InsufficientCacheError("SequenceTracer.flush: no window is ready; check `bool(tracer)` first.")
+    if not self._ready:
+        raise InsufficientCacheError("SequenceTracer.flush: no window is ready; check "
+                                     "`bool(tracer)` first.")
     out = self._ready[0] if len(self._ready) == 1 else Sequences.concatenate(list(self._ready))
     self._ready.clear(); self._num_ready = 0
     return out
@@ -136,6 +151,35 @@ def flush(self) -> Sequences:
 def _put(dst, index, src):
     "Write the leaves of pytree `src` into the leaves of `dst` at `index`."
     for x, v in zip(jax.tree.leaves(dst), jax.tree.leaves(src), strict=True): x[index] = v
+
+# %% ../../nbs/algos/55_sequence_replay.ipynb #9f3e280c
+@patch_to(SequenceTracer)
+def _step_arrays(self, s, a, r, terminated, truncated, valid, extras, version):
+    "`add`'s arguments as checked arrays: (s, a, core, r, terminated, truncated, valid, version)."
+    E = self.num_envs
+    s, a = jax.tree.map(np.asarray, s), jax.tree.map(np.asarray, a)
+    if not extras or 'core' not in extras:
+        raise ConfigError("SequenceTracer.add: pass extras=dict(core=...), the state each step was "
+                          "acted from (the runtime's actors do, for a policy with memory).")
+    core = np.asarray(extras['core'], np.float32)
+    for name, x in (('s', s), ('a', a), ('core', core)):
+        for leaf in jax.tree.leaves(x):
+            if np.ndim(leaf) < 1 or np.shape(leaf)[0] != E:
+                raise SpaceMismatchError(f"SequenceTracer.add: {name} must have a leading axis of "
+                                         f"size num_envs={E}, got shape {np.shape(leaf)}.")
+    r, term = np.asarray(r, np.float32), np.asarray(terminated, bool)
+    trunc = np.zeros(E, bool) if truncated is None else np.asarray(truncated, bool)
+    ok = np.ones(E, bool) if valid is None else np.asarray(valid, bool)
+    version = (np.zeros(E, np.int64) if version is None else
+               np.broadcast_to(np.asarray(version, np.int64), (E,)))
+    for name, x in (('r', r), ('terminated', term), ('truncated', trunc), ('valid', ok)):
+        if x.shape != (E,):
+            raise SpaceMismatchError(f"SequenceTracer.add: {name} must have shape ({E},), got "
+                                     f"{x.shape}.")
+    if not np.isfinite(r).all():
+        raise ValueError(f"SequenceTracer.add: non-finite reward {r[~np.isfinite(r)][:3]}; fix the "
+                         "env or clip rewards.")
+    return s, a, core, r, term, trunc, ok, version
 
 # %% ../../nbs/algos/55_sequence_replay.ipynb #c9914441
 @patch_to(SequenceTracer)
@@ -153,24 +197,15 @@ def add(self,
        ):
     "Record one step of every env; windows that are complete, or whose episode ended, become ready."
     E, T = self.num_envs, self.T
-    s, a = jax.tree.map(np.asarray, s), jax.tree.map(np.asarray, a)
-    if not extras or 'core' not in extras: raise ConfigError("SequenceTracer.add: pass extras=dict(core=...), the state each step was acted from (the runtime's actors do, for a policy with memory).")
-    core = np.asarray(extras['core'], np.float32)
-    for name, x in (('s', s), ('a', a), ('core', core)):
-        for leaf in jax.tree.leaves(x):
-            if np.ndim(leaf) < 1 or np.shape(leaf)[0] != E:
-                raise SpaceMismatchError(f"SequenceTracer.add: {name} must have a leading axis of size num_envs={E}, got shape {np.shape(leaf)}.")
-    r, term = np.asarray(r, np.float32), np.asarray(terminated, bool)
-    trunc = np.zeros(E, bool) if truncated is None else np.asarray(truncated, bool)
-    ok = np.ones(E, bool) if valid is None else np.asarray(valid, bool)
-    version = np.zeros(E, np.int64) if version is None else np.broadcast_to(np.asarray(version, np.int64), (E,))
-    for name, x in (('r', r), ('terminated', term), ('truncated', trunc), ('valid', ok)):
-        if x.shape != (E,): raise SpaceMismatchError(f"SequenceTracer.add: {name} must have shape ({E},), got {x.shape}.")
-    if not np.isfinite(r).all(): raise ValueError(f"SequenceTracer.add: non-finite reward {r[~np.isfinite(r)][:3]}; fix the env or clip rewards.")
+    s, a, core, r, term, trunc, ok, version = self._step_arrays(s, a, r, terminated, truncated,
+                                                                valid, extras,
+                                                                version)
     if self._buf is None:
         rows = lambda k: (lambda x: np.zeros((E, k, *x.shape[1:]), x.dtype))
-        self._buf = dict(S=jax.tree.map(rows(T + 1), s), A=jax.tree.map(rows(T), a), R=np.zeros((E, T), np.float32), terminated=np.zeros((E, T), bool),
-                         truncated=np.zeros((E, T), bool), valid=np.zeros((E, T), bool), version=np.zeros((E, T), np.int64), core=rows(T)(core))
+        self._buf = dict(S=jax.tree.map(rows(T + 1), s), A=jax.tree.map(rows(T), a),
+                         R=np.zeros((E, T), np.float32), terminated=np.zeros((E, T), bool),
+                         truncated=np.zeros((E, T), bool), valid=np.zeros((E, T), bool),
+                         version=np.zeros((E, T), np.int64), core=rows(T)(core))
     e, b = np.flatnonzero(ok), self._buf
     if len(e) == 0: return
     # complete windows waiting for the observation after their last step: this step's
@@ -182,13 +217,15 @@ def add(self,
     pos = self._pos[e]
     _put(b['S'], (e, pos), jax.tree.map(lambda x: x[e], s))
     _put(b['A'], (e, pos), jax.tree.map(lambda x: x[e], a))
-    b['R'][e, pos], b['terminated'][e, pos], b['truncated'][e, pos], b['valid'][e, pos], b['version'][e, pos] = r[e], term[e], trunc[e], True, version[e]
+    (b['R'][e, pos], b['terminated'][e, pos], b['truncated'][e, pos], b['valid'][e, pos],
+     b['version'][e, pos]) = r[e], term[e], trunc[e], True, version[e]
     b['core'][e, pos] = core[e]
     self._pos[e] += 1
     done = e[(term | trunc)[e]]
     if len(done):  # the episode ended: close its window with the observation the step reached
         if trunc[done].any() and s_next_final is None:
-            raise ValueError("SequenceTracer.add: some envs truncated but s_next_final is None; pass the observations the step reached, to bootstrap from.")
+            raise ValueError("SequenceTracer.add: some envs truncated but s_next_final is None; "
+                             "pass the observations the step reached, to bootstrap from.")
         final = s if s_next_final is None else jax.tree.map(np.asarray, s_next_final)
         _put(b['S'], (done, self._pos[done]), jax.tree.map(lambda x: x[done], final))
         self._emit(done)
@@ -207,14 +244,20 @@ class SequenceReplay(WaitReady):
                  epsilon:float=1e-6,  # added to |td_error|, so no window gets probability zero
                  seed:int=0,  # seed of the sampling RNG
                 ):
-        if not isinstance(capacity, (int, np.integer)) or capacity < 1: raise ConfigError(f"SequenceReplay: capacity must be an int >= 1, got {capacity!r}.")
+        if not isinstance(capacity, (int, np.integer)) or capacity < 1:
+            raise ConfigError(f"SequenceReplay: capacity must be an int >= 1, got {capacity!r}.")
         if not alpha >= 0 or not 0 <= beta <= 1 or not epsilon > 0:
-            raise ConfigError(f"SequenceReplay: need alpha >= 0, beta in [0, 1], epsilon > 0; got {alpha!r}, {beta!r}, {epsilon!r}.")
-        self.capacity, self.alpha, self.beta, self.epsilon = int(capacity), float(alpha), float(beta), float(epsilon)
-        self._store = jax.tree.map(lambda x: np.zeros((self.capacity, *np.shape(x)[1:]), np.asarray(x).dtype), like.replace(W=None, idx=None))
+            raise ConfigError("SequenceReplay: need alpha >= 0, beta in [0, 1], epsilon > 0; got "
+                              f"{alpha!r}, {beta!r}, {epsilon!r}.")
+        self.capacity, self.alpha, self.beta, self.epsilon = (int(capacity), float(alpha),
+                                                              float(beta), float(epsilon))
+        self._store = jax.tree.map(
+            lambda x: np.zeros((self.capacity, *np.shape(x)[1:]), np.asarray(x).dtype),
+            like.replace(W=None, idx=None))
         # insertion number of the window in each slot
         self._ids = np.full(self.capacity, -1, np.int64)
-        self._tree, self._rng, self._waiters = SumTree(self.capacity), np.random.default_rng(seed), []
+        self._tree, self._rng, self._waiters = (SumTree(self.capacity), np.random.default_rng(seed),
+                                                [])
         self.clear()
 
     def clear(self):
@@ -229,12 +272,15 @@ class SequenceReplay(WaitReady):
 @patch_to(SequenceReplay)
 def zeros(self, n:int) -> Sequences:
     "`n` windows of zeros shaped like the stored ones, with unit weights (to compile ahead)."
-    return jax.tree.map(lambda x: np.zeros((n, *x.shape[1:]), x.dtype), self._store).replace(W=np.ones(n, np.float32))
+    return jax.tree.map(lambda x: np.zeros((n, *x.shape[1:]), x.dtype),
+                        self._store).replace(W=np.ones(n, np.float32))
 
 @patch_to(SequenceReplay)
 def _p(self, td) -> np.ndarray:
     td = np.asarray(td, np.float64).reshape(-1)
-    if not np.isfinite(td).all(): raise ValueError(f"SequenceReplay: non-finite TD errors {td[~np.isfinite(td)][:3]}; check the loss.")
+    if not np.isfinite(td).all():
+        raise ValueError(f"SequenceReplay: non-finite TD errors {td[~np.isfinite(td)][:3]}; check "
+                         "the loss.")
     return (np.abs(td) + self.epsilon) ** self.alpha
 
 # %% ../../nbs/algos/55_sequence_replay.ipynb #ddfbbc8e
@@ -246,14 +292,20 @@ def add(self,
     "Store `batch`, overwriting the oldest windows when full."
     n = len(batch)
     got, want = jax.tree.structure(batch.replace(W=None, idx=None)), jax.tree.structure(self._store)
-    if got != want: raise SpaceMismatchError(f"SequenceReplay.add: the windows have structure {got}, this replay stores {want}.")
+    if got != want:
+        raise SpaceMismatchError(f"SequenceReplay.add: the windows have structure {got}, this "
+                                 f"replay stores {want}.")
     for x, d in zip(jax.tree.leaves(batch.replace(W=None, idx=None)), jax.tree.leaves(self._store)):
-        if np.shape(x)[1:] != d.shape[1:]: raise SpaceMismatchError(f"SequenceReplay.add: a field has per-window shape {np.shape(x)[1:]}, the stored one is {d.shape[1:]} (windows of another length or core size?).")
+        if np.shape(x)[1:] != d.shape[1:]:
+            raise SpaceMismatchError("SequenceReplay.add: a field has per-window shape "
+                                     f"{np.shape(x)[1:]}, the stored one is {d.shape[1:]} (windows "
+                                     "of another length or core size?).")
     if n == 0: return
     p = np.full(n, self._max_priority) if priorities is None else self._p(priorities)
     keep = slice(max(0, n - self.capacity), n)  # more windows than the capacity: the last ones
     slots = (self._ptr + np.arange(n)[keep] - keep.start) % self.capacity
-    _put(self._store, slots, jax.tree.map(lambda x: np.asarray(x)[keep], batch.replace(W=None, idx=None)))
+    _put(self._store, slots,
+         jax.tree.map(lambda x: np.asarray(x)[keep], batch.replace(W=None, idx=None)))
     self._ids[slots] = self._added + np.arange(n)[keep]
     self._tree.set(slots, p[keep].astype(np.float32))
     self._max_priority = max(self._max_priority, float(p.max()))
@@ -270,7 +322,8 @@ def sample(self,
           ) -> Sequences:
     ("A batch drawn in proportion to priority, with importance weights `W` (max 1) and `idx` for "
      "`update`.")
-    if self._size == 0: raise RLNBError("SequenceReplay.sample: the replay is empty; add windows first.")
+    if self._size == 0:
+        raise RLNBError("SequenceReplay.sample: the replay is empty; add windows first.")
     slots, p = self._tree.stratified(self._rng, batch_size, self._size)
     W = np.power(p * np.float32(1 / p.min()), np.float32(-self.beta), dtype=np.float32)
     batch = jax.tree.map(lambda x: x.take(slots, axis=0), self._store).replace(W=W)
@@ -287,7 +340,9 @@ def update(self,
      "were sampled.")
     idx = np.asarray(idx, np.int64).reshape(-1)
     p = self._p(td_error)
-    if len(p) != len(idx): raise SpaceMismatchError(f"SequenceReplay.update: {len(idx)} indices but {len(p)} TD errors.")
+    if len(p) != len(idx):
+        raise SpaceMismatchError(f"SequenceReplay.update: {len(idx)} indices but {len(p)} TD "
+                                 "errors.")
     fresh = self._ids[idx % self.capacity] == idx
     if not fresh.any(): return
     self._tree.set(idx[fresh] % self.capacity, p[fresh].astype(np.float32))
@@ -301,28 +356,40 @@ def state_dict(self) -> dict:
     ("Contents, priorities, counters and RNG state as a plain dict of numpy arrays, ints and "
      "strings.")
     n = self._size
-    return dict(kind='SequenceReplay', capacity=self.capacity, ptr=self._ptr, size=n, added=self._added, max_priority=self._max_priority,
-                rng=_rng_state(self._rng), ids=self._ids[:n].copy(), priorities=self._tree.leaves[:n].copy(),
-                storage={k: jax.tree.map(lambda x: x[:n].copy(), getattr(self._store, k)) for k in _SEQ_FIELDS})
+    return dict(kind='SequenceReplay', capacity=self.capacity, ptr=self._ptr, size=n,
+                added=self._added, max_priority=self._max_priority,
+                rng=_rng_state(self._rng), ids=self._ids[:n].copy(),
+                priorities=self._tree.leaves[:n].copy(),
+                storage={k: jax.tree.map(lambda x: x[:n].copy(), getattr(self._store, k))
+                         for k in _SEQ_FIELDS})
 
 # %% ../../nbs/algos/55_sequence_replay.ipynb #1afe446a
 @patch_to(SequenceReplay)
 def load_state_dict(self, state:dict):
     "Restore a `state_dict()`: same windows, priorities and RNG, so sampling continues identically."
     if state.get('kind') != 'SequenceReplay' or int(state['capacity']) != self.capacity:
-        raise ConfigError(f"SequenceReplay.load_state_dict: the state is from a {state.get('kind')} of capacity {state.get('capacity')}, this is a SequenceReplay of capacity {self.capacity}.")
+        raise ConfigError("SequenceReplay.load_state_dict: the state is from a "
+                          f"{state.get('kind')} of capacity {state.get('capacity')}, this is a "
+                          f"SequenceReplay of capacity {self.capacity}.")
     self.clear()
     n = int(state['size'])
     for k in _SEQ_FIELDS:
         src, dst = state['storage'][k], getattr(self._store, k)
-        if jax.tree.structure(src) != jax.tree.structure(dst): raise SpaceMismatchError(f"SequenceReplay.load_state_dict: field {k} has structure {jax.tree.structure(src)}, expected {jax.tree.structure(dst)}.")
+        if jax.tree.structure(src) != jax.tree.structure(dst):
+            raise SpaceMismatchError(f"SequenceReplay.load_state_dict: field {k} has structure "
+                                     f"{jax.tree.structure(src)}, expected "
+                                     f"{jax.tree.structure(dst)}.")
         for d, x in zip(jax.tree.leaves(dst), jax.tree.leaves(src)):
-            if np.shape(x) != (n, *d.shape[1:]): raise SpaceMismatchError(f"SequenceReplay.load_state_dict: field {k}: shape {np.shape(x)} does not match ({n}, *{d.shape[1:]}).")
+            if np.shape(x) != (n, *d.shape[1:]):
+                raise SpaceMismatchError(f"SequenceReplay.load_state_dict: field {k}: shape "
+                                         f"{np.shape(x)} does not match ({n}, *{d.shape[1:]}).")
             d[:n] = x
     self._ids[:] = -1
     self._ids[:n] = state['ids']
     self._tree.set(np.arange(n), np.asarray(state['priorities'], np.float32))
-    self._ptr, self._size, self._added, self._max_priority = int(state['ptr']), n, int(state['added']), float(state['max_priority'])
+    self._ptr, self._size, self._added, self._max_priority = (int(state['ptr']), n,
+                                                              int(state['added']),
+                                                              float(state['max_priority']))
     _set_rng_state(self._rng, state['rng'])
     self._notify()
 

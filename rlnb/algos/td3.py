@@ -39,8 +39,10 @@ class TD3Config(OffPolicyConfig):
 
     def check(self):
         super().check()
-        for name in ('exploration_noise', 'target_noise', 'target_noise_clip'): need(self, getattr(self, name) >= 0, name, 'must be >= 0')
-        need(self, isinstance(self.policy_delay, int) and self.policy_delay >= 1, 'policy_delay', 'must be an int >= 1')
+        for name in ('exploration_noise', 'target_noise', 'target_noise_clip'):
+            need(self, getattr(self, name) >= 0, name, 'must be >= 0')
+        need(self, isinstance(self.policy_delay, int) and self.policy_delay >= 1, 'policy_delay',
+             'must be an int >= 1')
 
 # %% ../../nbs/algos/54_td3.ipynb #0466a26f
 class DeterministicActor(nn.Module):
@@ -86,13 +88,18 @@ class TD3Spec(ContinuousOffPolicy):
     def setup(self, func):
         cfg = self.config
         actor, critic = (None, None) if func is None else func
-        self.actor = actor if actor is not None else DeterministicActor(int(np.prod(self.action_space.shape)), tuple(cfg.hidden))
-        params = numpy_init(self.actor, self.observation_space, cfg.seed, init=cfg.network_init) if actor is None else module_init(self.actor, self.observation_space, cfg.seed)
-        if actor is not None: self._check_actor(params, [(FUNC_CHECK_BATCH, int(np.prod(self.action_space.shape)))],
-                                                "actions in [-1, 1] (a tanh output), shape (batch, action dims)")
+        self.actor = actor if actor is not None else DeterministicActor(
+            int(np.prod(self.action_space.shape)), tuple(cfg.hidden))
+        params = (numpy_init(self.actor, self.observation_space, cfg.seed, init=cfg.network_init)
+                  if actor is None else module_init(self.actor, self.observation_space, cfg.seed))
+        if actor is not None:
+            self._check_actor(params, [(FUNC_CHECK_BATCH, int(np.prod(self.action_space.shape)))],
+                              "actions in [-1, 1] (a tanh output), shape (batch, action dims)")
         critics = self.init_critics(critic)
         self.optimizer = opt = self.adam()
-        return TD3State(TD3Params(OnlineAndTarget(params, params), OnlineAndTarget(critics, critics)), TD3OptStates(opt.init(params), opt.init(critics)), np.int32(0))
+        return TD3State(TD3Params(OnlineAndTarget(params, params),
+                                  OnlineAndTarget(critics, critics)),
+                        TD3OptStates(opt.init(params), opt.init(critics)), np.int32(0))
 
     def actor_params(self, state): return state.params.actor_params.online
 
@@ -102,8 +109,12 @@ def upgrade_learner(self, learner:dict) -> dict:
     ("A checkpoint's learner state as rlnb wrote it before its parts were named (`params`, "
      "`critic`, `target_params`, `target`, `opt_state`, `step`), in today's layout.")
     if 'target_params' not in learner: return learner
-    return dict(params=dict(actor_params=dict(online=learner['params'], target=learner['target_params']), critic_params=dict(online=learner['critic'], target=learner['target'])),
-                opt_states=dict(actor_opt_state=learner['opt_state']['0'], critic_opt_state=learner['opt_state']['1']), step=learner['step'])
+    return dict(params=dict(actor_params=dict(online=learner['params'],
+                                              target=learner['target_params']),
+                            critic_params=dict(online=learner['critic'], target=learner['target'])),
+                opt_states=dict(actor_opt_state=learner['opt_state']['0'],
+                                critic_opt_state=learner['opt_state']['1']),
+                step=learner['step'])
 
 # %% ../../nbs/algos/54_td3.ipynb #8024fd23
 @patch_to(TD3Spec)
@@ -119,7 +130,8 @@ def eval_act(self, params, obs): return self.actor.apply(params, obs)
 def learner_step(self, state, batch):
     cfg, opt = self.config, self.optimizer
     (actor, critic), (actor_opt, critic_opt) = state.params, state.opt_states
-    smooth = jnp.clip(cfg.target_noise * batch['eps_next'], -cfg.target_noise_clip, cfg.target_noise_clip)
+    smooth = jnp.clip(cfg.target_noise * batch['eps_next'], -cfg.target_noise_clip,
+                      cfg.target_noise_clip)
     a_next = jnp.clip(self.actor.apply(actor.target, batch['S_next']) + smooth, -1.0, 1.0)
     q1, q2 = self.q(critic.target, batch['S_next'], a_next)
     y = jax.lax.stop_gradient(td3_target(q1, q2, batch['Rn'], batch['In']))
@@ -128,22 +140,26 @@ def learner_step(self, state, batch):
     # passes almost no gradient)
     def loss(p):
         a = self.actor.apply(p, batch['S'])
-        return -jnp.mean(self.critic.apply(jax.tree.map(lambda x: x[0], online), batch['S'], a)), jnp.mean(jnp.abs(a) > 0.99)
+        return (-jnp.mean(self.critic.apply(jax.tree.map(lambda x: x[0], online), batch['S'], a)),
+                jnp.mean(jnp.abs(a) > 0.99))
 
     # every policy_delay-th update: an Adam step of the actor, then both Polyak targets
     def actor_update(_):
         (l, at_bounds), g = jax.value_and_grad(loss, has_aux=True)(actor.online)
         upd, opt_state = opt.update(pmean(g), actor_opt, actor.online)
         new = optax.apply_updates(actor.online, upd)
-        return (OnlineAndTarget(new, optax.incremental_update(new, actor.target, cfg.tau)), opt_state,
+        return (OnlineAndTarget(new, optax.incremental_update(new, actor.target, cfg.tau)),
+                opt_state,
                 optax.incremental_update(online, critic.target, cfg.tau), l, at_bounds)
     # the others: the actor and the targets stay; the actor's loss is evaluated all the same
     # (forward only)
     def hold(_):
         return actor, actor_opt, critic.target, *loss(actor.online)
-    actor, actor_opt, critic_target, a_loss, at_bounds = jax.lax.cond((state.step + 1) % cfg.policy_delay == 0, actor_update, hold, None)
+    actor, actor_opt, critic_target, a_loss, at_bounds = jax.lax.cond(
+        (state.step + 1) % cfg.policy_delay == 0, actor_update, hold, None)
     metrics.update(actor_loss=a_loss, actions_at_bounds=at_bounds)
-    return TD3State(TD3Params(actor, OnlineAndTarget(online, critic_target)), TD3OptStates(actor_opt, critic_opt), state.step + 1), metrics
+    return (TD3State(TD3Params(actor, OnlineAndTarget(online, critic_target)),
+                     TD3OptStates(actor_opt, critic_opt), state.step + 1), metrics)
 
 # %% ../../nbs/algos/54_td3.ipynb #e1b1b1ac
 class TD3(Runtime):
