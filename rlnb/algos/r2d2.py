@@ -34,7 +34,7 @@ from .sequence_replay import (Sequences, zero_sequences, SequenceTracer, Sequenc
                                         SequencePacing,
                                         _put, _SEQ_FIELDS)
 
-# re-exported
+# the sequence data of `rlnb.algos.sequence_replay`, importable from here as before
 _all_ = ['Sequences', 'zero_sequences', 'SequenceTracer', 'SequenceReplay', 'SequencePacing']
 
 # %% auto #0
