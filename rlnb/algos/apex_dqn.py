@@ -43,17 +43,24 @@ class ReplayConfig(RuntimeConfig):
 
     def check(self):
         super().check()
-        need(self, isinstance(self.buffer_capacity, int) and self.buffer_capacity >= 1, 'buffer_capacity', 'must be an int >= 1')
-        need(self, self.replay_ratio > 0, 'replay_ratio', 'must be > 0 (updates per inserted transition)')
-        need(self, 0 <= self.buffer_warmup <= self.buffer_capacity, 'buffer_warmup', 'must be in [0, buffer_capacity]')
-        need(self, self.batch_size <= self.buffer_capacity, 'batch_size', 'must not exceed buffer_capacity')
-        need(self, self.actor_slack >= self.updates_per_dispatch, 'actor_slack', f'must be >= updates_per_dispatch={self.updates_per_dispatch}: '
-             'the learner waits for a whole dispatch of owed updates, so a smaller slack would stop the actors and the learner at once')
+        need(self, isinstance(self.buffer_capacity, int) and self.buffer_capacity >= 1,
+             'buffer_capacity', 'must be an int >= 1')
+        need(self, self.replay_ratio > 0, 'replay_ratio',
+             'must be > 0 (updates per inserted transition)')
+        need(self, 0 <= self.buffer_warmup <= self.buffer_capacity, 'buffer_warmup',
+             'must be in [0, buffer_capacity]')
+        need(self, self.batch_size <= self.buffer_capacity, 'batch_size',
+             'must not exceed buffer_capacity')
+        need(self, self.actor_slack >= self.updates_per_dispatch, 'actor_slack',
+             f'must be >= updates_per_dispatch={self.updates_per_dispatch}: '
+             'the learner waits for a whole dispatch of owed updates, '
+             'so a smaller slack would stop the actors and the learner at once')
 
 # %% ../../nbs/algos/50_apex_dqn.ipynb #e2ae9d47
 @dataclass(frozen=True)
 class ApeXConfig(ReplayConfig):
-    "Hyperparameters of Ape-X DQN (the runtime's and replay's fields, with Ape-X's defaults, and its own)."
+    ("Hyperparameters of Ape-X DQN (the runtime's and replay's fields, with Ape-X's defaults, and "
+     "its own).")
     batch_size: int = 32  # transitions per update (split over the learner's devices)
     updates_per_dispatch: int = 32  # K updates fused into one device call (lax.scan); priorities of the K batches follow the call
     buffer_capacity: int = 100_000
@@ -73,11 +80,13 @@ class ApeXConfig(ReplayConfig):
     def check(self):
         super().check()
         for name in ('n_step', 'target_update_interval'):
-            need(self, isinstance(getattr(self, name), int) and getattr(self, name) >= 1, name, 'must be an int >= 1')
+            need(self, isinstance(getattr(self, name), int) and getattr(self, name) >= 1, name,
+                 'must be an int >= 1')
         need(self, 0 < self.epsilon <= 1, 'epsilon', 'must be in (0, 1]')
         need(self, 0 < self.gamma <= 1, 'gamma', 'must be in (0, 1]')
         need(self, self.learning_rate > 0, 'learning_rate', 'must be > 0')
-        need(self, self.frame_replay in (None, True, False), 'frame_replay', 'must be None (decide from the observation space), True or False')
+        need(self, self.frame_replay in (None, True, False), 'frame_replay',
+             'must be None (decide from the observation space), True or False')
 
 # %% ../../nbs/algos/50_apex_dqn.ipynb #fe3d779f
 def epsilon_ladder(n:int, epsilon:float=0.4, alpha:float=7.0) -> np.ndarray:
@@ -87,7 +96,8 @@ def epsilon_ladder(n:int, epsilon:float=0.4, alpha:float=7.0) -> np.ndarray:
 
 # %% ../../nbs/algos/50_apex_dqn.ipynb #46002ac9
 class MLPQ(nn.Module):
-    "Q-network S -> q(S, .): an optional encoder (a CNN for images), an MLP, and an optional dueling head."
+    ("Q-network S -> q(S, .): an optional encoder (a CNN for images), an MLP, and an optional "
+     "dueling head.")
     num_actions: int
     hidden: Sequence[int] = (128, 128)
     dueling: bool = True
@@ -119,58 +129,85 @@ class ApeXDQNSpec(Spec):
     shape_fields = ('hidden', 'dueling', 'buffer_capacity', 'frame_replay')
 
     def check_spaces(self, observation_space, action_space):
-        if not isinstance(action_space, gym.spaces.Discrete): raise ConfigError(f"Ape-X DQN needs a Discrete action space, got {action_space}.")
+        if not isinstance(action_space, gym.spaces.Discrete):
+            raise ConfigError(f"Ape-X DQN needs a Discrete action space, got {action_space}.")
 
     def setup(self, func):
         cfg = self.config
-        image = is_image_space(self.observation_space)  # images: the CNN encoder (with its dense layer) and the heads, without `hidden`
-        net = func if func is not None else MLPQ(int(self.action_space.n), () if image else tuple(cfg.hidden), cfg.dueling,
-                                                 image_encoder(self.observation_space) if image else None)
+        # images: the CNN encoder (with its dense layer) and the heads, without `hidden`
+        image = is_image_space(self.observation_space)
+        net = func if func is not None else MLPQ(int(self.action_space.n),
+                                                 () if image else tuple(cfg.hidden), cfg.dueling,
+                                                 image_encoder(self.observation_space) if image else
+                                                 None)
         params = numpy_init(net, self.observation_space, cfg.seed) if func is None else None
-        self.q = Q(net, seed=cfg.seed, params=params, observation_space=self.observation_space, action_space=self.action_space)
-        if func is not None:  # a user's network: its q-values' shape is checked before anything trains
+        self.q = Q(net, seed=cfg.seed, params=params, observation_space=self.observation_space,
+                   action_space=self.action_space)
+        # a user's network: its q-values' shape is checked before anything trains
+        if func is not None:
             B, space = FUNC_CHECK_BATCH, self.observation_space
-            check_func(self.algo_name, 'func', self.q.apply, self.q.params, [jax.ShapeDtypeStruct((B, *space.shape), space.dtype)],
-                       [(B, int(self.action_space.n))], "q-values of every action, shape (batch, num_actions)")
+            check_func(self.algo_name, 'func', self.q.apply, self.q.params,
+                       [jax.ShapeDtypeStruct((B, *space.shape), space.dtype)],
+                       [(B, int(self.action_space.n))],
+                       "q-values of every action, shape (batch, num_actions)")
         self.optimizer = adam_clipped(cfg.learning_rate, cfg.max_grad_norm)
         self.updater = DoubleQLearning(self.q, self.q.copy(), optimizer=self.optimizer)
         self.eps = epsilon_ladder(cfg.num_envs, cfg.epsilon, cfg.eps_alpha)
-        return DQNState(OnlineAndTarget(self.q.params, self.q.params), self.optimizer.init(self.q.params))
+        return DQNState(OnlineAndTarget(self.q.params, self.q.params),
+                        self.optimizer.init(self.q.params))
 
-    def actor_params(self, state): return state.params.online
+# %% ../../nbs/algos/50_apex_dqn.ipynb #1afc57e9
+@patch_to(ApeXDQNSpec)
+def actor_params(self, state): return state.params.online
 
-    def upgrade_learner(self, learner:dict) -> dict:
-        "A checkpoint's learner state as rlnb wrote it before its parts were named (`params`, `target`, `opt_state`), in today's layout."
-        if 'target' not in learner: return learner
-        return dict(params=dict(online=learner['params'], target=learner['target']), opt_state=learner['opt_state'])
+@patch_to(ApeXDQNSpec)
+def upgrade_learner(self, learner:dict) -> dict:
+    ("A checkpoint's learner state as rlnb wrote it before its parts were named (`params`, "
+     "`target`, `opt_state`), in today's layout.")
+    if 'target' not in learner: return learner
+    return dict(params=dict(online=learner['params'], target=learner['target']),
+                opt_state=learner['opt_state'])
 
-    @property
-    def frame_axis(self) -> int|None:
-        "The stack axis of the observations when replay stores each frame once (`frame_replay`), else None."
-        cfg, space = self.config, self.observation_space
-        if cfg.frame_replay is False: return None
-        if getattr(space, 'stack_axis', None) in (0, -1): return space.stack_axis  # a StackedFrames space (read by its attribute: a reloaded module's class is another class)
-        if cfg.frame_replay is None: return None
-        if is_image_space(space): return -1
-        raise ConfigError(f"frame_replay=True needs observations of stacked frames, (height, width, stack) or a StackedFrames space; got {space}.")
+# %% ../../nbs/algos/50_apex_dqn.ipynb #527b6835
+@patch_to(ApeXDQNSpec)
+@property
+def frame_axis(self) -> int|None:
+    ("The stack axis of the observations when replay stores each frame once (`frame_replay`), "
+     "else None.")
+    cfg, space = self.config, self.observation_space
+    if cfg.frame_replay is False: return None
+    # a StackedFrames space (read by its attribute: a reloaded module's class is another class)
+    if getattr(space, 'stack_axis', None) in (0, -1): return space.stack_axis
+    if cfg.frame_replay is None: return None
+    if is_image_space(space): return -1
+    raise ConfigError("frame_replay=True needs observations of stacked frames, (height, width, "
+                      f"stack) or a StackedFrames space; got {space}.")
 
-    def make_tracer(self, num_envs):
-        if self.frame_axis is not None: return FrameTracer(num_envs, self.frame_axis)
-        return BatchedNStep(self.config.n_step, self.config.gamma, num_envs)
+# %% ../../nbs/algos/50_apex_dqn.ipynb #147e3f35
+@patch_to(ApeXDQNSpec)
+def make_tracer(self, num_envs):
+    if self.frame_axis is not None: return FrameTracer(num_envs, self.frame_axis)
+    return BatchedNStep(self.config.n_step, self.config.gamma, num_envs)
 
-    def make_pacing(self):
-        cfg = self.config
-        if self.frame_axis is not None:  # new rows enter at the largest priority: their transitions are complete only n steps later
-            buffer = PrioritizedFrameReplayBuffer.from_spaces(self.observation_space, self.action_space, cfg.buffer_capacity, cfg.num_envs,
-                                                              self.frame_axis, n_step=cfg.n_step, gamma=cfg.gamma, alpha=cfg.priority_alpha,
-                                                              beta=cfg.priority_beta, seed=cfg.seed)
-            return ReplayRatio(buffer, cfg.replay_ratio, cfg.actor_slack, cfg.buffer_warmup)
-        buffer = PrioritizedReplayBuffer(cfg.buffer_capacity, alpha=cfg.priority_alpha, beta=cfg.priority_beta, seed=cfg.seed,
-                                         observation_space=self.observation_space, action_space=self.action_space)
-        td = lambda params, batch: self.updater.td_error_fn(params, params, batch)[0]
-        return ReplayRatio(buffer, cfg.replay_ratio, cfg.actor_slack, cfg.buffer_warmup, priority_fn=td)
+@patch_to(ApeXDQNSpec)
+def make_pacing(self):
+    cfg = self.config
+    # new rows enter at the largest priority: their transitions are complete only n steps later
+    if self.frame_axis is not None:
+        buffer = PrioritizedFrameReplayBuffer.from_spaces(self.observation_space, self.action_space,
+                                                          cfg.buffer_capacity, cfg.num_envs,
+                                                          self.frame_axis, n_step=cfg.n_step,
+                                                          gamma=cfg.gamma, alpha=cfg.priority_alpha,
+                                                          beta=cfg.priority_beta, seed=cfg.seed)
+        return ReplayRatio(buffer, cfg.replay_ratio, cfg.actor_slack, cfg.buffer_warmup)
+    buffer = PrioritizedReplayBuffer(cfg.buffer_capacity, alpha=cfg.priority_alpha,
+                                     beta=cfg.priority_beta, seed=cfg.seed,
+                                     observation_space=self.observation_space,
+                                     action_space=self.action_space)
+    td = lambda params, batch: self.updater.td_error_fn(params, params, batch)[0]
+    return ReplayRatio(buffer, cfg.replay_ratio, cfg.actor_slack, cfg.buffer_warmup, priority_fn=td)
 
-
+# %% ../../nbs/algos/50_apex_dqn.ipynb #50a9cf08
 class ApeXDQN(Runtime):
     "Ape-X DQN on the actor-learner runtime: `ApeXDQN('CartPole-v1').train(100_000)`."
     algorithm = ApeXDQNSpec

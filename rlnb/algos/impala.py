@@ -17,11 +17,12 @@ import flax.linen as nn
 import optax
 import gymnasium as gym
 
-from ..core import ConfigError
+from ..core import ConfigError, patch_to
 from ..envs.pixels import image_encoder, is_image_space
 from ..parallel import pmean
 from ..coax.policy_gradient import DiagGaussian, distribution_for, vtrace
-from ..runtime.runtime import OnPolicyQueue, Runtime, RuntimeConfig, adam_clipped, need, numpy_init
+from ..runtime.runtime import (OnPolicyQueue, Runtime, RuntimeConfig, adam_clipped, need,
+                                  numpy_init)
 from ..runtime.spec import FUNC_CHECK_BATCH, Spec, check_func, func_inputs, module_init
 from ..replay.tracing import BatchedUnroll
 
@@ -33,8 +34,10 @@ __all__ = ['check_recurrent', 'IMPALAConfig', 'ActorCritic', 'RecurrentActorCrit
 def check_recurrent(cfg):
     "Raise a `ConfigError` unless `cfg.recurrent` is None or a number of core units >= 1."
     v = cfg.recurrent
-    need(cfg, v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 1), 'recurrent', 'must be None (no memory) or the units of the GRU core, an int >= 1')
+    need(cfg, v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 1), 'recurrent',
+         'must be None (no memory) or the units of the GRU core, an int >= 1')
 
+# %% ../../nbs/algos/51_impala.ipynb #2725228c
 @dataclass(frozen=True)
 class IMPALAConfig(RuntimeConfig):
     "Hyperparameters of IMPALA (the runtime's fields, with IMPALA's defaults, and its own)."
@@ -59,19 +62,27 @@ class IMPALAConfig(RuntimeConfig):
 
     def check(self):
         super().check()
-        need(self, isinstance(self.unroll_length, int) and self.unroll_length >= 1, 'unroll_length', 'must be an int >= 1')
+        need(self, isinstance(self.unroll_length, int) and self.unroll_length >= 1, 'unroll_length',
+             'must be an int >= 1')
         check_recurrent(self)
         need(self, 0 < self.gamma <= 1, 'gamma', 'must be in (0, 1]')
         need(self, 0 <= self.lambda_ <= 1, 'lambda_', 'must be in [0, 1]')
-        for name in ('clip_rho', 'clip_pg_rho', 'clip_c', 'learning_rate', 'max_grad_norm', 'reward_scale'):
+        for name in ('clip_rho', 'clip_pg_rho', 'clip_c', 'learning_rate', 'max_grad_norm',
+                     'reward_scale'):
             need(self, getattr(self, name) > 0, name, 'must be > 0')
-        for name in ('entropy_coef', 'value_coef'): need(self, getattr(self, name) >= 0, name, 'must be >= 0')
-        need(self, isinstance(self.schedule_steps, int) and not isinstance(self.schedule_steps, bool) and self.schedule_steps >= 0, 'schedule_steps', 'must be an int >= 0 (0: a constant learning rate)')
-        need(self, isinstance(self.normalize_advantages, bool), 'normalize_advantages', 'must be True or False')
+        for name in ('entropy_coef', 'value_coef'):
+            need(self, getattr(self, name) >= 0, name, 'must be >= 0')
+        need(self, isinstance(self.schedule_steps, int)
+             and not isinstance(self.schedule_steps, bool) and self.schedule_steps >= 0,
+             'schedule_steps',
+             'must be an int >= 0 (0: a constant learning rate)')
+        need(self, isinstance(self.normalize_advantages, bool), 'normalize_advantages',
+             'must be True or False')
 
 # %% ../../nbs/algos/51_impala.ipynb #7144db47
 class ActorCritic(nn.Module):
-    "Policy and value MLPs, after an optional shared encoder (a CNN for images): S -> (logits or (mean, log_std), V(S))."
+    ("Policy and value MLPs, after an optional shared encoder (a CNN for images): S -> (logits or "
+     "(mean, log_std), V(S)).")
     num_outputs: int  # actions (logits) or action dimensions (Gaussian mean)
     hidden: Sequence[int] = (64, 64)
     gaussian: bool = False  # a diagonal Gaussian (mean, log_std) instead of logits
@@ -80,17 +91,21 @@ class ActorCritic(nn.Module):
 
     @nn.compact
     def __call__(self, x):
-        x = self.encoder(x) if self.encoder is not None else x.reshape(x.shape[0], -1).astype(jnp.float32)
+        x = (self.encoder(x) if self.encoder is not None else
+             x.reshape(x.shape[0], -1).astype(jnp.float32))
         def mlp(h, out):
             for w in self.hidden: h = nn.tanh(nn.Dense(w)(h))
             return nn.Dense(out)(h)
         pi, v = mlp(x, self.num_outputs), mlp(x, 1)[:, 0]
-        if self.gaussian: pi = (pi, self.param('log_std', nn.initializers.constant(self.log_std_init), (self.num_outputs,)))
+        if self.gaussian:
+            pi = (pi, self.param('log_std', nn.initializers.constant(self.log_std_init),
+                                 (self.num_outputs,)))
         return pi, v
 
 # %% ../../nbs/algos/51_impala.ipynb #abc3154a
 class RecurrentActorCritic(nn.Module):
-    "`ActorCritic` with memory: encoder, a GRU core, then the policy and value MLPs: (S, core) -> ((logits or (mean, log_std), V(S)), core)."
+    ("`ActorCritic` with memory: encoder, a GRU core, then the policy and value MLPs: (S, core) "
+     "-> ((logits or (mean, log_std), V(S)), core).")
     num_outputs: int  # actions (logits) or action dimensions (Gaussian mean)
     core_size: int = 64  # units of the GRU core (its state per env)
     hidden: Sequence[int] = (64, 64)
@@ -100,27 +115,35 @@ class RecurrentActorCritic(nn.Module):
 
     @nn.compact
     def __call__(self, x, core):
-        x = self.encoder(x) if self.encoder is not None else x.reshape(x.shape[0], -1).astype(jnp.float32)
+        x = (self.encoder(x) if self.encoder is not None else
+             x.reshape(x.shape[0], -1).astype(jnp.float32))
         core, x = nn.GRUCell(self.core_size)(core, x)
         def mlp(h, out):
             for w in self.hidden: h = nn.tanh(nn.Dense(w)(h))
             return nn.Dense(out)(h)
         pi, v = mlp(x, self.num_outputs), mlp(x, 1)[:, 0]
-        if self.gaussian: pi = (pi, jnp.broadcast_to(self.param('log_std', nn.initializers.constant(self.log_std_init), (self.num_outputs,)), pi.shape))
+        if self.gaussian:
+            pi = (pi, jnp.broadcast_to(
+                self.param('log_std', nn.initializers.constant(self.log_std_init),
+                           (self.num_outputs,)),
+                pi.shape))
         return (pi, v), core
 
 # %% ../../nbs/algos/51_impala.ipynb #a5246ee6
 def episode_starts(terminated, truncated, valid):
-    "`[T, B]` bool: step t starts an episode (the core is reset before it) where step t - 1 ended one or was not valid; never at t = 0 (its stored state is reset already)."
+    ("`[T, B]` bool: step t starts an episode (the core is reset before it) where step t - 1 "
+     "ended one or was not valid; never at t = 0 (its stored state is reset already).")
     after = (terminated > 0) | (truncated > 0) | (valid == 0)
     return jnp.concatenate([jnp.zeros_like(after[:1]), after[:-1]])
 
+# %% ../../nbs/algos/51_impala.ipynb #0a533ecb
 def unroll_core(apply,  # recurrent forward `(obs, core) -> (out, core)` on a batch of B
                 core0,  # [B, ...] state before the first step
                 S,  # observations [T, B, ...] (pytree)
                 starts,  # [T, B] bool: reset the state to zero before step t
                ) -> tuple:
-    "Run `apply` over the T steps from `core0`; returns (outputs [T, B, ...], the state after each step [T, B, ...])."
+    ("Run `apply` over the T steps from `core0`; returns (outputs [T, B, ...], the state after "
+     "each step [T, B, ...]).")
     def step(core, x):
         s, start = x
         core = jnp.where(start.reshape(-1, *[1] * (core.ndim - 1)), jnp.zeros_like(core), core)
@@ -129,111 +152,170 @@ def unroll_core(apply,  # recurrent forward `(obs, core) -> (out, core)` on a ba
     _, (out, after) = jax.lax.scan(step, core0, (S, starts))
     return out, after
 
+# %% ../../nbs/algos/51_impala.ipynb #e4060c14
 def replay_unroll(apply,  # `(obs, core) -> ((policy parameters, V), core)` with the params to score
                   b,  # the learner's input: `S`, `S_final`, `terminated`, `truncated`, `valid` [T, B] and `core` [1, B, ...]
                  ) -> tuple:
-    "The policy parameters [T, B, ...], V [T, B] of each step and V [T, B] of the observation it reached, from the stored start state."
+    ("The policy parameters [T, B, ...], V [T, B] of each step and V [T, B] of the observation it "
+     "reached, from the stored start state.")
     T, B = b['R'].shape
-    (pi, v), after = unroll_core(apply, b['core'][0], b['S'], episode_starts(b['terminated'], b['truncated'], b['valid']))
+    (pi, v), after = unroll_core(apply, b['core'][0], b['S'],
+                                 episode_starts(b['terminated'], b['truncated'], b['valid']))
     flat = lambda x: x.reshape(T * B, *x.shape[2:])
     (_, v_next), _ = apply(jax.tree.map(flat, b['S_final']), flat(after))
     return pi, v, v_next.reshape(T, B)
 
 # %% ../../nbs/algos/51_impala.ipynb #a02d89e3
 class ActorCriticSpec(Spec):
-    "What IMPALA and PPO share: an actor-critic network over Box observations, a categorical or diagonal-Gaussian policy sampled with host noise, `[T, B]` unrolls and the learner's input from them."
+    ("What IMPALA and PPO share: an actor-critic network over Box observations, a categorical or "
+     "diagonal-Gaussian policy sampled with host noise, `[T, B]` unrolls and the learner's input "
+     "from them.")
     rollout_field, trajectories = 'unroll_length', True
 
     def check_spaces(self, observation_space, action_space):
-        if not isinstance(observation_space, gym.spaces.Box): raise ConfigError(f"{self.algo_name}'s default network needs a Box observation space, got {observation_space}.")
+        if not isinstance(observation_space, gym.spaces.Box):
+            raise ConfigError(f"{self.algo_name}'s default network needs a Box observation space, "
+                              f"got {observation_space}.")
         distribution_for(action_space)  # raises for a space no action distribution fits
 
-    def init_params(self, func):
-        "Build `self.dist` for the action space and `self.net` (the user's `func`, or an `ActorCritic` from the config's `hidden` and `log_std_init`, a `RecurrentActorCritic` with `recurrent`); return the net's initial params (a user's as its own initializers draw them)."
-        cfg, space = self.config, self.action_space
-        self.dist = distribution_for(space)
-        gaussian = self.dist is DiagGaussian
-        image = is_image_space(self.observation_space)  # images: a shared CNN encoder and linear heads, without `hidden`
-        n, hidden, enc = int(space.shape[0]) if gaussian else int(space.n), () if image else tuple(cfg.hidden), image_encoder(self.observation_space) if image else None
-        H = cfg.recurrent  # a user's recurrent `func` maps (obs, core [B, H]) -> ((policy parameters, V), core)
-        self.net = func if func is not None else (ActorCritic(n, hidden, gaussian, cfg.log_std_init, enc) if H is None else
-                                                  RecurrentActorCritic(n, H, hidden, gaussian, cfg.log_std_init, enc))
-        core = [] if H is None else [gym.spaces.Box(-np.inf, np.inf, (H,))]
-        params = numpy_init(self.net, self.observation_space, cfg.seed, *core) if func is None else module_init(self.net, self.observation_space, cfg.seed, *core)
-        if gaussian and func is None: params['params']['log_std'] = np.full(space.shape, cfg.log_std_init, np.float32)
-        if func is not None: self._check_func(params, n, gaussian, H)
-        return params
+    def make_tracer(self, num_envs):
+        return BatchedUnroll(self.config.unroll_length, num_envs, keep_final=True)
 
-    def _check_func(self, params, n:int, gaussian:bool, H:int|None):
-        "Refuse a user's network whose outputs have other shapes than the actor-critic contract (`func_inputs` batch B = 2)."
-        B = FUNC_CHECK_BATCH
-        pis = [((B, n), (n,)), ((B, n), (B, n))] if gaussian else [(B, n)]
-        head = "(mean (batch, dims), log_std (dims,) or (batch, dims))" if gaussian else "logits (batch, num_actions)"
-        contract = (f"(policy parameters, values), the policy parameters being {head} and the values of shape (batch,) — "
-                    "a value head `nn.Dense(1)(h)` gives (batch, 1): return its `[:, 0]`")
-        inputs = func_inputs(self.observation_space) + ([] if H is None else [jax.ShapeDtypeStruct((B, H), jnp.float32)])
-        if H is None: check_func(self.algo_name, 'func', self.net.apply, params, inputs, [(pi, (B,)) for pi in pis], contract)
-        else: check_func(self.algo_name, 'func (with recurrent)', self.net.apply, params, inputs, [((pi, (B,)), (B, H)) for pi in pis],
-                         f"((policy parameters, values), core (batch, recurrent)), with {contract}")
+# %% ../../nbs/algos/51_impala.ipynb #6b2f3254
+@patch_to(ActorCriticSpec)
+def init_params(self, func):
+    ("Build `self.dist` for the action space and `self.net` (the user's `func`, or an "
+     "`ActorCritic` from the config's `hidden` and `log_std_init`, a `RecurrentActorCritic` with "
+     "`recurrent`); return the net's initial params (a user's as its own initializers draw them).")
+    cfg, space = self.config, self.action_space
+    self.dist = distribution_for(space)
+    gaussian = self.dist is DiagGaussian
+    # images: a shared CNN encoder and linear heads, without `hidden`
+    image = is_image_space(self.observation_space)
+    n, hidden, enc = (int(space.shape[0]) if gaussian else int(space.n),
+                      () if image else tuple(cfg.hidden),
+                      image_encoder(self.observation_space) if image else None)
+    # a user's recurrent `func` maps (obs, core [B, H]) -> ((policy parameters, V), core)
+    H = cfg.recurrent
+    self.net = func if func is not None else (
+        ActorCritic(n, hidden, gaussian, cfg.log_std_init, enc) if H is None else
+        RecurrentActorCritic(n, H, hidden, gaussian, cfg.log_std_init, enc))
+    core = [] if H is None else [gym.spaces.Box(-np.inf, np.inf, (H,))]
+    params = (numpy_init(self.net, self.observation_space, cfg.seed, *core) if func is None else
+              module_init(self.net, self.observation_space, cfg.seed, *core))
+    if gaussian and func is None:
+        params['params']['log_std'] = np.full(space.shape, cfg.log_std_init, np.float32)
+    if func is not None: self._check_func(params, n, gaussian, H)
+    return params
 
-    def make_tracer(self, num_envs): return BatchedUnroll(self.config.unroll_length, num_envs, keep_final=True)
+# %% ../../nbs/algos/51_impala.ipynb #5abdbdac
+@patch_to(ActorCriticSpec)
+def _check_func(self, params, n:int, gaussian:bool, H:int|None):
+    ("Refuse a user's network whose outputs have other shapes than the actor-critic contract "
+     "(`func_inputs` batch B = 2).")
+    B = FUNC_CHECK_BATCH
+    pis = [((B, n), (n,)), ((B, n), (B, n))] if gaussian else [(B, n)]
+    head = ("(mean (batch, dims), log_std (dims,) or (batch, dims))" if gaussian else
+            "logits (batch, num_actions)")
+    contract = (f"(policy parameters, values), the policy parameters being {head} "
+                "and the values of shape (batch,) — "
+                "a value head `nn.Dense(1)(h)` gives (batch, 1): return its `[:, 0]`")
+    inputs = func_inputs(self.observation_space) + (
+        [] if H is None else [jax.ShapeDtypeStruct((B, H), jnp.float32)])
+    if H is None:
+        check_func(self.algo_name, 'func', self.net.apply, params, inputs,
+                   [(pi, (B,)) for pi in pis], contract)
+    else: check_func(self.algo_name, 'func (with recurrent)', self.net.apply, params, inputs,
+                     [((pi, (B,)), (B, H)) for pi in pis],
+                     f"((policy parameters, values), core (batch, recurrent)), with {contract}")
 
-    def device_updates(self, env_id:str, num_devices:int) -> int:
-        "Updates per rollout of `num_envs` trajectories when the envs step on the device: each update takes `batch_size` of them."
-        N, B = self.config.num_envs, self.config.batch_size
-        if N % B or (B // num_devices) * num_devices != B:
-            raise ConfigError(f"{self.algo_name} on {env_id}: each rollout of num_envs={N} trajectories is cut into updates of batch_size={B}: "
-                              f"use a batch_size that divides {N} and is a multiple of the {num_devices} devices.")
-        return N // B
+# %% ../../nbs/algos/51_impala.ipynb #446c61bf
+@patch_to(ActorCriticSpec)
+def device_updates(self, env_id:str, num_devices:int) -> int:
+    ("Updates per rollout of `num_envs` trajectories when the envs step on the device: each "
+     "update takes `batch_size` of them.")
+    N, B = self.config.num_envs, self.config.batch_size
+    if N % B or (B // num_devices) * num_devices != B:
+        raise ConfigError(f"{self.algo_name} on {env_id}: each rollout of num_envs={N} "
+                          f"trajectories is cut into updates of batch_size={B}: "
+                          f"use a batch_size that divides {N} and is a multiple of the "
+                          f"{num_devices} devices.")
+    return N // B
 
-    def noise(self, rng, n):  # standard Gumbel (discrete) or normal (Gaussian) noise, one row per env
-        space = self.action_space
-        return self.dist.noise(rng, (n, int(space.shape[0]) if self.dist is DiagGaussian else int(space.n)))
+# %% ../../nbs/algos/51_impala.ipynb #e3e677b9
+@patch_to(ActorCriticSpec)
+def noise(self, rng, n):  # standard Gumbel (discrete) or normal (Gaussian) noise, one row per env
+    space = self.action_space
+    return self.dist.noise(rng, (n, int(space.shape[0]) if self.dist is DiagGaussian
+                                 else int(space.n)))
 
-    def dist_params(self, params, obs):
-        "Pure: the action distribution's parameters (logits, or a Gaussian's mean and log_std) at `obs`, for the params `actor_params` gives the actors."
-        return self.net.apply(params, obs)[0]
+@patch_to(ActorCriticSpec)
+def dist_params(self, params, obs):
+    ("Pure: the action distribution's parameters (logits, or a Gaussian's mean and log_std) at "
+     "`obs`, for the params `actor_params` gives the actors.")
+    return self.net.apply(params, obs)[0]
 
-    def act(self, params, obs, noise):
-        pi = self.dist_params(params, obs)
-        a = self.dist.sample_from(pi, noise)
-        return a, self.dist.log_prob(pi, a)
+# %% ../../nbs/algos/51_impala.ipynb #d1bdc13e
+@patch_to(ActorCriticSpec)
+def act(self, params, obs, noise):
+    pi = self.dist_params(params, obs)
+    a = self.dist.sample_from(pi, noise)
+    return a, self.dist.log_prob(pi, a)
 
-    def eval_act(self, params, obs):
-        if self.config.recurrent is not None: return self.eval_act_core(params, obs, jnp.zeros((len(obs), self.config.recurrent), jnp.float32))[0]  # a first step
-        return self.dist.mode(self.dist_params(params, obs))
+@patch_to(ActorCriticSpec)
+def eval_act(self, params, obs):
+    if self.config.recurrent is not None:  # a first step
+        return self.eval_act_core(params, obs,
+                                  jnp.zeros((len(obs), self.config.recurrent), jnp.float32))[0]
+    return self.dist.mode(self.dist_params(params, obs))
 
-    def initial_core(self, n):
-        "The GRU core's state at an episode's start, zeros `[n, recurrent]`; None without `recurrent`."
-        return None if self.config.recurrent is None else np.zeros((n, self.config.recurrent), np.float32)
+# %% ../../nbs/algos/51_impala.ipynb #e2ac8570
+@patch_to(ActorCriticSpec)
+def initial_core(self, n):
+    "The GRU core's state at an episode's start, zeros `[n, recurrent]`; None without `recurrent`."
+    return (None if self.config.recurrent is None else
+            np.zeros((n, self.config.recurrent), np.float32))
 
-    def core_apply(self, params, obs, core):
-        "Pure, with `recurrent`: `((policy parameters, V), core)` at `obs` from `core`, for the params `actor_params` gives the actors."
-        return self.net.apply(params, obs, core)
+@patch_to(ActorCriticSpec)
+def core_apply(self, params, obs, core):
+    ("Pure, with `recurrent`: `((policy parameters, V), core)` at `obs` from `core`, for the "
+     "params `actor_params` gives the actors.")
+    return self.net.apply(params, obs, core)
 
-    def act_core(self, params, obs, noise, core):
-        if core is None: return super().act_core(params, obs, noise, core)
-        (pi, _), core = self.core_apply(params, obs, core)
-        a = self.dist.sample_from(pi, noise)
-        return a, self.dist.log_prob(pi, a), core
+# %% ../../nbs/algos/51_impala.ipynb #b8d60c41
+@patch_to(ActorCriticSpec)
+def act_core(self, params, obs, noise, core):
+    if core is None: return super(ActorCriticSpec, self).act_core(params, obs, noise, core)
+    (pi, _), core = self.core_apply(params, obs, core)
+    a = self.dist.sample_from(pi, noise)
+    return a, self.dist.log_prob(pi, a), core
 
-    def eval_act_core(self, params, obs, core):
-        if core is None: return super().eval_act_core(params, obs, core)
-        (pi, _), core = self.core_apply(params, obs, core)
-        return self.dist.mode(pi), core
+@patch_to(ActorCriticSpec)
+def eval_act_core(self, params, obs, core):
+    if core is None: return super(ActorCriticSpec, self).eval_act_core(params, obs, core)
+    (pi, _), core = self.core_apply(params, obs, core)
+    return self.dist.mode(pi), core
 
-    def env_action(self, actions):
-        space = self.action_space
-        return np.clip(actions, space.low, space.high) if self.dist is DiagGaussian else actions
+# %% ../../nbs/algos/51_impala.ipynb #4cc9979c
+@patch_to(ActorCriticSpec)
+def env_action(self, actions):
+    space = self.action_space
+    return np.clip(actions, space.low, space.high) if self.dist is DiagGaussian else actions
 
-    def prepare(self, data):
-        f32 = lambda x: np.asarray(x, np.float32)
-        A = f32(data.A) if self.dist is DiagGaussian else np.asarray(data.A, np.int32)
-        b = dict(S=jax.tree.map(lambda x: x[:-1], data.S), S_final=data.S_final, A=A, R=f32(data.R), terminated=f32(data.terminated), truncated=f32(data.truncated),
-                 valid=f32(data.valid), logP=f32(data.logP))
-        if self.config.recurrent is not None:  # the state of each column's first step, [1, B, H] (batch on axis 1, as the rest); zero data for compiles has none
-            b['core'] = f32(data.extras['core'][:1]) if 'core' in data.extras else self.initial_core(data.batch_size)[None]
-        return b
+# %% ../../nbs/algos/51_impala.ipynb #da3ffbdf
+@patch_to(ActorCriticSpec)
+def prepare(self, data):
+    f32 = lambda x: np.asarray(x, np.float32)
+    A = f32(data.A) if self.dist is DiagGaussian else np.asarray(data.A, np.int32)
+    b = dict(S=jax.tree.map(lambda x: x[:-1], data.S), S_final=data.S_final, A=A, R=f32(data.R),
+             terminated=f32(data.terminated), truncated=f32(data.truncated),
+             valid=f32(data.valid), logP=f32(data.logP))
+    # the state of each column's first step, [1, B, H] (batch on axis 1, as the rest); zero data for
+    # compiles has none
+    if self.config.recurrent is not None:
+        b['core'] = (f32(data.extras['core'][:1]) if 'core' in data.extras else
+                     self.initial_core(data.batch_size)[None])
+    return b
 
 # %% ../../nbs/algos/51_impala.ipynb #efa686ff
 class IMPALAState(NamedTuple):
@@ -241,13 +323,16 @@ class IMPALAState(NamedTuple):
     params: Any
     opt_state: Any
 
+# %% ../../nbs/algos/51_impala.ipynb #96628c2d
 def standardize(x, w):
-    "`x` less its mean, over its standard deviation, both over the entries whose weight `w` is 1 on every data-parallel device."
+    ("`x` less its mean, over its standard deviation, both over the entries whose weight `w` is 1 "
+     "on every data-parallel device.")
     n = jnp.maximum(pmean(w.sum()), 1e-6)
     m = pmean(jnp.sum(w * x)) / n
     var = pmean(jnp.sum(w * (x - m) ** 2)) / n
     return (x - m) / (jnp.sqrt(var) + 1e-8)
 
+# %% ../../nbs/algos/51_impala.ipynb #abf01c85
 def _loss(net, dist, cfg, params, b):
     "IMPALA's loss on one `[T, B]` batch; returns (loss, metrics)."
     T, B = b['R'].shape
@@ -255,19 +340,28 @@ def _loss(net, dist, cfg, params, b):
         pi_t, v_t, v_next = replay_unroll(lambda s, c: net.apply(params, s, c), b)
         v = jnp.concatenate([v_t, v_next])
     else:
-        S = jax.tree.map(lambda s, f: jnp.concatenate([s, f]).reshape(2 * T * B, *s.shape[2:]), b['S'], b['S_final'])  # one forward for both
+        # one forward for both
+        S = jax.tree.map(lambda s, f: jnp.concatenate([s, f]).reshape(2 * T * B, *s.shape[2:]),
+                         b['S'], b['S_final'])
         pi, v = net.apply(params, S)
-        pi_t = jax.tree.map(lambda x: x[:T * B].reshape(T, B, *x.shape[1:]) if x.ndim > 1 else x, pi)  # a shared log_std stays as it is
+        # a shared log_std stays as it is
+        pi_t = jax.tree.map(lambda x: x[:T * B].reshape(T, B, *x.shape[1:]) if x.ndim > 1 else x,
+                            pi)
         v = v.reshape(2 * T, B)
     logp = dist.log_prob(pi_t, b['A'])
     valid, term, trunc = b['valid'], b['terminated'], b['truncated']
     v_next = jax.lax.stop_gradient(v[T:])  # V of the observation each step reached
-    R = b['R'] * cfg.reward_scale if cfg.reward_scale != 1 else b['R']  # (1: the rewards as they are, not multiplied)
-    r = valid * (R + cfg.gamma * trunc * v_next)  # a truncated step bootstraps from the observation it reached...
-    discount = valid * cfg.gamma * (1 - term) * (1 - trunc)  # ...and no trace runs past an episode end
+    # (1: the rewards as they are, not multiplied)
+    R = b['R'] * cfg.reward_scale if cfg.reward_scale != 1 else b['R']
+    # a truncated step bootstraps from the observation it reached...
+    r = valid * (R + cfg.gamma * trunc * v_next)
+    # ...and no trace runs past an episode end
+    discount = valid * cfg.gamma * (1 - term) * (1 - trunc)
     rho = jnp.exp(logp - b['logP'])
-    vt = jax.vmap(lambda *x: vtrace(*x, lambda_=cfg.lambda_, clip_rho_threshold=cfg.clip_rho, clip_pg_rho_threshold=cfg.clip_pg_rho,
-                                    clip_c_threshold=cfg.clip_c), in_axes=1, out_axes=1)(v[:T], v_next, r, discount, jax.lax.stop_gradient(rho))
+    vt = jax.vmap(lambda *x: vtrace(*x, lambda_=cfg.lambda_, clip_rho_threshold=cfg.clip_rho,
+                                    clip_pg_rho_threshold=cfg.clip_pg_rho,
+                                    clip_c_threshold=cfg.clip_c),
+                  in_axes=1, out_axes=1)(v[:T], v_next, r, discount, jax.lax.stop_gradient(rho))
     n = jnp.maximum(valid.sum(), 1.0)
     mean = lambda x: jnp.sum(x * valid) / n
     adv = jax.lax.stop_gradient(vt.pg_advantage)
@@ -276,28 +370,37 @@ def _loss(net, dist, cfg, params, b):
     v_loss = 0.5 * mean(vt.errors ** 2)
     entropy = mean(dist.entropy(pi_t))
     loss = pg_loss + cfg.value_coef * v_loss - cfg.entropy_coef * entropy
-    return loss, dict(loss=loss, pg_loss=pg_loss, v_loss=v_loss, entropy=entropy, rho=mean(rho), value=mean(v[:T]))
+    return loss, dict(loss=loss, pg_loss=pg_loss, v_loss=v_loss, entropy=entropy, rho=mean(rho),
+                      value=mean(v[:T]))
 
+# %% ../../nbs/algos/51_impala.ipynb #79a157d1
 class IMPALASpec(ActorCriticSpec):
-    "IMPALA: actors unroll a stochastic policy, a bounded queue feeds a data-parallel V-trace actor-critic learner."
+    ("IMPALA: actors unroll a stochastic policy, a bounded queue feeds a data-parallel V-trace "
+     "actor-critic learner.")
     Config, algo_name, train_steps = IMPALAConfig, 'impala', 200_000
     shape_fields = ('hidden', 'unroll_length', 'recurrent')
 
     def setup(self, func):
         params, cfg = self.init_params(func), self.config
-        lr = cfg.learning_rate  # with schedule_steps: a schedule of the update count, which Adam's state keeps (so checkpoints resume it)
-        if cfg.schedule_steps: lr = optax.linear_schedule(cfg.learning_rate, 0.0, max(1, cfg.schedule_steps // (cfg.batch_size * cfg.unroll_length)))
+        # with schedule_steps: a schedule of the update count, which Adam's state keeps (so
+        # checkpoints resume it)
+        lr = cfg.learning_rate
+        if cfg.schedule_steps:
+            lr = optax.linear_schedule(
+                cfg.learning_rate, 0.0,
+                max(1, cfg.schedule_steps // (cfg.batch_size * cfg.unroll_length)))
         self.optimizer = adam_clipped(lr, cfg.max_grad_norm)
         return IMPALAState(params, self.optimizer.init(params))
 
     def make_pacing(self): return OnPolicyQueue(self.config.unroll_length)
 
     def learner_step(self, state, batch):
-        grads, metrics = jax.grad(lambda p: _loss(self.net, self.dist, self.config, p, batch), has_aux=True)(state.params)
+        grads, metrics = jax.grad(lambda p: _loss(self.net, self.dist, self.config, p, batch),
+                                  has_aux=True)(state.params)
         updates, opt_state = self.optimizer.update(pmean(grads), state.opt_state, state.params)
         return IMPALAState(optax.apply_updates(state.params, updates), opt_state), metrics
 
-
+# %% ../../nbs/algos/51_impala.ipynb #643080dd
 class IMPALA(Runtime):
     "IMPALA on the actor-learner runtime: `IMPALA('CartPole-v1').train(200_000)`."
     algorithm = IMPALASpec

@@ -16,7 +16,8 @@ import jax.numpy as jnp
 import optax
 
 from ..core import ConfigError, patch_to
-from .impala import ActorCriticSpec, check_recurrent, episode_starts, replay_unroll, unroll_core
+from .impala import (ActorCriticSpec, check_recurrent, episode_starts, replay_unroll,
+                               unroll_core)
 from ..parallel import axis_index, axis_size, gather, pmean
 from ..coax.policy_gradient import gae
 from ..runtime.runtime import OnPolicyQueue, Runtime, RuntimeConfig, need, zero_init
@@ -52,21 +53,34 @@ class PPOConfig(RuntimeConfig):
 
     def check(self):
         super().check()
-        need(self, isinstance(self.unroll_length, int) and self.unroll_length >= 1, 'unroll_length', 'must be an int >= 1')
+        need(self, isinstance(self.unroll_length, int) and self.unroll_length >= 1, 'unroll_length',
+             'must be an int >= 1')
         check_recurrent(self)
-        need(self, self.recurrent is None or self.batch_size % self.unroll_length == 0, 'batch_size',
-             f'must be a multiple of unroll_length={self.unroll_length} with recurrent: a minibatch holds whole env columns of the rollout')
-        need(self, isinstance(self.num_epochs, int) and self.num_epochs >= 1, 'num_epochs', 'must be an int >= 1')
-        need(self, self.updates_per_dispatch == 1, 'updates_per_dispatch', "must be 1: one dispatch is one PPO update, all its epochs fused")
+        need(self, self.recurrent is None or self.batch_size % self.unroll_length == 0,
+             'batch_size',
+             f'must be a multiple of unroll_length={self.unroll_length} with recurrent: '
+             'a minibatch holds whole env columns of the rollout')
+        need(self, isinstance(self.num_epochs, int) and self.num_epochs >= 1, 'num_epochs',
+             'must be an int >= 1')
+        need(self, self.updates_per_dispatch == 1, 'updates_per_dispatch',
+             "must be 1: one dispatch is one PPO update, all its epochs fused")
         need(self, (self.unroll_length * self.num_envs) % self.batch_size == 0, 'batch_size',
-             f'must divide the rollout of unroll_length * num_envs = {self.unroll_length * self.num_envs} steps into whole minibatches')
+             'must divide the rollout of unroll_length * num_envs = '
+             f'{self.unroll_length * self.num_envs} '
+             'steps into whole minibatches')
         need(self, 0 < self.gamma <= 1, 'gamma', 'must be in (0, 1]')
         need(self, 0 <= self.lambda_ <= 1, 'lambda_', 'must be in [0, 1]')
-        for name in ('clip_eps', 'learning_rate', 'max_grad_norm'): need(self, getattr(self, name) > 0, name, 'must be > 0')
-        need(self, self.clip_value is None or self.clip_value > 0, 'clip_value', 'must be None or > 0')
-        need(self, isinstance(self.schedule_steps, int) and self.schedule_steps >= 0, 'schedule_steps', 'must be an int >= 0 (0: constant)')
-        for name in ('entropy_coef', 'value_coef'): need(self, getattr(self, name) >= 0, name, 'must be >= 0')
-        for name in ('normalize_advantages', 'normalize_obs'): need(self, isinstance(getattr(self, name), bool), name, 'must be True or False')
+        for name in ('clip_eps', 'learning_rate', 'max_grad_norm'):
+            need(self, getattr(self, name) > 0, name, 'must be > 0')
+        need(self, self.clip_value is None or self.clip_value > 0, 'clip_value',
+             'must be None or > 0')
+        need(self, isinstance(self.schedule_steps, int) and self.schedule_steps >= 0,
+             'schedule_steps',
+             'must be an int >= 0 (0: constant)')
+        for name in ('entropy_coef', 'value_coef'):
+            need(self, getattr(self, name) >= 0, name, 'must be >= 0')
+        for name in ('normalize_advantages', 'normalize_obs'):
+            need(self, isinstance(getattr(self, name), bool), name, 'must be True or False')
 
 # %% ../../nbs/algos/52_ppo.ipynb #8a2e6c50
 class PPOState(NamedTuple):
@@ -78,12 +92,14 @@ class PPOState(NamedTuple):
     obs_count: Any  # observations the statistics have seen (float32)
     rollouts: Any  # rollouts learned from (int32): the clock of the linear schedules
 
+# %% ../../nbs/algos/52_ppo.ipynb #c58b1d7e
 def normalize_obs(x, mean, var, clip:float=10.0):
     "Observations standardized by running statistics and clipped to [-clip, clip]."
     return jnp.clip((jnp.asarray(x, jnp.float32) - mean) / jnp.sqrt(var + 1e-8), -clip, clip)
 
 def update_moments(mean, var, count, x, w):
-    "Running mean, variance and count after the rows of `x` whose weight `w` is 1 (Chan et al.'s parallel formula)."
+    ("Running mean, variance and count after the rows of `x` whose weight `w` is 1 (Chan et al.'s "
+     "parallel formula).")
     n = w.sum()
     wx = w.reshape(-1, *([1] * (x.ndim - 1)))
     b_mean = jnp.sum(wx * x, 0) / jnp.maximum(n, 1.0)
@@ -96,12 +112,16 @@ def update_moments(mean, var, count, x, w):
 
 # %% ../../nbs/algos/52_ppo.ipynb #6b52c7d2
 def ppo_optimizer(learning_rate, max_grad_norm:float) -> optax.GradientTransformation:
-    "Global-norm clipping, Adam's scaling (eps 1e-5) and the step `learning_rate` (a float, or this update's value of a schedule), on one flat vector, with a shape-only init."
-    return zero_init(optax.flatten(optax.chain(optax.clip_by_global_norm(max_grad_norm), optax.scale_by_adam(eps=1e-5),
+    ("Global-norm clipping, Adam's scaling (eps 1e-5) and the step `learning_rate` (a float, or "
+     "this update's value of a schedule), on one flat vector, with a shape-only init.")
+    return zero_init(optax.flatten(optax.chain(optax.clip_by_global_norm(max_grad_norm),
+                                               optax.scale_by_adam(eps=1e-5),
                                                optax.scale_by_learning_rate(learning_rate))))
 
+# %% ../../nbs/algos/52_ppo.ipynb #b0f053c5
 def linear_decay(value:float, steps:int):
-    "The optax schedule of a value that decays linearly to 0 over `steps` env steps (rl-zoo3's `lin_` schedules); constant if `steps` is 0."
+    ("The optax schedule of a value that decays linearly to 0 over `steps` env steps (rl-zoo3's "
+     "`lin_` schedules); constant if `steps` is 0.")
     return optax.linear_schedule(value, 0.0, steps) if steps else optax.constant_schedule(value)
 
 # %% ../../nbs/algos/52_ppo.ipynb #84e237b5
@@ -110,7 +130,8 @@ def _minibatch_loss(net, dist, cfg, params, mine, stats, clip_eps, norm):
     return _ppo_loss(dist, cfg, pi, v, mine, stats, clip_eps)
 
 def _ppo_loss(dist, cfg, pi, v, mine, stats, clip_eps):
-    "The loss of the policy parameters `pi` and values `v` the params give at the steps `mine` (any shape of steps)."
+    ("The loss of the policy parameters `pi` and values `v` the params give at the steps `mine` "
+     "(any shape of steps).")
     adv_mean, adv_std, n = stats
     logp = dist.log_prob(pi, mine['A'])
     log_ratio = logp - mine['logP']
@@ -118,17 +139,21 @@ def _ppo_loss(dist, cfg, pi, v, mine, stats, clip_eps):
     adv = (mine['adv'] - adv_mean) / (adv_std + 1e-8) if cfg.normalize_advantages else mine['adv']
     pg_loss = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - clip_eps, 1 + clip_eps) * adv)
     if cfg.clip_value is None: v_loss = (mine['ret'] - v) ** 2
-    else: v_loss = jnp.maximum((mine['ret'] - v) ** 2, (mine['ret'] - mine['v'] - jnp.clip(v - mine['v'], -cfg.clip_value, cfg.clip_value)) ** 2)
+    else: v_loss = jnp.maximum((mine['ret'] - v) ** 2,
+                               (mine['ret'] - mine['v']
+                                - jnp.clip(v - mine['v'], -cfg.clip_value, cfg.clip_value)) ** 2)
     entropy = dist.entropy(pi)
     mean = lambda x: axis_size() * jnp.sum(x * mine['valid']) / n
     pg_loss, v_loss, entropy = mean(pg_loss), mean(v_loss), mean(entropy)
     loss = pg_loss + cfg.value_coef * v_loss - cfg.entropy_coef * entropy
-    return loss, dict(loss=loss, pg_loss=pg_loss, v_loss=v_loss, entropy=entropy, approx_kl=mean((ratio - 1) - log_ratio),
+    return loss, dict(loss=loss, pg_loss=pg_loss, v_loss=v_loss, entropy=entropy,
+                      approx_kl=mean((ratio - 1) - log_ratio),
                       clip_frac=mean((jnp.abs(ratio - 1) > clip_eps).astype(jnp.float32)))
 
 # %% ../../nbs/algos/52_ppo.ipynb #449401bc
 class PPOSpec(ActorCriticSpec):
-    "PPO: N envs roll out T steps; every epoch of shuffled minibatches runs in one data-parallel device call."
+    ("PPO: N envs roll out T steps; every epoch of shuffled minibatches runs in one data-parallel "
+     "device call.")
     Config, algo_name, train_steps = PPOConfig, 'ppo', 100_000
     shape_fields = ('hidden', 'recurrent')
 
@@ -136,58 +161,91 @@ class PPOSpec(ActorCriticSpec):
         cfg = self.config
         mesh = getattr(self, 'mesh', None)
         if mesh is not None and cfg.num_envs % mesh.size:
-            raise ConfigError(f"PPO splits the rollout's {cfg.num_envs} env columns over the {mesh.size} learner devices: "
-                              f"use a number of envs (num_actors * envs_per_actor) that is a multiple of {mesh.size}, or fewer devices.")
-        if mesh is not None and cfg.recurrent is not None and (cfg.batch_size // cfg.unroll_length) % mesh.size:
-            raise ConfigError(f"recurrent PPO's minibatches hold batch_size / unroll_length = {cfg.batch_size // cfg.unroll_length} env columns, split over the "
-                              f"{mesh.size} learner devices: use a batch_size of unroll_length * a multiple of {mesh.size}, or fewer devices.")
+            raise ConfigError(f"PPO splits the rollout's {cfg.num_envs} env columns over the "
+                              f"{mesh.size} "
+                              "learner devices: "
+                              "use a number of envs (num_actors * envs_per_actor) that is a "
+                              "multiple of "
+                              f"{mesh.size}, or fewer devices.")
+        if (mesh is not None and cfg.recurrent is not None
+                and (cfg.batch_size // cfg.unroll_length) % mesh.size):
+            raise ConfigError(f"recurrent PPO's minibatches hold batch_size / unroll_length = "
+                              f"{cfg.batch_size // cfg.unroll_length} env columns, split over the "
+                              f"{mesh.size} learner devices: use a batch_size of unroll_length * a "
+                              f"multiple of {mesh.size}, or fewer devices.")
         params = self.init_params(func)
         if func is None:  # a near-uniform first policy
             head = params['params'][f'Dense_{len(self.net.hidden)}']  # the policy's output layer
             head['kernel'] = head['kernel'] * np.float32(0.01)
-        self.lr_schedule, self.clip_schedule = linear_decay(cfg.learning_rate, cfg.schedule_steps), linear_decay(cfg.clip_eps, cfg.schedule_steps)
-        self.optimizer = ppo_optimizer(cfg.learning_rate, cfg.max_grad_norm)  # the state's structure; each update steps with the scheduled rate
+        self.lr_schedule, self.clip_schedule = (linear_decay(cfg.learning_rate, cfg.schedule_steps),
+                                                linear_decay(cfg.clip_eps, cfg.schedule_steps))
+        # the state's structure; each update steps with the scheduled rate
+        self.optimizer = ppo_optimizer(cfg.learning_rate, cfg.max_grad_norm)
         shape = self.observation_space.shape
-        return PPOState(params, self.optimizer.init(params), np.zeros(shape, np.float32), np.ones(shape, np.float32), np.float32(1e-4), np.int32(0))
+        return PPOState(params, self.optimizer.init(params), np.zeros(shape, np.float32),
+                        np.ones(shape, np.float32), np.float32(1e-4), np.int32(0))
 
-    def upgrade_learner(self, learner:dict) -> dict:
-        "A checkpoint's learner state as rlnb wrote it before the learning rate joined the optimizer chain (its state had two parts), in today's layout."
-        opt = learner['opt_state']
-        return learner if '2' in opt else {**learner, 'opt_state': {**opt, '2': {}}}
+# %% ../../nbs/algos/52_ppo.ipynb #10d083ad
+@patch_to(PPOSpec)
+def upgrade_learner(self, learner:dict) -> dict:
+    ("A checkpoint's learner state as rlnb wrote it before the learning rate joined the optimizer "
+     "chain (its state had two parts), in today's layout.")
+    opt = learner['opt_state']
+    return learner if '2' in opt else {**learner, 'opt_state': {**opt, '2': {}}}
 
-    def make_pacing(self): return OnPolicyQueue(self.config.unroll_length, columns=self.config.num_envs)
+# %% ../../nbs/algos/52_ppo.ipynb #fa011241
+@patch_to(PPOSpec)
+def make_pacing(self): return OnPolicyQueue(self.config.unroll_length, columns=self.config.num_envs)
 
-    def device_updates(self, env_id:str, num_devices:int) -> int: return 1  # one update per rollout, its epochs fused
+@patch_to(PPOSpec)
+# one update per rollout, its epochs fused
+def device_updates(self, env_id:str, num_devices:int) -> int: return 1
 
-    def device_inputs(self, key, T:int, N:int, cols:int, first:int) -> dict:
-        "Every epoch's shuffle of the rollout's T * N steps, from one sort of random keys; this device's `cols` columns from `first`."
-        E = self.config.num_epochs
-        steps = jnp.broadcast_to(jnp.arange(T * N, dtype=jnp.int32), (E, T * N))
-        perms = jax.lax.sort_key_val(jax.random.bits(key, (E, T * N)), steps, dimension=1)[1].reshape(E * T, N)
-        return dict(perm=jax.lax.dynamic_slice_in_dim(perms, first, cols, axis=1))
+# %% ../../nbs/algos/52_ppo.ipynb #d3dbb191
+@patch_to(PPOSpec)
+def device_inputs(self, key, T:int, N:int, cols:int, first:int) -> dict:
+    ("Every epoch's shuffle of the rollout's T * N steps, from one sort of random keys; this "
+     "device's `cols` columns from `first`.")
+    E = self.config.num_epochs
+    steps = jnp.broadcast_to(jnp.arange(T * N, dtype=jnp.int32), (E, T * N))
+    perms = jax.lax.sort_key_val(jax.random.bits(key, (E, T * N)), steps,
+                                 dimension=1)[1].reshape(E * T, N)
+    return dict(perm=jax.lax.dynamic_slice_in_dim(perms, first, cols, axis=1))
 
-    def prepare(self, data):
-        b = super().prepare(data)
-        T, B = b['R'].shape
-        if self.config.recurrent is not None:  # whole sequences: one shuffle of the B env columns per epoch
-            return dict(b, perm=self.rng.permuted(np.broadcast_to(np.arange(B, dtype=np.int32), (self.config.num_epochs, B)), axis=1))
-        perms = self.rng.permuted(np.broadcast_to(np.arange(T * B, dtype=np.int32), (self.config.num_epochs, T * B)), axis=1)  # one shuffle of the T * B steps per epoch
-        return dict(b, perm=perms.reshape(-1, B))
+# %% ../../nbs/algos/52_ppo.ipynb #95c22a86
+@patch_to(PPOSpec)
+def prepare(self, data):
+    b = super(PPOSpec, self).prepare(data)
+    T, B = b['R'].shape
+    # whole sequences: one shuffle of the B env columns per epoch
+    if self.config.recurrent is not None:
+        return dict(b, perm=self.rng.permuted(
+            np.broadcast_to(np.arange(B, dtype=np.int32), (self.config.num_epochs, B)), axis=1))
+    # one shuffle of the T * B steps per epoch
+    perms = self.rng.permuted(
+        np.broadcast_to(np.arange(T * B, dtype=np.int32), (self.config.num_epochs, T * B)), axis=1)
+    return dict(b, perm=perms.reshape(-1, B))
 
-    def actor_params(self, state): return state.params, (state.obs_mean, state.obs_var)
+# %% ../../nbs/algos/52_ppo.ipynb #228c2e15
+@patch_to(PPOSpec)
+def actor_params(self, state): return state.params, (state.obs_mean, state.obs_var)
 
-    def _norm(self, stats):
-        return (lambda x: normalize_obs(x, *stats)) if self.config.normalize_obs else (lambda x: x)
+@patch_to(PPOSpec)
+def _norm(self, stats):
+    return (lambda x: normalize_obs(x, *stats)) if self.config.normalize_obs else (lambda x: x)
 
-    def dist_params(self, params, obs):
-        params, stats = params
-        return self.net.apply(params, self._norm(stats)(obs))[0]
+# %% ../../nbs/algos/52_ppo.ipynb #f04809ac
+@patch_to(PPOSpec)
+def dist_params(self, params, obs):
+    params, stats = params
+    return self.net.apply(params, self._norm(stats)(obs))[0]
 
-    def core_apply(self, params, obs, core):
-        params, stats = params
-        return self.net.apply(params, self._norm(stats)(obs), core)
+@patch_to(PPOSpec)
+def core_apply(self, params, obs, core):
+    params, stats = params
+    return self.net.apply(params, self._norm(stats)(obs), core)
 
-
+# %% ../../nbs/algos/52_ppo.ipynb #2ac028b0
 class PPO(Runtime):
     "PPO on the actor-learner runtime: `PPO('CartPole-v1').train(100_000)`."
     algorithm = PPOSpec
@@ -205,17 +263,24 @@ def learner_step(self, state, batch):
     v = v.reshape(2 * T, b)
     v_t, v_next = v[:T], v[T:]
     valid, term, trunc = batch['valid'], batch['terminated'], batch['truncated']
-    r = valid * (batch['R'] + cfg.gamma * trunc * v_next)  # a truncated step bootstraps from the observation it reached...
-    discount = valid * cfg.gamma * (1 - term) * (1 - trunc)  # ...and no trace runs past an episode end
-    adv = jax.vmap(lambda *x: gae(*x, lambda_=cfg.lambda_), in_axes=1, out_axes=1)(v_t, v_next, r, discount)
+    # a truncated step bootstraps from the observation it reached...
+    r = valid * (batch['R'] + cfg.gamma * trunc * v_next)
+    # ...and no trace runs past an episode end
+    discount = valid * cfg.gamma * (1 - term) * (1 - trunc)
+    adv = jax.vmap(lambda *x: gae(*x, lambda_=cfg.lambda_), in_axes=1, out_axes=1)(
+        v_t, v_next, r, discount)
     # every device gets the whole rollout, flattened to N = T * num_envs steps
-    data, perms = gather((dict(S=batch['S'], A=batch['A'], logP=batch['logP'], adv=adv, ret=adv + v_t, v=v_t, valid=valid), batch['perm']), axis=1)
+    data, perms = gather((dict(S=batch['S'], A=batch['A'], logP=batch['logP'], adv=adv,
+                               ret=adv + v_t, v=v_t,
+                               valid=valid), batch['perm']), axis=1)
     data = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), data)
     N, M, D = data['valid'].shape[0], cfg.batch_size, axis_size()
     perms = perms.reshape(-1, M)  # epoch after epoch, minibatch after minibatch
-    mine = jax.lax.dynamic_slice_in_dim(perms, axis_index() * (M // D), M // D, axis=1)  # this device's share of each minibatch
+    # this device's share of each minibatch
+    mine = jax.lax.dynamic_slice_in_dim(perms, axis_index() * (M // D), M // D, axis=1)
     learned = state.rollouts * N  # env steps learned from: the schedules' clock
-    clip_eps, optimizer = self.clip_schedule(learned), ppo_optimizer(self.lr_schedule(learned), cfg.max_grad_norm)
+    clip_eps, optimizer = (self.clip_schedule(learned),
+                           ppo_optimizer(self.lr_schedule(learned), cfg.max_grad_norm))
 
     def minibatch(carry, idx):
         params, opt_state = carry
@@ -225,15 +290,21 @@ def learner_step(self, state, batch):
         a_mean = jnp.sum(w * a) / n
         a_std = jnp.sqrt(jnp.sum(w * (a - a_mean) ** 2) / jnp.maximum(n - 1, 1.0))
         part = jax.tree.map(lambda x: x[own], data)
-        grads, m = jax.grad(lambda p: _minibatch_loss(net, dist, cfg, p, part, (a_mean, a_std, n), clip_eps, norm), has_aux=True)(params)
+        grads, m = jax.grad(lambda p: _minibatch_loss(net, dist, cfg, p, part, (a_mean, a_std, n),
+                                                      clip_eps, norm),
+                            has_aux=True)(params)
         updates, opt_state = optimizer.update(pmean(grads), opt_state, params)
         return (optax.apply_updates(params, updates), opt_state), m
 
-    (params, opt_state), ms = jax.lax.scan(minibatch, (state.params, state.opt_state), (perms, mine))
-    return _finish_update(cfg, state, params, opt_state, ms, data['S'], data['valid'], data['ret'], data['v'], clip_eps)
+    (params, opt_state), ms = jax.lax.scan(minibatch, (state.params, state.opt_state),
+                                           (perms, mine))
+    return _finish_update(cfg, state, params, opt_state, ms, data['S'], data['valid'], data['ret'],
+                          data['v'], clip_eps)
 
+# %% ../../nbs/algos/52_ppo.ipynb #a681fb5b
 def _finish_update(cfg, state, params, opt_state, ms, S, w, ret, vals, clip_eps):
-    "The new `PPOState` after an update's minibatches, with the observation statistics updated from the rollout's steps, and the update's metrics."
+    ("The new `PPOState` after an update's minibatches, with the observation statistics updated "
+     "from the rollout's steps, and the update's metrics.")
     mean, var, count = state.obs_mean, state.obs_var, state.obs_count
     if cfg.normalize_obs: mean, var, count = update_moments(mean, var, count, S, w)
     n = jnp.maximum(w.sum(), 1.0)
@@ -241,13 +312,16 @@ def _finish_update(cfg, state, params, opt_state, ms, S, w, ret, vals, clip_eps)
     err = ret - vals
     var_err = jnp.sum(w * (err - jnp.sum(w * err) / n) ** 2) / n
     metrics = {k: x.mean() for k, x in ms.items()}
-    metrics.update(value=jnp.sum(w * vals) / n, explained_variance=1 - var_err / jnp.maximum(var_ret, 1e-8), clip_eps=jnp.float32(clip_eps))
+    metrics.update(value=jnp.sum(w * vals) / n,
+                   explained_variance=1 - var_err / jnp.maximum(var_ret, 1e-8),
+                   clip_eps=jnp.float32(clip_eps))
     return PPOState(params, opt_state, mean, var, count, state.rollouts + 1), metrics
 
 # %% ../../nbs/algos/52_ppo.ipynb #7642072d
 @patch_to(PPOSpec)
 def _recurrent_step(self, state, batch):
-    "`learner_step` with a recurrent core: minibatches of whole env columns, each replayed from its stored start state."
+    ("`learner_step` with a recurrent core: minibatches of whole env columns, each replayed from "
+     "its stored start state.")
     cfg, dist, stats = self.config, self.dist, (state.obs_mean, state.obs_var)
     apply = lambda p: (lambda s, c: self.core_apply((p, stats), s, c))
     T, b = batch['R'].shape  # this device's env columns
@@ -255,17 +329,25 @@ def _recurrent_step(self, state, batch):
     valid, term, trunc = batch['valid'], batch['terminated'], batch['truncated']
     r = valid * (batch['R'] + cfg.gamma * trunc * v_next)
     discount = valid * cfg.gamma * (1 - term) * (1 - trunc)
-    adv = jax.vmap(lambda *x: gae(*x, lambda_=cfg.lambda_), in_axes=1, out_axes=1)(v_t, v_next, r, discount)
-    cols = dict(S=batch['S'], A=batch['A'], logP=batch['logP'], adv=adv, ret=adv + v_t, v=v_t, valid=valid, terminated=term, truncated=trunc, core=batch['core'])
-    data, perms = gather((cols, batch['perm']), axis=1)  # every device gets every column: [T, B, ...]; the start states [1, B, H]
+    adv = jax.vmap(lambda *x: gae(*x, lambda_=cfg.lambda_), in_axes=1, out_axes=1)(
+        v_t, v_next, r, discount)
+    cols = dict(S=batch['S'], A=batch['A'], logP=batch['logP'], adv=adv, ret=adv + v_t, v=v_t,
+                valid=valid,
+                terminated=term, truncated=trunc, core=batch['core'])
+    # every device gets every column: [T, B, ...]; the start states [1, B, H]
+    data, perms = gather((cols, batch['perm']), axis=1)
     B, C, D = data['valid'].shape[1], cfg.batch_size // T, axis_size()
     perms = perms.reshape(-1, C)  # epoch after epoch, minibatch after minibatch: C columns each
-    mine = jax.lax.dynamic_slice_in_dim(perms, axis_index() * (C // D), C // D, axis=1)  # this device's columns of each minibatch
+    # this device's columns of each minibatch
+    mine = jax.lax.dynamic_slice_in_dim(perms, axis_index() * (C // D), C // D, axis=1)
     learned = state.rollouts * T * B
-    clip_eps, optimizer = self.clip_schedule(learned), ppo_optimizer(self.lr_schedule(learned), cfg.max_grad_norm)
+    clip_eps, optimizer = (self.clip_schedule(learned),
+                           ppo_optimizer(self.lr_schedule(learned), cfg.max_grad_norm))
 
     def loss(params, part, adv_stats):
-        (pi, v), _ = unroll_core(apply(params), part['core'][0], part['S'], episode_starts(part['terminated'], part['truncated'], part['valid']))
+        (pi, v), _ = unroll_core(apply(params), part['core'][0], part['S'],
+                                 episode_starts(part['terminated'], part['truncated'],
+                                                part['valid']))
         return _ppo_loss(dist, cfg, pi, v, part, adv_stats, clip_eps)
 
     def minibatch(carry, idx):
@@ -280,6 +362,9 @@ def _recurrent_step(self, state, batch):
         updates, opt_state = optimizer.update(pmean(grads), opt_state, params)
         return (optax.apply_updates(params, updates), opt_state), m
 
-    (params, opt_state), ms = jax.lax.scan(minibatch, (state.params, state.opt_state), (perms, mine))
-    flat = jax.tree.map(lambda x: x.reshape(T * B, *x.shape[2:]), {k: data[k] for k in ('S', 'valid', 'ret', 'v')})
-    return _finish_update(cfg, state, params, opt_state, ms, flat['S'], flat['valid'], flat['ret'], flat['v'], clip_eps)
+    (params, opt_state), ms = jax.lax.scan(minibatch, (state.params, state.opt_state),
+                                           (perms, mine))
+    flat = jax.tree.map(lambda x: x.reshape(T * B, *x.shape[2:]),
+                        {k: data[k] for k in ('S', 'valid', 'ret', 'v')})
+    return _finish_update(cfg, state, params, opt_state, ms, flat['S'], flat['valid'], flat['ret'],
+                          flat['v'], clip_eps)

@@ -19,7 +19,7 @@ import optax
 import gymnasium as gym
 
 from .apex_dqn import OnlineAndTarget, ReplayConfig
-from ..core import ConfigError, TransitionBatch
+from ..core import ConfigError, TransitionBatch, patch_to
 from ..parallel import pmean
 from ..replay.buffers import PrioritizedReplayBuffer, ReplayBuffer
 from ..runtime.runtime import ReplayRatio, Runtime, need, numpy_init, zero_init
@@ -33,7 +33,9 @@ __all__ = ['OffPolicyConfig', 'SACConfig', 'squashed_gaussian', 'GaussianActor',
 # %% ../../nbs/algos/53_sac.ipynb #bf9df8f2
 @dataclass(frozen=True)
 class OffPolicyConfig(ReplayConfig):
-    "The fields SAC and TD3 share: the runtime's and replay's (`rlnb.algos.apex_dqn.ReplayConfig`), with off-policy continuous-control defaults, and their own."
+    ("The fields SAC and TD3 share: the runtime's and replay's "
+     "(`rlnb.algos.apex_dqn.ReplayConfig`), with off-policy continuous-control defaults, and "
+     "their own.")
     num_actors: int = 1  # actors (env workers); each steps `envs_per_actor` envs
     envs_per_actor: int = 1  # envs stepped together by one actor
     batch_size: int = 256  # transitions per update (split over the learner's devices)
@@ -48,14 +50,18 @@ class OffPolicyConfig(ReplayConfig):
 
     def check(self):
         super().check()
-        need(self, isinstance(self.n_step, int) and self.n_step >= 1, 'n_step', 'must be an int >= 1')
+        need(self, isinstance(self.n_step, int) and self.n_step >= 1, 'n_step',
+             'must be an int >= 1')
         need(self, 0 < self.gamma <= 1, 'gamma', 'must be in (0, 1]')
         need(self, 0 < self.tau <= 1, 'tau', 'must be in (0, 1]')
         need(self, self.learning_rate > 0, 'learning_rate', 'must be > 0')
-        need(self, self.initial_sampling_policy in ('random', 'policy'), 'initial_sampling_policy', "must be 'random' or 'policy'")
+        need(self, self.initial_sampling_policy in ('random', 'policy'), 'initial_sampling_policy',
+             "must be 'random' or 'policy'")
         need(self, isinstance(self.prioritized, bool), 'prioritized', 'must be True or False')
-        need(self, self.network_init in ('lecun', 'torch'), 'network_init', "must be 'lecun' or 'torch'")
+        need(self, self.network_init in ('lecun', 'torch'), 'network_init',
+             "must be 'lecun' or 'torch'")
 
+# %% ../../nbs/algos/53_sac.ipynb #ceaafe2f
 @dataclass(frozen=True)
 class SACConfig(OffPolicyConfig):
     "Hyperparameters of SACSpec."
@@ -73,7 +79,8 @@ class SACConfig(OffPolicyConfig):
 
 # %% ../../nbs/algos/53_sac.ipynb #efab3799
 def squashed_gaussian(mean, log_std, eps):
-    "`(a, log pi(a))`: the action `tanh(mean + std * eps)` and its log-probability, with the tanh's log-det-Jacobian (last axis: action dimensions)."
+    ("`(a, log pi(a))`: the action `tanh(mean + std * eps)` and its log-probability, with the "
+     "tanh's log-det-Jacobian (last axis: action dimensions).")
     u = mean + jnp.exp(log_std) * eps
     log_normal = -0.5 * eps ** 2 - log_std - 0.5 * jnp.log(2 * jnp.pi)
     log_det = 2 * (jnp.log(2.0) - u - jax.nn.softplus(-2 * u))  # log(1 - tanh(u)^2)
@@ -91,104 +98,154 @@ class GaussianActor(nn.Module):
         for h in self.hidden: x = nn.relu(nn.Dense(h)(x))
         return nn.Dense(self.action_dim)(x), nn.Dense(self.action_dim)(x)
 
+# %% ../../nbs/algos/53_sac.ipynb #c17f6187
 class MLPCritic(nn.Module):
     "MLP action value (S, A) -> Q(S, A), shape [batch]."
     hidden: Sequence[int] = (256, 256)
 
     @nn.compact
     def __call__(self, s, a):
-        x = jnp.concatenate([s.reshape(s.shape[0], -1).astype(jnp.float32), a.reshape(a.shape[0], -1).astype(jnp.float32)], -1)
+        x = jnp.concatenate([s.reshape(s.shape[0], -1).astype(jnp.float32),
+                             a.reshape(a.shape[0], -1).astype(jnp.float32)], -1)
         for h in self.hidden: x = nn.relu(nn.Dense(h)(x))
         return nn.Dense(1)(x)[:, 0]
 
 # %% ../../nbs/algos/53_sac.ipynb #8aad542f
 class ContinuousOffPolicy(Spec):
-    "What SAC and TD3 share: a bounded Box action space, twin critics over replay, random warm-up, actions in [-1, 1] rescaled to the env's bounds."
+    ("What SAC and TD3 share: a bounded Box action space, twin critics over replay, random "
+     "warm-up, actions in [-1, 1] rescaled to the env's bounds.")
     rollout_field, train_steps = 'n_step', 20_000
     shape_fields = ('hidden', 'buffer_capacity')
-
-    def check_spaces(self, observation_space, action_space):
-        if not isinstance(action_space, gym.spaces.Box):
-            raise ConfigError(f"{self.algo_name} needs a Box action space, got {action_space}; for a Discrete one use apex-dqn, impala or ppo.")
-        if not action_space.is_bounded():
-            raise ConfigError(f"{self.algo_name} acts in [-1, 1] and rescales onto the action space's bounds, but {action_space} is unbounded: "
-                              "wrap the env in gymnasium.wrappers.RescaleAction(env, -1, 1) (or ClipAction) to give it bounds.")
-        if not isinstance(observation_space, gym.spaces.Box): raise ConfigError(f"{self.algo_name}'s default networks need a Box observation space, got {observation_space}.")
 
     @functools.cached_property
     def policy_space(self) -> gym.spaces.Box:
         "What the policy, replay and the critics see: the action space's shape, in [-1, 1]."
         return gym.spaces.Box(-1.0, 1.0, self.action_space.shape, np.float32)
 
-    def init_critics(self, critic):
-        "Build `self.critic` (the user's module or an `MLPCritic`) and return twin params, stacked on a leading axis of 2: the default drawn as `network_init` says, the user's as its initializers do."
-        self.critic = critic if critic is not None else MLPCritic(tuple(self.config.hidden))
-        init = (lambda seed: numpy_init(self.critic, self.observation_space, seed, self.policy_space, init=self.config.network_init)) if critic is None else \
-               (lambda seed: module_init(self.critic, self.observation_space, seed, self.policy_space))
-        twins = [init(self.config.seed + 1000 + i) for i in range(2)]
-        if critic is not None:  # a user's critic: Q(s, a) of shape (batch,), checked before anything trains
-            check_func(self.algo_name, 'the critic of func', self.critic.apply, twins[0], func_inputs(self.observation_space, self.policy_space),
-                       [(FUNC_CHECK_BATCH,)],
-                       "Q(s, a) from (observations, actions), shape (batch,) — a head `nn.Dense(1)(h)` gives (batch, 1): return its `[:, 0]`")
-        return jax.tree.map(lambda *x: np.stack(x), *twins)
+# %% ../../nbs/algos/53_sac.ipynb #c44c6ea6
+@patch_to(ContinuousOffPolicy)
+def check_spaces(self, observation_space, action_space):
+    if not isinstance(action_space, gym.spaces.Box):
+        raise ConfigError(f"{self.algo_name} needs a Box action space, got {action_space}; for a "
+                          "Discrete one use apex-dqn, impala or ppo.")
+    if not action_space.is_bounded():
+        raise ConfigError(f"{self.algo_name} acts in [-1, 1] and rescales onto the action space's "
+                          f"bounds, but {action_space} is unbounded: "
+                          "wrap the env in gymnasium.wrappers.RescaleAction(env, -1, 1) "
+                          "(or ClipAction) to give it bounds.")
+    if not isinstance(observation_space, gym.spaces.Box):
+        raise ConfigError(f"{self.algo_name}'s default networks need a Box observation space, got "
+                          f"{observation_space}.")
 
-    def _check_actor(self, params, expected:list, contract:str):
-        "Refuse a user's actor whose outputs have other shapes than `expected` (for a batch of `FUNC_CHECK_BATCH`)."
-        check_func(self.algo_name, 'the actor of func', self.actor.apply, params, func_inputs(self.observation_space), expected, contract)
+# %% ../../nbs/algos/53_sac.ipynb #0a7be4fb
+@patch_to(ContinuousOffPolicy)
+def init_critics(self, critic):
+    ("Build `self.critic` (the user's module or an `MLPCritic`) and return twin params, stacked "
+     "on a leading axis of 2: the default drawn as `network_init` says, the user's as its "
+     "initializers do.")
+    self.critic = critic if critic is not None else MLPCritic(tuple(self.config.hidden))
+    init = (lambda seed: numpy_init(self.critic, self.observation_space, seed, self.policy_space,
+                                    init=self.config.network_init)) if critic is None else \
+           (lambda seed: module_init(self.critic, self.observation_space, seed, self.policy_space))
+    twins = [init(self.config.seed + 1000 + i) for i in range(2)]
+    # a user's critic: Q(s, a) of shape (batch,), checked before anything trains
+    if critic is not None:
+        check_func(self.algo_name, 'the critic of func', self.critic.apply, twins[0],
+                   func_inputs(self.observation_space, self.policy_space),
+                   [(FUNC_CHECK_BATCH,)],
+                   "Q(s, a) from (observations, actions), shape (batch,) — "
+                   "a head `nn.Dense(1)(h)` gives (batch, 1): return its `[:, 0]`")
+    return jax.tree.map(lambda *x: np.stack(x), *twins)
 
-    def q(self, critic_params, s, a):
-        "Both critics' Q(s, a), shape [2, batch]."
-        return jax.vmap(lambda p: self.critic.apply(p, s, a))(critic_params)
+# %% ../../nbs/algos/53_sac.ipynb #492685c3
+@patch_to(ContinuousOffPolicy)
+def _check_actor(self, params, expected:list, contract:str):
+    ("Refuse a user's actor whose outputs have other shapes than `expected` (for a batch of "
+     "`FUNC_CHECK_BATCH`).")
+    check_func(self.algo_name, 'the actor of func', self.actor.apply, params,
+               func_inputs(self.observation_space), expected, contract)
 
-    def adam(self):
-        "Adam on one flat vector, with a shape-only init."
-        return zero_init(optax.flatten(optax.adam(self.config.learning_rate)))
+@patch_to(ContinuousOffPolicy)
+def q(self, critic_params, s, a):
+    "Both critics' Q(s, a), shape [2, batch]."
+    return jax.vmap(lambda p: self.critic.apply(p, s, a))(critic_params)
 
-    def make_tracer(self, num_envs): return BatchedNStep(self.config.n_step, self.config.gamma, num_envs)
+# %% ../../nbs/algos/53_sac.ipynb #46ea7295
+@patch_to(ContinuousOffPolicy)
+def adam(self):
+    "Adam on one flat vector, with a shape-only init."
+    return zero_init(optax.flatten(optax.adam(self.config.learning_rate)))
 
-    def device_env_action(self, actions):
-        "Pure: the policy's actions in [-1, 1] rescaled onto the action space's bounds (`env_action` on the device)."
-        low, high = jnp.asarray(self.action_space.low, jnp.float32), jnp.asarray(self.action_space.high, jnp.float32)
-        return low + (jnp.clip(actions, -1.0, 1.0) + 1.0) * 0.5 * (high - low)
+# %% ../../nbs/algos/53_sac.ipynb #43654bca
+@patch_to(ContinuousOffPolicy)
+def critic_update(self, critic, opt_state, batch, y):
+    ("One step of `self.optimizer` on both critics' `W * (Q_i(s, a) - y)^2 / 2` summed over the "
+     "twins; returns (critic params, opt state, metrics).")
+    def loss(cp):
+        td = self.q(cp, batch['S'], batch['A']) - y
+        return jnp.mean(batch['W'] * 0.5 * jnp.sum(td ** 2, 0)), td
+    (l, td), g = jax.value_and_grad(loss, has_aux=True)(critic)
+    upd, opt_state = self.optimizer.update(pmean(g), opt_state, critic)
+    return optax.apply_updates(critic, upd), opt_state, dict(critic_loss=l, q=jnp.mean(y),
+                                                             td_error=jnp.mean(jnp.abs(td), 0))
 
-    def make_pacing(self):
-        cfg = self.config
-        kw = dict(seed=cfg.seed, observation_space=self.observation_space, action_space=self.policy_space)
-        buffer = (PrioritizedReplayBuffer(cfg.buffer_capacity, alpha=cfg.priority_alpha, beta=cfg.priority_beta, **kw) if cfg.prioritized
-                  else ReplayBuffer(cfg.buffer_capacity, **kw))
-        if cfg.initial_sampling_policy == 'random': self.initial_sampling_policy = 'random'
-        return ReplayRatio(buffer, cfg.replay_ratio, cfg.actor_slack, cfg.buffer_warmup)
+# %% ../../nbs/algos/53_sac.ipynb #f987f520
+@patch_to(ContinuousOffPolicy)
+def make_tracer(self, num_envs):
+    return BatchedNStep(self.config.n_step, self.config.gamma, num_envs)
 
-    def random_actions(self, rng, n): return rng.uniform(-1, 1, (n, *self.policy_space.shape)).astype(np.float32)
-    def noise(self, rng, n): return rng.standard_normal((n, *self.policy_space.shape), np.float32)
+@patch_to(ContinuousOffPolicy)
+def make_pacing(self):
+    cfg = self.config
+    kw = dict(seed=cfg.seed, observation_space=self.observation_space,
+              action_space=self.policy_space)
+    buffer = (PrioritizedReplayBuffer(cfg.buffer_capacity, alpha=cfg.priority_alpha,
+                                      beta=cfg.priority_beta, **kw) if cfg.prioritized
+              else ReplayBuffer(cfg.buffer_capacity, **kw))
+    if cfg.initial_sampling_policy == 'random': self.initial_sampling_policy = 'random'
+    return ReplayRatio(buffer, cfg.replay_ratio, cfg.actor_slack, cfg.buffer_warmup)
 
-    def env_action(self, actions):
-        space = self.action_space
-        low, high = space.low.astype(np.float64), space.high.astype(np.float64)
-        a = np.clip(np.asarray(actions, np.float64), -1.0, 1.0)
-        return (low + (a + 1.0) * 0.5 * (high - low)).astype(space.dtype)
+# %% ../../nbs/algos/53_sac.ipynb #834dd1fc
+@patch_to(ContinuousOffPolicy)
+def random_actions(self, rng, n):
+    return rng.uniform(-1, 1, (n, *self.policy_space.shape)).astype(np.float32)
 
-    def prepare(self, data:TransitionBatch):
-        "The learner's input: float32 fields and two draws of standard normal noise per transition (next state, state)."
-        f32 = lambda x: np.asarray(x, np.float32)
-        n, shape = len(data), self.policy_space.shape
-        noise = self.rng.standard_normal((2, n, *shape), np.float32)
-        W = np.ones(n, np.float32) if data.W is None else f32(data.W)
-        return dict(S=jax.tree.map(f32, data.S), A=f32(data.A), Rn=f32(data.Rn), In=f32(data.In), S_next=jax.tree.map(f32, data.S_next), W=W,
-                    eps_next=noise[0], eps=noise[1])
+@patch_to(ContinuousOffPolicy)
+def noise(self, rng, n): return rng.standard_normal((n, *self.policy_space.shape), np.float32)
 
-    def critic_update(self, critic, opt_state, batch, y):
-        "One step of `self.optimizer` on both critics' `W * (Q_i(s, a) - y)^2 / 2` summed over the twins; returns (critic params, opt state, metrics)."
-        def loss(cp):
-            td = self.q(cp, batch['S'], batch['A']) - y
-            return jnp.mean(batch['W'] * 0.5 * jnp.sum(td ** 2, 0)), td
-        (l, td), g = jax.value_and_grad(loss, has_aux=True)(critic)
-        upd, opt_state = self.optimizer.update(pmean(g), opt_state, critic)
-        return optax.apply_updates(critic, upd), opt_state, dict(critic_loss=l, q=jnp.mean(y), td_error=jnp.mean(jnp.abs(td), 0))
+# %% ../../nbs/algos/53_sac.ipynb #2a32528f
+@patch_to(ContinuousOffPolicy)
+def env_action(self, actions):
+    space = self.action_space
+    low, high = space.low.astype(np.float64), space.high.astype(np.float64)
+    a = np.clip(np.asarray(actions, np.float64), -1.0, 1.0)
+    return (low + (a + 1.0) * 0.5 * (high - low)).astype(space.dtype)
+
+@patch_to(ContinuousOffPolicy)
+def device_env_action(self, actions):
+    ("Pure: the policy's actions in [-1, 1] rescaled onto the action space's bounds (`env_action` "
+     "on the device).")
+    low, high = (jnp.asarray(self.action_space.low, jnp.float32),
+                 jnp.asarray(self.action_space.high, jnp.float32))
+    return low + (jnp.clip(actions, -1.0, 1.0) + 1.0) * 0.5 * (high - low)
+
+# %% ../../nbs/algos/53_sac.ipynb #76dcc8f5
+@patch_to(ContinuousOffPolicy)
+def prepare(self, data:TransitionBatch):
+    ("The learner's input: float32 fields and two draws of standard normal noise per transition "
+     "(next state, state).")
+    f32 = lambda x: np.asarray(x, np.float32)
+    n, shape = len(data), self.policy_space.shape
+    noise = self.rng.standard_normal((2, n, *shape), np.float32)
+    W = np.ones(n, np.float32) if data.W is None else f32(data.W)
+    return dict(S=jax.tree.map(f32, data.S), A=f32(data.A), Rn=f32(data.Rn), In=f32(data.In),
+                S_next=jax.tree.map(f32, data.S_next), W=W,
+                eps_next=noise[0], eps=noise[1])
 
 # %% ../../nbs/algos/53_sac.ipynb #333aaae2
 class SACParams(NamedTuple):
-    "What SAC learns: the actor's params, the twin critics' params with their Polyak targets, the log temperature."
+    ("What SAC learns: the actor's params, the twin critics' params with their Polyak targets, "
+     "the log temperature.")
     actor_params: Any
     critic_params: OnlineAndTarget
     log_alpha: Any
@@ -204,12 +261,16 @@ class SACState(NamedTuple):
     params: SACParams
     opt_states: SACOptStates
 
+# %% ../../nbs/algos/53_sac.ipynb #90a562a6
 def sac_target(q1_next, q2_next, logp_next, alpha, Rn, In):
-    "SAC's soft target `Rn + In * (min(q1', q2') - alpha * log pi(a'|s'))` (n-step; `In` is 0 at a terminal)."
+    ("SAC's soft target `Rn + In * (min(q1', q2') - alpha * log pi(a'|s'))` (n-step; `In` is 0 at "
+     "a terminal).")
     return Rn + In * (jnp.minimum(q1_next, q2_next) - alpha * logp_next)
 
+# %% ../../nbs/algos/53_sac.ipynb #e3b7b2d3
 class SACSpec(ContinuousOffPolicy):
-    "SAC: squashed-Gaussian actors over a bounded Box, twin soft-Q critics with Polyak targets, a learned temperature; replay at a fixed replay ratio."
+    ("SAC: squashed-Gaussian actors over a bounded Box, twin soft-Q critics with Polyak targets, "
+     "a learned temperature; replay at a fixed replay ratio.")
     Config, algo_name = SACConfig, 'sac'
 
     def setup(self, func):
@@ -217,57 +278,79 @@ class SACSpec(ContinuousOffPolicy):
         actor, critic = (None, None) if func is None else func
         dim = int(np.prod(self.action_space.shape))
         self.actor = actor if actor is not None else GaussianActor(dim, tuple(cfg.hidden))
-        params = numpy_init(self.actor, self.observation_space, cfg.seed, init=cfg.network_init) if actor is None else module_init(self.actor, self.observation_space, cfg.seed)
-        if actor is not None: self._check_actor(params, [((FUNC_CHECK_BATCH, dim), (FUNC_CHECK_BATCH, dim))],
-                                                "(mean, log_std) of the Gaussian before the tanh, each of shape (batch, action dims)")
+        params = (numpy_init(self.actor, self.observation_space, cfg.seed, init=cfg.network_init)
+                  if actor is None else module_init(self.actor, self.observation_space, cfg.seed))
+        if actor is not None:
+            self._check_actor(params, [((FUNC_CHECK_BATCH, dim), (FUNC_CHECK_BATCH, dim))],
+                              "(mean, log_std) of the Gaussian before the tanh, "
+                              "each of shape (batch, action dims)")
         critics = self.init_critics(critic)
-        self.target_entropy = -float(dim) if cfg.target_entropy is None else float(cfg.target_entropy)
+        self.target_entropy = (-float(dim) if cfg.target_entropy is None else
+                               float(cfg.target_entropy))
         self.optimizer = opt = self.adam()
         log_alpha = np.float32(np.log(cfg.init_alpha))
-        return SACState(SACParams(params, OnlineAndTarget(critics, critics), log_alpha), SACOptStates(opt.init(params), opt.init(critics), opt.init(log_alpha)))
+        return SACState(SACParams(params, OnlineAndTarget(critics, critics), log_alpha),
+                        SACOptStates(opt.init(params), opt.init(critics), opt.init(log_alpha)))
 
     def actor_params(self, state): return state.params.actor_params
 
-    def upgrade_learner(self, learner:dict) -> dict:
-        "A checkpoint's learner state as rlnb wrote it before its parts were named (`params`, `critic`, `target`, `log_alpha`, `opt_state`), in today's layout."
-        if 'critic' not in learner: return learner
-        o = learner['opt_state']
-        return dict(params=dict(actor_params=learner['params'], critic_params=dict(online=learner['critic'], target=learner['target']), log_alpha=learner['log_alpha']),
-                    opt_states=dict(actor_opt_state=o['actor'], critic_opt_state=o['critic'], alpha_opt_state=o['alpha']))
+# %% ../../nbs/algos/53_sac.ipynb #32b1d037
+@patch_to(SACSpec)
+def upgrade_learner(self, learner:dict) -> dict:
+    ("A checkpoint's learner state as rlnb wrote it before its parts were named (`params`, "
+     "`critic`, `target`, `log_alpha`, `opt_state`), in today's layout.")
+    if 'critic' not in learner: return learner
+    o = learner['opt_state']
+    return dict(params=dict(actor_params=learner['params'],
+                            critic_params=dict(online=learner['critic'], target=learner['target']),
+                            log_alpha=learner['log_alpha']),
+                opt_states=dict(actor_opt_state=o['actor'], critic_opt_state=o['critic'],
+                                alpha_opt_state=o['alpha']))
 
-    def policy(self, params, s, eps):
-        "Squashed-Gaussian actions for the noise `eps` and their log-probs."
-        mean, log_std = self.actor.apply(params, s)
-        return squashed_gaussian(mean, jnp.clip(log_std, self.config.log_std_min, self.config.log_std_max), eps)
+# %% ../../nbs/algos/53_sac.ipynb #5bb12746
+@patch_to(SACSpec)
+def policy(self, params, s, eps):
+    "Squashed-Gaussian actions for the noise `eps` and their log-probs."
+    mean, log_std = self.actor.apply(params, s)
+    return squashed_gaussian(mean,
+                             jnp.clip(log_std, self.config.log_std_min, self.config.log_std_max),
+                             eps)
 
-    def act(self, params, obs, noise): return self.policy(params, obs, noise)
-    def eval_act(self, params, obs): return jnp.tanh(self.actor.apply(params, obs)[0])
+@patch_to(SACSpec)
+def act(self, params, obs, noise): return self.policy(params, obs, noise)
 
-    def learner_step(self, state, batch):
-        cfg, opt = self.config, self.optimizer
-        (actor, critic, log_alpha), (actor_opt, critic_opt, alpha_opt) = state.params, state.opt_states
-        alpha = jnp.exp(log_alpha)
-        a_next, logp_next = self.policy(actor, batch['S_next'], batch['eps_next'])
-        q1, q2 = self.q(critic.target, batch['S_next'], a_next)
-        y = jax.lax.stop_gradient(sac_target(q1, q2, logp_next, alpha, batch['Rn'], batch['In']))
-        online, critic_opt, metrics = self.critic_update(critic.online, critic_opt, batch, y)
+@patch_to(SACSpec)
+def eval_act(self, params, obs): return jnp.tanh(self.actor.apply(params, obs)[0])
 
-        def actor_loss(p):
-            a, logp = self.policy(p, batch['S'], batch['eps'])
-            return jnp.mean(alpha * logp - jnp.min(self.q(online, batch['S'], a), 0)), logp
-        (a_loss, logp), g = jax.value_and_grad(actor_loss, has_aux=True)(actor)
-        upd, actor_opt = opt.update(pmean(g), actor_opt, actor)
-        actor = optax.apply_updates(actor, upd)
+# %% ../../nbs/algos/53_sac.ipynb #508b8672
+@patch_to(SACSpec)
+def learner_step(self, state, batch):
+    cfg, opt = self.config, self.optimizer
+    (actor, critic, log_alpha), (actor_opt, critic_opt, alpha_opt) = state.params, state.opt_states
+    alpha = jnp.exp(log_alpha)
+    a_next, logp_next = self.policy(actor, batch['S_next'], batch['eps_next'])
+    q1, q2 = self.q(critic.target, batch['S_next'], a_next)
+    y = jax.lax.stop_gradient(sac_target(q1, q2, logp_next, alpha, batch['Rn'], batch['In']))
+    online, critic_opt, metrics = self.critic_update(critic.online, critic_opt, batch, y)
 
-        if cfg.autotune:
-            g = jax.grad(lambda la: -la * jnp.mean(jax.lax.stop_gradient(logp) + self.target_entropy))(log_alpha)
-            upd, alpha_opt = opt.update(pmean(g), alpha_opt, log_alpha)
-            log_alpha = optax.apply_updates(log_alpha, upd)
-        critic = OnlineAndTarget(online, optax.incremental_update(online, critic.target, cfg.tau))
-        metrics.update(actor_loss=a_loss, alpha=alpha, entropy=-jnp.mean(logp))
-        return SACState(SACParams(actor, critic, log_alpha), SACOptStates(actor_opt, critic_opt, alpha_opt)), metrics
+    def actor_loss(p):
+        a, logp = self.policy(p, batch['S'], batch['eps'])
+        return jnp.mean(alpha * logp - jnp.min(self.q(online, batch['S'], a), 0)), logp
+    (a_loss, logp), g = jax.value_and_grad(actor_loss, has_aux=True)(actor)
+    upd, actor_opt = opt.update(pmean(g), actor_opt, actor)
+    actor = optax.apply_updates(actor, upd)
 
+    if cfg.autotune:
+        g = jax.grad(lambda la: -la * jnp.mean(jax.lax.stop_gradient(logp) + self.target_entropy))(
+            log_alpha)
+        upd, alpha_opt = opt.update(pmean(g), alpha_opt, log_alpha)
+        log_alpha = optax.apply_updates(log_alpha, upd)
+    critic = OnlineAndTarget(online, optax.incremental_update(online, critic.target, cfg.tau))
+    metrics.update(actor_loss=a_loss, alpha=alpha, entropy=-jnp.mean(logp))
+    return (SACState(SACParams(actor, critic, log_alpha),
+                     SACOptStates(actor_opt, critic_opt, alpha_opt)), metrics)
 
+# %% ../../nbs/algos/53_sac.ipynb #70f56dc9
 class SAC(Runtime):
     "SAC on the actor-learner runtime: `SAC('Pendulum-v1').train(20_000)`."
     algorithm = SACSpec

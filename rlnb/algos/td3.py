@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import flax.linen as nn
 import optax
 
+from ..core import patch_to
 from .apex_dqn import OnlineAndTarget
 from ..parallel import pmean
 from ..runtime.runtime import Runtime, need, numpy_init
@@ -38,8 +39,10 @@ class TD3Config(OffPolicyConfig):
 
     def check(self):
         super().check()
-        for name in ('exploration_noise', 'target_noise', 'target_noise_clip'): need(self, getattr(self, name) >= 0, name, 'must be >= 0')
-        need(self, isinstance(self.policy_delay, int) and self.policy_delay >= 1, 'policy_delay', 'must be an int >= 1')
+        for name in ('exploration_noise', 'target_noise', 'target_noise_clip'):
+            need(self, getattr(self, name) >= 0, name, 'must be >= 0')
+        need(self, isinstance(self.policy_delay, int) and self.policy_delay >= 1, 'policy_delay',
+             'must be an int >= 1')
 
 # %% ../../nbs/algos/54_td3.ipynb #0466a26f
 class DeterministicActor(nn.Module):
@@ -65,69 +68,100 @@ class TD3OptStates(NamedTuple):
     critic_opt_state: Any
 
 class TD3State(NamedTuple):
-    "TD3's learner state: its params, their optimizer states, and the critic updates so far (the clock of the delayed actor updates)."
+    ("TD3's learner state: its params, their optimizer states, and the critic updates so far (the "
+     "clock of the delayed actor updates).")
     params: TD3Params
     opt_states: TD3OptStates
     step: Any
 
+# %% ../../nbs/algos/54_td3.ipynb #441814c2
 def td3_target(q1_next, q2_next, Rn, In):
     "TD3's clipped double-Q target `Rn + In * min(q1', q2')` (n-step; `In` is 0 at a terminal)."
     return Rn + In * jnp.minimum(q1_next, q2_next)
 
+# %% ../../nbs/algos/54_td3.ipynb #06d4604c
 class TD3Spec(ContinuousOffPolicy):
-    "TD3: deterministic actors with Gaussian exploration over a bounded Box, twin critics with target smoothing, delayed actor and target updates; replay at a fixed replay ratio."
+    ("TD3: deterministic actors with Gaussian exploration over a bounded Box, twin critics with "
+     "target smoothing, delayed actor and target updates; replay at a fixed replay ratio.")
     Config, algo_name = TD3Config, 'td3'
 
     def setup(self, func):
         cfg = self.config
         actor, critic = (None, None) if func is None else func
-        self.actor = actor if actor is not None else DeterministicActor(int(np.prod(self.action_space.shape)), tuple(cfg.hidden))
-        params = numpy_init(self.actor, self.observation_space, cfg.seed, init=cfg.network_init) if actor is None else module_init(self.actor, self.observation_space, cfg.seed)
-        if actor is not None: self._check_actor(params, [(FUNC_CHECK_BATCH, int(np.prod(self.action_space.shape)))],
-                                                "actions in [-1, 1] (a tanh output), shape (batch, action dims)")
+        self.actor = actor if actor is not None else DeterministicActor(
+            int(np.prod(self.action_space.shape)), tuple(cfg.hidden))
+        params = (numpy_init(self.actor, self.observation_space, cfg.seed, init=cfg.network_init)
+                  if actor is None else module_init(self.actor, self.observation_space, cfg.seed))
+        if actor is not None:
+            self._check_actor(params, [(FUNC_CHECK_BATCH, int(np.prod(self.action_space.shape)))],
+                              "actions in [-1, 1] (a tanh output), shape (batch, action dims)")
         critics = self.init_critics(critic)
         self.optimizer = opt = self.adam()
-        return TD3State(TD3Params(OnlineAndTarget(params, params), OnlineAndTarget(critics, critics)), TD3OptStates(opt.init(params), opt.init(critics)), np.int32(0))
+        return TD3State(TD3Params(OnlineAndTarget(params, params),
+                                  OnlineAndTarget(critics, critics)),
+                        TD3OptStates(opt.init(params), opt.init(critics)), np.int32(0))
 
     def actor_params(self, state): return state.params.actor_params.online
 
-    def upgrade_learner(self, learner:dict) -> dict:
-        "A checkpoint's learner state as rlnb wrote it before its parts were named (`params`, `critic`, `target_params`, `target`, `opt_state`, `step`), in today's layout."
-        if 'target_params' not in learner: return learner
-        return dict(params=dict(actor_params=dict(online=learner['params'], target=learner['target_params']), critic_params=dict(online=learner['critic'], target=learner['target'])),
-                    opt_states=dict(actor_opt_state=learner['opt_state']['0'], critic_opt_state=learner['opt_state']['1']), step=learner['step'])
+# %% ../../nbs/algos/54_td3.ipynb #1c7bdbe6
+@patch_to(TD3Spec)
+def upgrade_learner(self, learner:dict) -> dict:
+    ("A checkpoint's learner state as rlnb wrote it before its parts were named (`params`, "
+     "`critic`, `target_params`, `target`, `opt_state`, `step`), in today's layout.")
+    if 'target_params' not in learner: return learner
+    return dict(params=dict(actor_params=dict(online=learner['params'],
+                                              target=learner['target_params']),
+                            critic_params=dict(online=learner['critic'], target=learner['target'])),
+                opt_states=dict(actor_opt_state=learner['opt_state']['0'],
+                                critic_opt_state=learner['opt_state']['1']),
+                step=learner['step'])
 
-    def act(self, params, obs, noise):
-        a = jnp.clip(self.actor.apply(params, obs) + self.config.exploration_noise * noise, -1.0, 1.0)
-        return a, jnp.zeros(a.shape[0], jnp.float32)
+# %% ../../nbs/algos/54_td3.ipynb #8024fd23
+@patch_to(TD3Spec)
+def act(self, params, obs, noise):
+    a = jnp.clip(self.actor.apply(params, obs) + self.config.exploration_noise * noise, -1.0, 1.0)
+    return a, jnp.zeros(a.shape[0], jnp.float32)
 
-    def eval_act(self, params, obs): return self.actor.apply(params, obs)
+@patch_to(TD3Spec)
+def eval_act(self, params, obs): return self.actor.apply(params, obs)
 
-    def learner_step(self, state, batch):
-        cfg, opt = self.config, self.optimizer
-        (actor, critic), (actor_opt, critic_opt) = state.params, state.opt_states
-        smooth = jnp.clip(cfg.target_noise * batch['eps_next'], -cfg.target_noise_clip, cfg.target_noise_clip)
-        a_next = jnp.clip(self.actor.apply(actor.target, batch['S_next']) + smooth, -1.0, 1.0)
-        q1, q2 = self.q(critic.target, batch['S_next'], a_next)
-        y = jax.lax.stop_gradient(td3_target(q1, q2, batch['Rn'], batch['In']))
-        online, critic_opt, metrics = self.critic_update(critic.online, critic_opt, batch, y)
-        def loss(p):  # -Q1(s, mu(s)), and the share of mu(s)'s components within 1% of a bound (a saturated tanh passes almost no gradient)
-            a = self.actor.apply(p, batch['S'])
-            return -jnp.mean(self.critic.apply(jax.tree.map(lambda x: x[0], online), batch['S'], a)), jnp.mean(jnp.abs(a) > 0.99)
+# %% ../../nbs/algos/54_td3.ipynb #f2041d83
+@patch_to(TD3Spec)
+def learner_step(self, state, batch):
+    cfg, opt = self.config, self.optimizer
+    (actor, critic), (actor_opt, critic_opt) = state.params, state.opt_states
+    smooth = jnp.clip(cfg.target_noise * batch['eps_next'], -cfg.target_noise_clip,
+                      cfg.target_noise_clip)
+    a_next = jnp.clip(self.actor.apply(actor.target, batch['S_next']) + smooth, -1.0, 1.0)
+    q1, q2 = self.q(critic.target, batch['S_next'], a_next)
+    y = jax.lax.stop_gradient(td3_target(q1, q2, batch['Rn'], batch['In']))
+    online, critic_opt, metrics = self.critic_update(critic.online, critic_opt, batch, y)
+    # -Q1(s, mu(s)), and the share of mu(s)'s components within 1% of a bound (a saturated tanh
+    # passes almost no gradient)
+    def loss(p):
+        a = self.actor.apply(p, batch['S'])
+        return (-jnp.mean(self.critic.apply(jax.tree.map(lambda x: x[0], online), batch['S'], a)),
+                jnp.mean(jnp.abs(a) > 0.99))
 
-        def actor_update(_):  # every policy_delay-th update: an Adam step of the actor, then both Polyak targets
-            (l, at_bounds), g = jax.value_and_grad(loss, has_aux=True)(actor.online)
-            upd, opt_state = opt.update(pmean(g), actor_opt, actor.online)
-            new = optax.apply_updates(actor.online, upd)
-            return (OnlineAndTarget(new, optax.incremental_update(new, actor.target, cfg.tau)), opt_state,
-                    optax.incremental_update(online, critic.target, cfg.tau), l, at_bounds)
-        def hold(_):  # the others: the actor and the targets stay; the actor's loss is evaluated all the same (forward only)
-            return actor, actor_opt, critic.target, *loss(actor.online)
-        actor, actor_opt, critic_target, a_loss, at_bounds = jax.lax.cond((state.step + 1) % cfg.policy_delay == 0, actor_update, hold, None)
-        metrics.update(actor_loss=a_loss, actions_at_bounds=at_bounds)
-        return TD3State(TD3Params(actor, OnlineAndTarget(online, critic_target)), TD3OptStates(actor_opt, critic_opt), state.step + 1), metrics
+    # every policy_delay-th update: an Adam step of the actor, then both Polyak targets
+    def actor_update(_):
+        (l, at_bounds), g = jax.value_and_grad(loss, has_aux=True)(actor.online)
+        upd, opt_state = opt.update(pmean(g), actor_opt, actor.online)
+        new = optax.apply_updates(actor.online, upd)
+        return (OnlineAndTarget(new, optax.incremental_update(new, actor.target, cfg.tau)),
+                opt_state,
+                optax.incremental_update(online, critic.target, cfg.tau), l, at_bounds)
+    # the others: the actor and the targets stay; the actor's loss is evaluated all the same
+    # (forward only)
+    def hold(_):
+        return actor, actor_opt, critic.target, *loss(actor.online)
+    actor, actor_opt, critic_target, a_loss, at_bounds = jax.lax.cond(
+        (state.step + 1) % cfg.policy_delay == 0, actor_update, hold, None)
+    metrics.update(actor_loss=a_loss, actions_at_bounds=at_bounds)
+    return (TD3State(TD3Params(actor, OnlineAndTarget(online, critic_target)),
+                     TD3OptStates(actor_opt, critic_opt), state.step + 1), metrics)
 
-
+# %% ../../nbs/algos/54_td3.ipynb #e1b1b1ac
 class TD3(Runtime):
     "TD3 on the actor-learner runtime: `TD3('Pendulum-v1').train(20_000)`."
     algorithm = TD3Spec
