@@ -15,12 +15,14 @@ from pathlib import Path
 import jax
 
 from ..core import ConfigError, TrainingError, in_thread, run_sync, trim_heap
-from ..runtime.runtime import ALGOS, config_from_state, get_algo, patch_to
-from ..checkpoint import (CKPT_DIR, _ckpt_name, claim_run_dir, find_checkpoint, process_dir,
-                             prune_checkpoints, read_checkpoint, write_checkpoint)
+from ..runtime.runtime import (ALGOS, TrainedPolicy, config_from_state, env_spaces, get_algo,
+                                  patch_to)
+from ..envs.envpool import backend_of
+from ..checkpoint import (CKPT_DIR, _ckpt_name, claim_run_dir, find_checkpoint, one_run_dir,
+                             process_dir, prune_checkpoints, read_checkpoint, write_checkpoint)
 
 # %% auto #0
-__all__ = ['AgentCheckpoints']
+__all__ = ['AgentCheckpoints', 'load_policy']
 
 # %% ../../nbs/agent/71_checkpoints.ipynb #e847bb79
 class AgentCheckpoints:
@@ -28,7 +30,8 @@ class AgentCheckpoints:
     checkpoint files, `from_checkpoint`.
     Reads: `algo` (the runtime: `state_dict`, `load_state_dict`, `aload_state_dict`, `env_steps`,
     `learner_state`, `buffer`), `algo_name`, `tag`, `seed`, `env_id`, `eval_env_id`,
-    `keep_checkpoints`, `existing_run`, `logger`, `running`.
+    `keep_checkpoints`, `existing_run`, `logger`, `running`, `close` (a failed resume closes the
+    half-built agent).
     Owns: `history`, `evals` and `wall_s` as a checkpoint restores them, `last_checkpoint`, and
     `work_dir` once claimed (`run_claimed`)."""
 
@@ -129,6 +132,20 @@ async def asave(self, path=None) -> Path:
     self.last_checkpoint = path
     return path
 
+# %% ../../nbs/agent/71_checkpoints.ipynb #1c8a3aa3
+@patch_to(AgentCheckpoints)
+async def _save_at_fault(self, e:Exception):
+    ("Save the run a fault stopped (not a `TrainingError`: bad state) and name the checkpoint in "
+     "`e`'s note.")
+    a = self.algo
+    if not a.running and not isinstance(e, TrainingError):
+        try: e.add_note(f"rlnb: the run stopped at {a.env_steps:,} env steps; "
+                        f"checkpoint {await self.asave()} holds it "
+                        f"(resume with init_model_path={str(self.work_dir)!r}).")
+        except Exception as e2:
+            e.add_note(f"rlnb: no checkpoint was written at this stop ({e2}); "
+                       f"the latest is {self.last_checkpoint}.")
+
 # %% ../../nbs/agent/71_checkpoints.ipynb #5707375a
 @patch_to(AgentCheckpoints)
 def save(self, path=None) -> Path:
@@ -154,6 +171,20 @@ async def aload(self, path) -> Path:
 def load(self, path) -> Path:
     "Plain form of `aload`."
     return run_sync(self.aload(path))
+
+# %% ../../nbs/agent/71_checkpoints.ipynb #9341853d
+@patch_to(AgentCheckpoints)
+def _resume_from(self, path, its_dir:bool):
+    ("Load the checkpoint `path` (a file or a run directory) into the new agent, closing it if "
+     "that fails; `its_dir`: continue in the checkpoint's run directory.")
+    try:
+        ck = find_checkpoint(path)
+        if its_dir:
+            self.work_dir = process_dir(ck.parent.parent if ck.parent.name == CKPT_DIR
+                                        else ck.parent)
+        self.load(ck)
+    except BaseException:
+        self.close(); raise
 
 # %% ../../nbs/agent/71_checkpoints.ipynb #eabc49f2
 def _read_run(path, env, caller:str, replay:bool=True):
@@ -199,3 +230,18 @@ def from_checkpoint(cls,
         agent.close(); raise
     agent.last_checkpoint = path
     return agent
+
+# %% ../../nbs/agent/71_checkpoints.ipynb #0b6fc97a
+def load_policy(path,  # run directory (its latest checkpoint) or checkpoint file
+                env=None,  # env id or factory for the spaces; None: the id the checkpoint stores
+                func=None,  # the network the run was trained with, if not the algorithm's default
+                run:int|None=None,  # in a directory of many runs (`MultiRunAgent`): run-<run>
+               ) -> TrainedPolicy:
+    ("The trained policy of a run, without actors or replay: `load_policy(run_dir).act(obs)`; "
+     "`load_policy(runs_dir, run=i)` for run i of many.")
+    path = one_run_dir(path, run)
+    path, tree, env = _read_run(path, env, 'load_policy', replay=False)  # a policy needs no replay
+    actor_mode = tree['state']['config'].get('actor_mode', 'sync')
+    # a run whose actors stepped EnvPool saw its spaces (Atari: channels-first stacks)
+    env = backend_of(env, actor_mode, train=False) or env
+    return TrainedPolicy(tree['state'], *env_spaces(env), func=func)

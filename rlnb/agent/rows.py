@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core import ConfigError
 from ..runtime.runtime import patch_to
-from ..envs.monitor import CSVSink, WandbSink, _fmt
+from ..envs.monitor import CSVSink, TensorBoardSink, WandbSink, _fmt
 
 # %% auto #0
 __all__ = ['AgentRows', 'MetricsTable']
@@ -32,8 +32,9 @@ class AgentRows:
     Reads: `algo` (the runtime: counters, `stats`, `actors`, `metric_names`), `running`, `config`,
     `algo_name`, `tag`, `seed`, `env_id`, `devices`, `preset`, `logger`, `work_dir`, `evals`,
     `last_checkpoint`, `wall_s`.
-    Owns: `history`, `columns`, and the session's `_session`, `_last_row`, `_tb` and `_wandb` (the
-    agent opens and closes them)."""
+    Owns: `history`, `columns`, and the session's `_session`, `_last_row`, `_tb` and `_wandb`
+    (`_begin_session` and `_open_wandb` open them, the agent closes them); `_record_eval` appends
+    to `evals`."""
 
 # %% ../../nbs/agent/72_rows.ipynb #d15b65c0
 def _metrics(self) -> dict:
@@ -87,6 +88,33 @@ def _emit(self, row:dict, verbose:bool):
         self.logger.info(',\t'.join(f"{k}: {_fmt(row[k])}" for k in keys
                                     if k in row
                                     and not (isinstance(row[k], float) and math.isnan(row[k]))))
+
+# %% ../../nbs/agent/72_rows.ipynb #95da8e58
+@patch_to(AgentRows)
+def _record_eval(self, res:dict, verbose:bool=False):
+    ("The runtime's `on_eval` hook: an evaluation it made (and put in its `eval_history`) goes to "
+     "`evals`, the history and the sinks.")
+    a = self.algo
+    self.evals.append(dict(env_steps=a.env_steps, updates=a.updates, mean=res['mean'],
+                           std=res['std'], returns=res['returns']))
+    self._emit(self._row(res), verbose)
+
+# %% ../../nbs/agent/72_rows.ipynb #e348631d
+@patch_to(AgentRows)
+def _begin_session(self, tensorboard:bool):
+    "Open the TensorBoard sink (if asked) and start the session's clock and counters."
+    a = self.algo
+    self._tb = TensorBoardSink(self.work_dir / 'tb') if tensorboard else None
+    self._session = (time.perf_counter(), a.env_steps, a.updates)
+    self._last_row = self._session
+
+# %% ../../nbs/agent/72_rows.ipynb #8f40f64a
+def _progress_bar(**kwargs):
+    ("A tqdm.auto bar (a widget in notebooks, text in terminals) without tqdm's monitor thread, "
+     "which would outlive the run.")
+    from tqdm.auto import tqdm
+    class Bar(tqdm): monitor_interval = 0
+    return Bar(**kwargs)
 
 # %% ../../nbs/agent/72_rows.ipynb #01c2095f
 @patch_to(AgentRows)
