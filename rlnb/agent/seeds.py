@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import math
 import typing
 
 import numpy as np
@@ -18,8 +19,8 @@ from ..core import ConfigError
 from ..runtime.spec import check_options
 
 # %% auto #0
-__all__ = ['RESAMPLES', 'iqm', 'bootstrap_ci', 'parse_seeds', 'zipped', 'sweep_points', 'structural_fields', 'field_value',
-           'field_name', 'sweep_from_text', 'curve_band']
+__all__ = ['RESAMPLES', 'iqm', 'bootstrap_ci', 'summarize', 'parse_seeds', 'zipped', 'sweep_points', 'structural_fields',
+           'field_value', 'field_name', 'sweep_from_text', 'curve_band']
 
 # %% ../../nbs/agent/74_seeds.ipynb #ad40b063
 RESAMPLES = 10_000  # bootstrap resamples of an interval
@@ -48,6 +49,29 @@ def bootstrap_ci(x, stat=iqm, resamples:int=RESAMPLES, seed:int=0,
     else: vals = np.apply_along_axis(stat, 1, x[idx])
     lo, hi = np.percentile(vals, [50 * (1 - level), 50 * (1 + level)])
     return float(lo), float(hi)
+
+# %% ../../nbs/agent/74_seeds.ipynb #eb055c8a
+def summarize(results:list[dict], target_return:float|None=None) -> list[dict]:
+    ("Per setting, over its seeds: the IQM of the final evaluations with its 95 % bootstrap "
+     "interval, runs solved, median env steps to the target.")
+    out, groups = [], {}
+    for r in results:  # settings in the order they were given
+        groups.setdefault(json.dumps(r['setting'], sort_keys=True, default=str), []).append(r)
+    for rs in groups.values():
+        rs = sorted(rs, key=lambda r: r['seed'])
+        finals = [r['final_eval'] for r in rs]
+        lo, hi = bootstrap_ci(finals)
+        row = dict(setting=rs[0]['setting'], seeds=[r['seed'] for r in rs],
+                   runs=[r['run'] for r in rs], final_eval=finals,
+                   iqm_final_eval=iqm(finals), iqm_ci95=[lo, hi],
+                   failed=[r['run'] for r in rs if r['status'] in ('diverged', 'failed')])
+        if target_return is not None:
+            steps = sorted(r['env_steps_to_target'] if r['reached'] else math.inf for r in rs)
+            med = float(np.median(steps))
+            row.update(solved=f"{sum(r['reached'] for r in rs)}/{len(rs)}",
+                       median_env_steps_to_target=None if math.isinf(med) else med)
+        out.append(row)
+    return out
 
 # %% ../../nbs/agent/74_seeds.ipynb #f15f8d59
 def parse_seeds(seeds) -> list[int]:
