@@ -22,14 +22,14 @@ from ..checkpoint import claim_run_dir, release_run_dir
 from ..envs.monitor import _logger
 from .agent import DistributedAgent, MetricsTable, _progress_bar
 from .seeds import (RESAMPLES, bootstrap_ci, curve_band, iqm, parse_seeds,
-                              structural_fields, summarize, sweep_points)  # summarize: re-exported
+                              structural_fields, summarize, sweep_points)
+_all_ = ['summarize']  # re-exported: its chapter is 74_seeds now
 
 # %% auto #0
-__all__ = ['ENV_PROCESS_BYTES', 'run_bytes', 'available_bytes', 'check_fits', 'MultiRunAgent', 'read_plan']
+__all__ = ['ENV_PROCESS_BYTES', 'run_bytes', 'available_bytes', 'check_fits', 'MultiRunAgent', 'read_plan', 'summarize']
 
 # %% ../../nbs/agent/75_runs.ipynb #ee19cc7e
-# what one env worker process costs ('process' actors: an interpreter with the env's libraries)
-ENV_PROCESS_BYTES = 200 * 2**20
+ENV_PROCESS_BYTES = 200 * 2**20  # an env worker process: an interpreter with the env's libraries
 
 def run_bytes(agent) -> dict:
     ("About the memory one run holds once its replay is full: `learner` (params, optimizer state; "
@@ -94,11 +94,10 @@ class MultiRunAgent:
         if both:
             raise ConfigError(f"{', '.join(both)} is both swept and set (={kwargs[both[0]]!r}); "
                               f"leave it out of one of them.")
-        self._build(lambda r: DistributedAgent(env, seed=r['seed'], tag=f"{tag}-run-{r['run']}",
-                                               algo=algo,
-                                               work_dir=self.work_dir / f"run-{r['run']}",
-                                               existing_run='error', **{**kwargs, **r['setting']}),
-                    memory_share)
+        self._build(lambda r: DistributedAgent(
+            env, seed=r['seed'], tag=f"{tag}-run-{r['run']}", algo=algo,
+            work_dir=self.work_dir / f"run-{r['run']}", existing_run='error',
+            **{**kwargs, **r['setting']}), memory_share)
 
     def __repr__(self):
         return (f"MultiRunAgent({self.algo_name}, tag={self.tag!r}, "
@@ -176,10 +175,9 @@ def from_checkpoint(cls,
     self._setup(plan['algo'], kwargs.pop('tag', plan['tag']), env if isinstance(env, str) else None,
                 plan['seeds'], None if settings == [{}] else settings,
                 path, kwargs.pop('existing_run', 'new'), plan['options'])
-    self._build(lambda r: DistributedAgent.from_checkpoint(path / f"run-{r['run']}", env,
-                                                           work_dir=path / f"run-{r['run']}",
-                                                           tag=f"{self.tag}-run-{r['run']}",
-                                                           **kwargs))
+    self._build(lambda r: DistributedAgent.from_checkpoint(
+        path / f"run-{r['run']}", env, work_dir=path / f"run-{r['run']}",
+        tag=f"{self.tag}-run-{r['run']}", **kwargs))
     self.resumed_from = path
     return self
 
