@@ -22,14 +22,17 @@ from ..runtime.spec import check_options, check_renamed
 from ..envs.envpool import backend_of
 from .presets import Preset, find_preset, preset_line, resolve_preset
 from ..envs.monitor import TensorBoardSink, WandbSink, _logger, read_wandb_offline
-from .checkpoints import AgentCheckpoints, _read_run
-from .rows import AgentRows, MetricsTable, _HEAD, _TAIL, _metrics  # _metrics, MetricsTable: re-exported
-from ..checkpoint import CKPT_DIR, check_run_dir, find_checkpoint, list_checkpoints, one_run_dir, process_dir, release_run_dir
+# load_policy, _metrics, MetricsTable, _progress_bar: re-exported
+from .checkpoints import AgentCheckpoints, _read_run, load_policy
+from .rows import AgentRows, MetricsTable, _HEAD, _TAIL, _metrics, _progress_bar
+from ..checkpoint import (CKPT_DIR, check_run_dir, find_checkpoint, list_checkpoints,
+                             one_run_dir, process_dir, release_run_dir)
 from ..checkpoint import prune_checkpoints, read_checkpoint, write_checkpoint
 
 # re-exported: `from rlnb.agent.agent import read_checkpoint` (README, CLI, scripts) works too
-_all_ = ['MetricsTable', 'CKPT_DIR', 'write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'process_dir', 'find_checkpoint',
-         'prune_checkpoints', 'check_run_dir', 'read_wandb_offline']
+_all_ = ['load_policy', 'MetricsTable', 'CKPT_DIR', 'write_checkpoint', 'read_checkpoint',
+         'list_checkpoints', 'process_dir', 'find_checkpoint', 'prune_checkpoints', 'check_run_dir',
+         'read_wandb_offline']
 
 # %% auto #0
 __all__ = ['TUNE', 'MANY_RUNS', 'DistributedAgent', 'load_policy', 'MetricsTable', 'CKPT_DIR', 'write_checkpoint',
@@ -37,28 +40,32 @@ __all__ = ['TUNE', 'MANY_RUNS', 'DistributedAgent', 'load_policy', 'MetricsTable
            'check_run_dir', 'read_wandb_offline']
 
 # %% ../../nbs/agent/73_agent.ipynb #ac36129c
-def _config_overrides(cls, algo:str, kwargs:dict, seed:int, deterministic:bool, keep_checkpoints, num_actors, queue_size,
-                      num_steps) -> dict:
+def _config_overrides(cls, algo:str, kwargs:dict, seed:int, deterministic:bool, keep_checkpoints,
+                      num_actors, queue_size, num_steps) -> dict:
     ("The algorithm's config fields the constructor's arguments set (RLLTE's names translated), "
      "after checking them.")
-    # an unknown field, or an old name (rlnb.runtime.spec.RENAMED: num_storages, gae_lambda, ...) with its new one
+    # an unknown field, or an old name (rlnb.runtime.spec.RENAMED: num_storages, gae_lambda, ...)
+    # with its new one
     check_options(kwargs, cls.Config, algo)
     if not isinstance(keep_checkpoints, int) or keep_checkpoints < 1:
         raise ConfigError(f"keep_checkpoints must be an int >= 1, got {keep_checkpoints!r}.")
     if queue_size is not None and (not isinstance(queue_size, int) or queue_size < 1):
-        raise ConfigError(f"queue_size={queue_size!r}: the rollout queue needs at least one slot (an int >= 1).")
+        raise ConfigError(f"queue_size={queue_size!r}: "
+                          f"the rollout queue needs at least one slot (an int >= 1).")
     over = dict(kwargs, seed=seed, deterministic=bool(deterministic))
     if num_actors is not None: over['num_actors'] = num_actors
     if queue_size is not None: over['queue_size'] = queue_size
     if num_steps is not None:
-        if cls.rollout_field is None: raise ConfigError(f"num_steps: {algo} has no rollout length to set.")
+        if cls.rollout_field is None:
+            raise ConfigError(f"num_steps: {algo} has no rollout length to set.")
         over[cls.rollout_field] = num_steps
     return over
 
 # %% ../../nbs/agent/73_agent.ipynb #bf88053c
 def _resolve_devices(devices, num_learners) -> list:
     local = jax.local_devices()
-    if devices is None: devs = jax.devices()  # every device: this host's, and other processes' after `jax.distributed.initialize`
+    # every device: this host's, and other processes' after `jax.distributed.initialize`
+    if devices is None: devs = jax.devices()
     elif isinstance(devices, int) and not isinstance(devices, bool):
         if not 1 <= devices <= len(local):
             raise ConfigError(f"devices={devices}: this host has {len(local)} local devices; "
@@ -67,65 +74,66 @@ def _resolve_devices(devices, num_learners) -> list:
     else:
         devs = list(devices)
         if not devs or not all(isinstance(d, jax.Device) for d in devs):
-            raise ConfigError(f"devices must be None, an int or a non-empty list of jax.Device, got {devices!r}.")
+            raise ConfigError(f"devices must be None, an int or a non-empty list of jax.Device, "
+                              f"got {devices!r}.")
     if num_learners is None: return devs
     if not isinstance(num_learners, int) or not 1 <= num_learners <= len(devs):
-        raise ConfigError(f"num_learners={num_learners!r}: on one host the learners are devices of the data-parallel learner; "
-                          f"pass 1..{len(devs)} (the devices available), or None for all of them.")
+        raise ConfigError(f"num_learners={num_learners!r}: on one host the learners are devices "
+                          f"of the data-parallel learner; pass 1..{len(devs)} (the devices "
+                          f"available), or None for all of them.")
     return devs[:num_learners]
 
 # %% ../../nbs/agent/73_agent.ipynb #9e2292f2
-_PRESET_LEFT_OUT: set = set()  # (algo, env) pairs whose unused preset this process has named (see `DistributedAgent`)
+_PRESET_LEFT_OUT: set = set()  # (algo, env) pairs whose unused preset this process named
 
 # %% ../../nbs/agent/73_agent.ipynb #beb221ae
 class DistributedAgent(AgentCheckpoints, AgentRows):
     ("Trainer facade (RLLTE's `DistributedAgent`): foreground or background training, evaluation, "
      "checkpoints, resume.")
     def __init__(self,
-                 env,  # gymnasium env id or zero-argument env factory (each actor builds its own copies)
+                 env,  # gymnasium env id or zero-argument env factory (each actor makes its own)
                  eval_env=None,  # env id or factory for evaluation; None: `env`
                  tag:str='default',  # experiment tag: logger name, default run directory runs/<tag>
-                 seed:int=0,  # seed of everything (envs, params, exploration, replay); 0 as in every config and the CLI
-                 devices=None,  # learner devices: None (all; of every process in a multi-process run), an int (the first k local ones) or a list of jax.Device
-                 num_steps:int|None=None,  # rollout length (the algorithm's `rollout_field`: Ape-X's n_step, IMPALA's unroll_length); None: the algorithm's
+                 seed:int=0,  # seed of everything (envs, params, exploration, replay)
+                 devices=None,  # learner devices: None (all), an int (the first k local), a list
+                 num_steps:int|None=None,  # rollout length (`rollout_field`); None: the algorithm's
                  num_actors:int|None=None,  # actors; None: the algorithm's
-                 num_learners:int|None=None,  # learner devices taken from `devices`; None: all of them
-                 queue_size:int|None=None,  # storage slots between actors and learner (RLLTE's num_storages); None: the algorithm's
+                 num_learners:int|None=None,  # learner devices taken from `devices`; None: all
+                 queue_size:int|None=None,  # RLLTE's num_storages: the rollout queue's slots
                  algo:str='apex-dqn',  # algorithm, a key of `ALGOS`
                  work_dir=None,  # run directory; None: runs/<tag>
-                 deterministic:bool=False,  # fixed seeded schedule: same seed, same params, bit for bit (slower)
+                 deterministic:bool=False,  # fixed seeded schedule: bit for bit (slower)
                  keep_checkpoints:int=3,  # checkpoints kept in the run directory
-                 existing_run:str='new',  # when work_dir holds another run: 'new' (write to the next free work_dir-<n>) or 'error'; a run loaded from there continues in it
-                 func=None,  # your network (a flax module), its output shapes checked when built (each algorithm's `func=` contract); None: the algorithm's default
-                 preset=None,  # tuned hyperparameters: 'auto' (the shipped preset of `algo` on `env`, else its family preset for image observations, if any), a preset name, a .toml path or a `Preset`; None: the config's defaults
-                 seeds=None,  # many runs, one per seed (a list, a count or text such as '0-15'): builds a `MultiRunAgent` instead (`rlnb.agent.runs`)
-                 sweep=None,  # many runs, one per hyperparameter setting (a dict of lists: every combination; a list of dicts) and seed: a `MultiRunAgent`
-                 init_model_path=None,  # checkpoint file or run directory to resume from, loaded now (`load`); with work_dir=None the run goes on in that directory
-                 **kwargs,  # fields of the algorithm's config (e.g. ApeXConfig's batch_size, hidden, learning_rate); they win over the preset's
+                 existing_run:str='new',  # another run in work_dir: 'new' (next free dir), 'error'
+                 func=None,  # your network (a flax module; each algorithm's `func=` contract)
+                 preset=None,  # tuned hyperparameters: 'auto', a name, a .toml path or a `Preset`
+                 seeds=None,  # many runs, one per seed (a list, a count, '0-15'): a `MultiRunAgent`
+                 sweep=None,  # many runs, one per setting (dict of lists, list of dicts) and seed
+                 init_model_path=None,  # checkpoint or run directory to resume from, loaded now
+                 **kwargs,  # fields of the algorithm's config; they win over the preset's
                 ):
         if existing_run not in ('new', 'error'):
-            raise ConfigError(f"existing_run={existing_run!r}: use 'new' (a fresh numbered run directory) or 'error'.")
-        cls = get_algo(algo)  # the algorithm's spec; the runtime picks the actors for the env (host workers, or the device for gymnax:)
+            raise ConfigError(f"existing_run={existing_run!r}: "
+                              f"use 'new' (a fresh numbered run directory) or 'error'.")
+        # the algorithm's spec; the runtime picks the actors for the env (host workers, or
+        # the device for gymnax:)
+        cls = get_algo(algo)
         self.preset: Preset|None = resolve_preset(preset, algo, env)
         if self.preset is not None: kwargs = {**self.preset.config, **kwargs}
-        over = _config_overrides(cls, algo, kwargs, seed, deterministic, keep_checkpoints, num_actors, queue_size, num_steps)
+        over = _config_overrides(cls, algo, kwargs, seed, deterministic, keep_checkpoints,
+                                 num_actors, queue_size, num_steps)
         self.devices = _resolve_devices(devices, num_learners)
-        self.tag, self.seed, self.algo_name, self.deterministic = tag, seed, algo, bool(deterministic)
-        self.env_id = env if isinstance(env, str) else None  # kept in checkpoints, so `from_checkpoint` can rebuild the agent
+        self.tag, self.seed, self.algo_name, self.deterministic = (tag, seed, algo,
+                                                                   bool(deterministic))
+        # kept in checkpoints, so `from_checkpoint` can rebuild the agent
+        self.env_id = env if isinstance(env, str) else None
         self.eval_env_id = eval_env if isinstance(eval_env, str) else None
-        self.algo = Runtime(env, devices=self.devices, func=func, eval_env=eval_env, name=tag, algorithm=cls, **over)
-        self.devices = list(self.algo.learner.mesh.devices.flat)  # where the learner runs (`learner_device='auto'` may keep a tiny one on the host CPU)
+        self.algo = Runtime(env, devices=self.devices, func=func, eval_env=eval_env, name=tag,
+                            algorithm=cls, **over)
+        # where the learner runs (`learner_device='auto'` may keep a tiny one on the host CPU)
+        self.devices = list(self.algo.learner.mesh.devices.flat)
         self.config = self.algo.config
-        self.columns = _HEAD + self.algo.metric_names() + _TAIL  # history / metrics.csv / TensorBoard columns: the algorithm's metrics in the middle
-        self.work_dir = process_dir(work_dir if work_dir is not None else Path('runs') / tag)  # each process of a multi-process run writes its own part
-        self.keep_checkpoints = keep_checkpoints
-        # the run directory is claimed when the run first writes (`claim_work_dir`)
-        self.existing_run, self.run_claimed = existing_run, False
-        self.history: list[dict] = []  # one row per log interval (and per evaluation)
-        self.evals: list[dict] = []  # every evaluation: env_steps, updates, mean, std, returns
-        self.last_checkpoint: Path|None = None
-        self.wall_s = 0.0  # training wall-clock over all sessions (continues across resume)
-        self.logger = _logger(tag)
+        self._init_run(tag, work_dir, keep_checkpoints, existing_run)
         self._say_preset(preset, env, algo, cls)
         self._task: asyncio.Task|None = None
         self._tb: TensorBoardSink|None = None  # while training
@@ -137,9 +145,27 @@ class DistributedAgent(AgentCheckpoints, AgentRows):
         self._last_row = None  # (time, env_steps, updates) at the previous row, for rates
         if init_model_path is not None: self._resume_from(init_model_path, work_dir is None)
 
+# %% ../../nbs/agent/73_agent.ipynb #ba3d67b2
+@patch_to(DistributedAgent)
+def _init_run(self, tag:str, work_dir, keep_checkpoints:int, existing_run:str):
+    "The run's own state: columns, run directory, history, evaluations, wall-clock, logger."
+    # history / metrics.csv / TensorBoard columns: the algorithm's metrics in the middle
+    self.columns = _HEAD + self.algo.metric_names() + _TAIL
+    # each process of a multi-process run writes its own part
+    self.work_dir = process_dir(work_dir if work_dir is not None else Path('runs') / tag)
+    self.keep_checkpoints = keep_checkpoints
+    # the run directory is claimed when the run first writes (`claim_work_dir`)
+    self.existing_run, self.run_claimed = existing_run, False
+    self.history: list[dict] = []  # one row per log interval (and per evaluation)
+    self.evals: list[dict] = []  # every evaluation: env_steps, updates, mean, std, returns
+    self.last_checkpoint: Path|None = None
+    self.wall_s = 0.0  # training wall-clock over all sessions (continues across resume)
+    self.logger = _logger(tag)
+
 # %% ../../nbs/agent/73_agent.ipynb #8963ea17
-TUNE = 'rlnb.agent.tune:tune'  # what `DistributedAgent.tune(...)` runs (imported on first use, as MANY_RUNS)
-# what `DistributedAgent(..., seeds=..., sweep=...)` builds ('module:name', imported on first use: its chapter comes after this one)
+TUNE = 'rlnb.agent.tune:tune'  # what `DistributedAgent.tune(...)` runs (imported on first use)
+# what `DistributedAgent(..., seeds=..., sweep=...)` builds ('module:name', imported on first use:
+# its chapter comes after this one)
 MANY_RUNS = 'rlnb.agent.runs:MultiRunAgent'
 
 @patch_to(DistributedAgent)
@@ -151,6 +177,7 @@ def __new__(cls, *args, seeds=None, sweep=None, **kwargs):
     mod, name = MANY_RUNS.split(':')
     return getattr(importlib.import_module(mod), name)(*args, seeds=seeds, sweep=sweep, **kwargs)
 
+# %% ../../nbs/agent/73_agent.ipynb #1319eca8
 @patch_to(DistributedAgent)
 @staticmethod
 def tune(env, algo:str='ppo', **kwargs) -> dict:
@@ -166,37 +193,29 @@ def _say_preset(self, preset, env, algo:str, cls):
      "out (once per process).")
     if isinstance(preset, str) and preset == 'auto' and self.preset is not None:
         self.logger.info(preset_line(self.preset, env))  # what 'auto' picked, and why
-    elif (preset is None and isinstance(env, str) and (own := find_preset(algo, env)) is not None and own.config
-          and (algo, env) not in _PRESET_LEFT_OUT):
-        _PRESET_LEFT_OUT.add((algo, env))  # said once per process: a MultiRunAgent's runs, a loop of agents
+    elif (preset is None and isinstance(env, str) and (own := find_preset(algo, env)) is not None
+          and own.config and (algo, env) not in _PRESET_LEFT_OUT):
+        # said once per process: a MultiRunAgent's runs, a loop of agents
+        _PRESET_LEFT_OUT.add((algo, env))
         self.logger.warning(f"{env} has a tuned preset, {own.name}, which this agent leaves out: "
-                            f"it runs {cls.Config.__name__}'s defaults, where `rlnb train` takes the preset. "
-                            f"Pass preset='auto' to take it, or preset='none' to keep the defaults without this line.")
-
-# %% ../../nbs/agent/73_agent.ipynb #9341853d
-@patch_to(DistributedAgent)
-def _resume_from(self, path, its_dir:bool):
-    ("Load the checkpoint `path` (a file or a run directory) into the new agent, closing it if that fails; "
-     "`its_dir`: continue in the checkpoint's run directory.")
-    try:
-        ck = find_checkpoint(path)
-        if its_dir: self.work_dir = process_dir(ck.parent.parent if ck.parent.name == CKPT_DIR else ck.parent)
-        self.load(ck)
-    except BaseException:
-        self.close(); raise
+                            f"it runs {cls.Config.__name__}'s defaults, "
+                            f"where `rlnb train` takes the preset. Pass preset='auto' to take it, "
+                            f"or preset='none' to keep the defaults without this line.")
 
 # %% ../../nbs/agent/73_agent.ipynb #601aabb7
 @patch_to(DistributedAgent)
 def __repr__(self):
-    return (f"DistributedAgent({self.algo_name}, tag={self.tag!r}, env_steps={self.algo.env_steps:,}, "
-            f"updates={self.algo.updates:,}, devices={len(self.devices)}, running={self.running})")
+    return (f"DistributedAgent({self.algo_name}, tag={self.tag!r}, "
+            f"env_steps={self.algo.env_steps:,}, updates={self.algo.updates:,}, "
+            f"devices={len(self.devices)}, running={self.running})")
 
 @patch_to(DistributedAgent)
 def _check_open(self):
     if self._closed:
-        raise ConfigError(f"[{self.tag}] is closed (its envs are shut); "
-                          f"make a new agent and resume with init_model_path={str(self.work_dir)!r}.")
+        raise ConfigError(f"[{self.tag}] is closed (its envs are shut); make a new agent "
+                          f"and resume with init_model_path={str(self.work_dir)!r}.")
 
+# %% ../../nbs/agent/73_agent.ipynb #3e6311fd
 @patch_to(DistributedAgent)
 @property
 def running(self) -> bool:
@@ -208,21 +227,22 @@ def running(self) -> bool:
 def default_steps(self) -> int:
     ("The env steps `train()` runs without a number: the preset's budget, else the algorithm's "
      "`train_steps`.")
-    return (int(self.preset.train.get('steps', self.algo.spec.train_steps)) if self.preset is not None
-            else self.algo.spec.train_steps)
+    return (int(self.preset.train.get('steps', self.algo.spec.train_steps))
+            if self.preset is not None else self.algo.spec.train_steps)
 
 # %% ../../nbs/agent/73_agent.ipynb #41745bff
 @patch_to(DistributedAgent)
 async def _precompile(self):
-    ("Compile the programs training runs — the fused data-parallel update, the actors' policy, the insertion TD errors — "
-     "so the clock starts on training and a Ctrl-C is not held up by a compile "
-     "(they compile in worker threads: the loop stays responsive).")
+    ("Compile the programs training runs — the fused data-parallel update, the actors' policy, "
+     "the insertion TD errors — so the clock starts on training and a Ctrl-C is not held up by "
+     "a compile (they compile in worker threads: the loop stays responsive).")
     await self.algo.acompile()
     self._compiled = True
 
 # %% ../../nbs/agent/73_agent.ipynb #a269fae2
 @patch_to(DistributedAgent)
-def _check_train_args(self, num_train_steps, log_interval, eval_interval, save_interval, num_eval_episodes) -> int:
+def _check_train_args(self, num_train_steps, log_interval, eval_interval, save_interval,
+                      num_eval_episodes) -> int:
     ("The env steps to train to, after checking `atrain`'s arguments and that no other run is in "
      "progress.")
     for name, v in (('eval_interval', eval_interval), ('save_interval', save_interval)):
@@ -230,13 +250,16 @@ def _check_train_args(self, num_train_steps, log_interval, eval_interval, save_i
             raise ConfigError(f"{name} must be a positive int (env steps) or None, got {v!r}.")
     if num_train_steps is None: num_train_steps = self.default_steps
     if not isinstance(num_train_steps, int) or num_train_steps <= 0:
-        raise ConfigError(f"num_train_steps must be a positive int (env steps), got {num_train_steps!r}.")
+        raise ConfigError(f"num_train_steps must be a positive int (env steps), "
+                          f"got {num_train_steps!r}.")
     if not isinstance(num_eval_episodes, int) or num_eval_episodes < 1:
         raise ConfigError(f"num_eval_episodes must be an int >= 1, got {num_eval_episodes!r}.")
-    if log_interval is None or log_interval < 0: raise ConfigError(f"log_interval must be >= 0 seconds, got {log_interval!r}.")
+    if log_interval is None or log_interval < 0:
+        raise ConfigError(f"log_interval must be >= 0 seconds, got {log_interval!r}.")
     self._check_open()
     if self.running and self._task is not asyncio.current_task():
-        raise ConfigError(f"[{self.tag}] a background run is in progress; `await agent.stop()` first.")
+        raise ConfigError(f"[{self.tag}] a background run is in progress; "
+                          f"`await agent.stop()` first.")
     return num_train_steps
 
 # %% ../../nbs/agent/73_agent.ipynb #b783b989
@@ -248,16 +271,11 @@ def _end_session(self, bar, goal:int):
     bar.update(min(self.algo.env_steps, goal) - bar.n); bar.close()
     if self._tb is not None:
         try: self._tb.close()
-        except OSError as e: self.logger.warning(f"TensorBoard events could not be flushed ({e}); the run's other files are unaffected.")
+        except OSError as e:
+            self.logger.warning(f"TensorBoard events could not be flushed ({e}); "
+                                f"the run's other files are unaffected.")
         self._tb = None
     self._session = None
-
-def _progress_bar(**kwargs):
-    ("A tqdm.auto bar (a widget in notebooks, text in terminals) without tqdm's monitor thread, "
-     "which would outlive the run.")
-    from tqdm.auto import tqdm
-    class Bar(tqdm): monitor_interval = 0
-    return Bar(**kwargs)
 
 # %% ../../nbs/agent/73_agent.ipynb #f99d71c2
 @patch_to(DistributedAgent)
@@ -266,44 +284,46 @@ async def _prepare(self, init_model_path, wandb, compile:bool):
      "threshold, compile.")
     if init_model_path is not None: await self.aload(init_model_path)
     self.claim_work_dir()  # after loading: a run loaded from its own directory continues there
-    check_run_dir(self.work_dir, self._checkpoint_bytes())  # before anything compiles: a bad run directory fails at once
+    # before anything compiles: a bad run directory fails at once
+    check_run_dir(self.work_dir, self._checkpoint_bytes())
     if wandb and self._wandb is None: self._wandb = await self._open_wandb(wandb)
-    fix_mmap_threshold()  # checkpoint-sized copies go back to the OS when freed (a long run's memory stays flat)
+    # checkpoint-sized copies go back to the OS when freed (a long run's memory stays flat)
+    fix_mmap_threshold()
     if compile and not self._compiled: await self._precompile()
 
 # %% ../../nbs/agent/73_agent.ipynb #2443c5d2
 @patch_to(DistributedAgent)
 async def atrain(self,
-                 num_train_steps:int|None=None,  # train until the run has this many env steps (a resumed run counts what it had); None: the preset's `steps`, else the algorithm's `train_steps`
+                 num_train_steps:int|None=None,  # env steps to train to; None: `default_steps`
                  init_model_path=None,  # checkpoint file or run directory to resume from first
-                 log_interval:float=1.0,  # seconds between metrics rows (history, CSV, TensorBoard, log line); 0: none
-                 eval_interval:int|None=5_000,  # env steps between evaluations (multiples of it); None: only at the end
-                 save_interval:int|None=5_000,  # env steps between checkpoints (multiples of it); None: only at the end
+                 log_interval:float=1.0,  # seconds between metrics rows; 0: none
+                 eval_interval:int|None=5_000,  # env steps between evaluations (None: at the end)
+                 save_interval:int|None=5_000,  # env steps between checkpoints (None: at the end)
                  num_eval_episodes:int=10,  # episodes per evaluation
-                 compile:bool=True,  # compile the learner update before the clock starts (else on first use)
-                 target_return:float|None=None,  # stop at the first evaluation reaching this mean return
+                 compile:bool=True,  # compile before the clock starts (else on first use)
+                 target_return:float|None=None,  # stop at the first evaluation reaching this mean
                  progress:bool=True,  # tqdm progress bar (a widget in notebooks, text in terminals)
                  verbose:bool=True,  # log lines to the `rlnb.<tag>` logger (stderr)
                  tensorboard:bool=True,  # TensorBoard event files in work_dir/tb
-                 wandb=False,  # also log the rows to Weights & Biases: True, or a dict of `wandb.init` arguments (project, mode, ...); the `wandb` extra
+                 wandb=False,  # log the rows to W&B too: True, or a dict of `wandb.init` arguments
                 ) -> dict:
     ("Train with the runtime's loop and the agent's hooks (progress, rows, checkpoints, stop); "
      "returns the last evaluation, counters, rates and the checkpoint written.")
-    goal = self._check_train_args(num_train_steps, log_interval, eval_interval, save_interval, num_eval_episodes)
+    goal = self._check_train_args(num_train_steps, log_interval, eval_interval, save_interval,
+                                  num_eval_episodes)
     await self._prepare(init_model_path, wandb, compile)
     a = self.algo
-    bar = _progress_bar(total=goal, initial=min(a.env_steps, goal), unit='step', desc=self.tag, disable=not progress,
-                        dynamic_ncols=True)
-    self._tb = TensorBoardSink(self.work_dir / 'tb') if tensorboard else None
-    self._session = (time.perf_counter(), a.env_steps, a.updates)
-    self._last_row = self._session
+    bar = _progress_bar(total=goal, initial=min(a.env_steps, goal), unit='step', desc=self.tag,
+                        disable=not progress, dynamic_ncols=True)
+    self._begin_session(tensorboard)
     next_log = [time.perf_counter() + log_interval]
 
     def tick(_) -> bool:
         ("The loop's callback: the progress bar, a metrics row every `log_interval` s; true once "
          "a stop is asked for.")
         bar.update(min(a.env_steps, goal) - bar.n)
-        bar.set_postfix(G=f"{a.stats.mean('G', 0):.0f}", eval=f"{self.evals[-1]['mean']:.0f}" if self.evals else '-',
+        bar.set_postfix(G=f"{a.stats.mean('G', 0):.0f}",
+                        eval=f"{self.evals[-1]['mean']:.0f}" if self.evals else '-',
                         upd=a.updates, refresh=False)
         if log_interval and time.perf_counter() >= next_log[0]:
             next_log[0] = time.perf_counter() + log_interval
@@ -313,19 +333,19 @@ async def atrain(self,
     try:
         res = await a.atrain(goal, eval_interval=eval_interval, num_eval_episodes=num_eval_episodes,
                              target_return=target_return, callback=tick,
-                             final_eval=a.env_steps < goal,  # a call with nothing left to train does not evaluate again
-                             on_eval=lambda _, r: self._record_eval(r, verbose), save_interval=save_interval,
-                             on_save=lambda _: self.asave())
+                             # a call with nothing left to train does not evaluate again
+                             final_eval=a.env_steps < goal,
+                             on_eval=lambda _, r: self._record_eval(r, verbose),
+                             save_interval=save_interval, on_save=lambda _: self.asave())
         stopped = self._stop_requested
-    except (asyncio.CancelledError, KeyboardInterrupt):  # cell interrupt, Ctrl-C: the roles are stopped already; keep the run
+    # cell interrupt, Ctrl-C: the roles are stopped already; keep the run
+    except (asyncio.CancelledError, KeyboardInterrupt):
         if not a.running: await self.asave()
         raise
-    except Exception as e:  # a fault (an actor out of restarts, an env's NaN): keep the run up to it, unless the state itself is bad
-        if not a.running and not isinstance(e, TrainingError):
-            try: e.add_note(f"rlnb: the run stopped at {a.env_steps:,} env steps; checkpoint {await self.asave()} holds it "
-                            f"(resume with init_model_path={str(self.work_dir)!r}).")
-            except Exception as e2:
-                e.add_note(f"rlnb: no checkpoint was written at this stop ({e2}); the latest is {self.last_checkpoint}.")
+    # a fault (an actor out of restarts, an env's NaN): keep the run up to it, unless the state
+    # itself is bad
+    except Exception as e:
+        await self._save_at_fault(e)
         raise
     finally: self._end_session(bar, goal)
     return self._result(res, stopped, target_return)
@@ -337,9 +357,11 @@ def _result(self, res:dict, stopped:bool, target_return) -> dict:
     a = self.algo
     dt = max(self.wall_s, 1e-9)
     if self.history: self.plot(self.work_dir / 'curve.png')
-    reached = target_return is not None and res['eval'] is not None and res['eval']['mean'] >= target_return
-    return dict(eval=res['eval'], env_steps=a.env_steps, updates=a.updates, episodes=a.episodes, stopped=stopped,
-                reached_target=reached, env_steps_per_s=a.env_steps / dt, updates_per_s=a.updates / dt, wall_s=self.wall_s,
+    reached = (target_return is not None and res['eval'] is not None
+               and res['eval']['mean'] >= target_return)
+    return dict(eval=res['eval'], env_steps=a.env_steps, updates=a.updates, episodes=a.episodes,
+                stopped=stopped, reached_target=reached, env_steps_per_s=a.env_steps / dt,
+                updates_per_s=a.updates / dt, wall_s=self.wall_s,
                 checkpoint=str(self.last_checkpoint), work_dir=str(self.work_dir))
 
 # %% ../../nbs/agent/73_agent.ipynb #2888c24e
@@ -347,25 +369,18 @@ def _result(self, res:dict, stopped:bool, target_return) -> dict:
 def train(self, num_train_steps:int|None=None, **kwargs) -> dict:
     ("Plain form of `atrain`: in a script, or in a notebook cell (then on a private loop in a "
      "helper thread).")
-    if self.running: raise ConfigError(f"[{self.tag}] a background run is in progress; `await agent.stop()` first.")
+    if self.running:
+        raise ConfigError(f"[{self.tag}] a background run is in progress; "
+                          f"`await agent.stop()` first.")
     return run_sync(self.atrain(num_train_steps, **kwargs))
-
-# %% ../../nbs/agent/73_agent.ipynb #95da8e58
-@patch_to(DistributedAgent)
-def _record_eval(self, res:dict, verbose:bool=False):
-    ("The runtime's `on_eval` hook: an evaluation it made (and put in its `eval_history`) goes to `evals`, "
-     "the history and the sinks.")
-    a = self.algo
-    self.evals.append(dict(env_steps=a.env_steps, updates=a.updates, mean=res['mean'], std=res['std'], returns=res['returns']))
-    self._emit(self._row(res), verbose)
 
 # %% ../../nbs/agent/73_agent.ipynb #f964aff3
 @patch_to(DistributedAgent)
 async def aeval(self,
                 num_eval_episodes:int=10,  # episodes, one env each, stepped together
-                history:bool=True,  # add the result to the evaluation history: `eval_history`, `evals`, the history and metrics.csv
-                video=None,  # also play one episode in a rendering env and write it here (.mp4 or .gif; the `video` extra)
-                **kwargs,  # none: old names (`record`, now `history`) get a `ConfigError` naming the new one
+                history:bool=True,  # add the result to the evaluation history (and metrics.csv)
+                video=None,  # also record one episode here (.mp4 or .gif; the `video` extra)
+                **kwargs,  # none: old names (`record`, now `history`) get a `ConfigError`
                ) -> dict:
     ("Greedy evaluation of the current params: mean, std, min, max and the returns of "
      "`num_eval_episodes` episodes (and `video`: the recording).")
@@ -373,8 +388,8 @@ async def aeval(self,
     if kwargs: raise TypeError(f"aeval got unexpected keyword argument(s) {', '.join(kwargs)}.")
     if not isinstance(num_eval_episodes, int) or num_eval_episodes < 1:
         raise ConfigError(f"num_eval_episodes must be an int >= 1, got {num_eval_episodes!r}.")
-    res = await (self.algo.aeval_point(num_eval_episodes, lambda _, r: self._record_eval(r)) if history
-                 else self.algo.aevaluate(num_eval_episodes))
+    res = await (self.algo.aeval_point(num_eval_episodes, lambda _, r: self._record_eval(r))
+                 if history else self.algo.aevaluate(num_eval_episodes))
     if video is not None: res = dict(res, video=await self.algo.arecord(video))
     return res
 
@@ -385,46 +400,57 @@ def act(self, obs):
      "current params; numpy.")
     return self.algo.eval_actions(obs)
 
+# %% ../../nbs/agent/73_agent.ipynb #9ddec81d
 @patch_to(DistributedAgent)
 def eval(self, num_eval_episodes:int=10, history:bool=True, video=None, **kwargs) -> dict:
     "Plain form of `aeval`."
     check_renamed(kwargs, 'eval')
-    if self.running: raise ConfigError(f"[{self.tag}] training runs in the background on this loop; use `await agent.aeval(...)`.")
+    if self.running:
+        raise ConfigError(f"[{self.tag}] training runs in the background on this loop; "
+                          f"use `await agent.aeval(...)`.")
     return run_sync(self.aeval(num_eval_episodes, history, video, **kwargs))
 
 # %% ../../nbs/agent/73_agent.ipynb #08d46f6c
 @patch_to(DistributedAgent)
 def start(self,
-          num_train_steps:int|None=None,  # train until the run has this many env steps (None: `default_steps`)
-          **kwargs,  # `atrain`'s options; progress and verbose default to False here (a notebook's other cells stay quiet)
+          num_train_steps:int|None=None,  # the run's env steps to reach; None: `default_steps`
+          **kwargs,  # `atrain`'s options; progress and verbose default to False here
          ) -> asyncio.Task:
     ("Run `atrain` as a task on the running loop and return at once; `await agent.stop()` ends it "
      "with a checkpoint.")
     try: loop = asyncio.get_running_loop()
-    except RuntimeError: raise ConfigError("start() runs training as a task on the running event loop (a notebook cell or a coroutine); "
-                                           "in a plain script call agent.train(...) instead.") from None
+    except RuntimeError:
+        raise ConfigError("start() runs training as a task on the running event loop "
+                          "(a notebook cell or a coroutine); "
+                          "in a plain script call agent.train(...) instead.") from None
     self._check_open()
-    if self.running: raise ConfigError(f"[{self.tag}] is already training in the background; `await agent.stop()` first.")
+    if self.running:
+        raise ConfigError(f"[{self.tag}] is already training in the background; "
+                          f"`await agent.stop()` first.")
     kwargs.setdefault('progress', False); kwargs.setdefault('verbose', False)
     self._stop_requested = False
-    self._task = loop.create_task(self.atrain(num_train_steps, **kwargs), name=f"rlnb-agent:{self.tag}")
+    self._task = loop.create_task(self.atrain(num_train_steps, **kwargs),
+                                  name=f"rlnb-agent:{self.tag}")
     self._task.add_done_callback(self._report)
     return self._task
 
+# %% ../../nbs/agent/73_agent.ipynb #2a36bab0
 @patch_to(DistributedAgent)
 def _report(self, task:asyncio.Task):
     "A background run that failed says so at once (the error is raised again by `stop()`)."
-    if not task.cancelled() and task.exception() is not None and not isinstance(task.exception(), KeyboardInterrupt):
-        self.logger.error(f"background training stopped with {type(task.exception()).__name__}: {task.exception()} "
-                          f"(await agent.stop() to raise it)")
+    if (not task.cancelled() and task.exception() is not None
+            and not isinstance(task.exception(), KeyboardInterrupt)):
+        self.logger.error(f"background training stopped with {type(task.exception()).__name__}: "
+                          f"{task.exception()} (await agent.stop() to raise it)")
 
 # %% ../../nbs/agent/73_agent.ipynb #f4a3b0ca
 @patch_to(DistributedAgent)
 def request_stop(self):
-    ("Ask the training run in progress (foreground or background) to end at its next tick with a checkpoint; "
-     "returns at once. Safe to call from a signal handler.")
+    ("Ask the training run in progress (foreground or background) to end at its next tick with a "
+     "checkpoint; returns at once. Safe to call from a signal handler.")
     self._stop_requested = True
 
+# %% ../../nbs/agent/73_agent.ipynb #2b384a30
 @patch_to(DistributedAgent)
 async def stop(self,
                timeout:float=60.0,  # seconds to wait for the run to wind down before cancelling it
@@ -455,30 +481,19 @@ async def aclose(self):
         try: await self.algo.aclose()
         finally: await in_thread(self._close_wandb)
 
+# %% ../../nbs/agent/73_agent.ipynb #4aa3b93b
 @patch_to(DistributedAgent)
 def close(self):
     "Close the actors' envs (after `stop`)."
-    if self.running: raise ConfigError(f"[{self.tag}] is training in the background; use `await agent.aclose()`.")
+    if self.running:
+        raise ConfigError(f"[{self.tag}] is training in the background; "
+                          f"use `await agent.aclose()`.")
     self._closed = True
     if self.run_claimed: release_run_dir(self.work_dir)
     try: self.algo.close()
     finally: self._close_wandb()
 
 # %% ../../nbs/agent/73_agent.ipynb #0b6fc97a
-def load_policy(path,  # run directory (its latest checkpoint) or checkpoint file
-                env=None,  # env id or zero-argument factory for the spaces; None: the env id stored in the checkpoint
-                func=None,  # the forward pass the run was trained with, if it was not the algorithm's default
-                run:int|None=None,  # in a directory of many runs (`MultiRunAgent`), the run to load: its run-<i>
-               ) -> TrainedPolicy:
-    ("The trained policy of a run, without actors or replay: `load_policy(run_dir).act(obs)`; "
-     "`load_policy(runs_dir, run=i)` for run i of many.")
-    path = one_run_dir(path, run)
-    path, tree, env = _read_run(path, env, 'load_policy', replay=False)  # a policy needs no replay
-    actor_mode = tree['state']['config'].get('actor_mode', 'sync')
-    # a run whose actors stepped EnvPool saw its spaces (Atari: channels-first stacks)
-    env = backend_of(env, actor_mode, train=False) or env
-    return TrainedPolicy(tree['state'], *env_spaces(env), func=func)
-
 def __getattr__(name):
     if name == 'Policy': raise _renamed_policy(__name__)  # the old name of TrainedPolicy
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,49 +15,68 @@ from pathlib import Path
 import jax
 
 from ..core import ConfigError, TrainingError, in_thread, run_sync, trim_heap
-from ..runtime.runtime import ALGOS, config_from_state, get_algo, patch_to
-from ..checkpoint import CKPT_DIR, _ckpt_name, claim_run_dir, find_checkpoint, process_dir, prune_checkpoints, read_checkpoint, write_checkpoint
+from ..runtime.runtime import (ALGOS, TrainedPolicy, config_from_state, env_spaces, get_algo,
+                                  patch_to)
+from ..envs.envpool import backend_of
+from ..checkpoint import (CKPT_DIR, _ckpt_name, claim_run_dir, find_checkpoint, one_run_dir,
+                             process_dir, prune_checkpoints, read_checkpoint, write_checkpoint)
 
 # %% auto #0
-__all__ = ['AgentCheckpoints']
+__all__ = ['AgentCheckpoints', 'load_policy']
 
 # %% ../../nbs/agent/71_checkpoints.ipynb #e847bb79
 class AgentCheckpoints:
-    """The checkpoint part of `DistributedAgent`: `state_dict` and its inverse, `save`/`load` of checkpoint files, `from_checkpoint`.
-    Reads: `algo` (the runtime: `state_dict`, `load_state_dict`, `aload_state_dict`, `env_steps`, `learner_state`, `buffer`), `algo_name`,
-    `tag`, `seed`, `env_id`, `eval_env_id`, `keep_checkpoints`, `existing_run`, `logger`, `running`.
-    Owns: `history`, `evals` and `wall_s` as a checkpoint restores them, `last_checkpoint`, and `work_dir` once claimed (`run_claimed`)."""
+    """The checkpoint part of `DistributedAgent`: `state_dict` and its inverse, `save`/`load` of
+    checkpoint files, `from_checkpoint`.
+    Reads: `algo` (the runtime: `state_dict`, `load_state_dict`, `aload_state_dict`, `env_steps`,
+    `learner_state`, `buffer`), `algo_name`, `tag`, `seed`, `env_id`, `eval_env_id`,
+    `keep_checkpoints`, `existing_run`, `logger`, `running`, `close` (a failed resume closes the
+    half-built agent).
+    Owns: `history`, `evals` and `wall_s` as a checkpoint restores them, `last_checkpoint`, and
+    `work_dir` once claimed (`run_claimed`)."""
 
 # %% ../../nbs/agent/71_checkpoints.ipynb #e906e8ff
 @patch_to(AgentCheckpoints)
 def state_dict(self) -> dict:
-    "The whole run as pure data: the algorithm's state plus the agent's history, evaluations and wall-clock."
-    return dict(format='rlnb.DistributedAgent', version=1, algo=self.algo_name, tag=self.tag, seed=self.seed,
-                env=self.env_id or '', eval_env=self.eval_env_id or '', env_steps=self.algo.env_steps, saved_at=time.time(),
-                agent=dict(history=json.dumps(self.history), evals=json.dumps(self.evals), wall_s=self.wall_s),
+    ("The whole run as pure data: the algorithm's state plus the agent's history, evaluations and "
+     "wall-clock.")
+    return dict(format='rlnb.DistributedAgent', version=1, algo=self.algo_name, tag=self.tag,
+                seed=self.seed, env=self.env_id or '', eval_env=self.eval_env_id or '',
+                env_steps=self.algo.env_steps, saved_at=time.time(),
+                agent=dict(history=json.dumps(self.history), evals=json.dumps(self.evals),
+                           wall_s=self.wall_s),
                 state=self.algo.state_dict())
 
+# %% ../../nbs/agent/71_checkpoints.ipynb #c287cdf9
 @patch_to(AgentCheckpoints)
 def _check_tree(self, tree:dict):
     if not isinstance(tree, dict) or tree.get('format') != 'rlnb.DistributedAgent':
-        raise ConfigError(f"not a DistributedAgent checkpoint (format {tree.get('format') if isinstance(tree, dict) else type(tree).__name__!r}).")
-    if tree['algo'] != self.algo_name: raise ConfigError(f"the checkpoint is a {tree['algo']} run; this agent runs {self.algo_name}.")
+        raise ConfigError(
+            f"not a DistributedAgent checkpoint (format "
+            f"{tree.get('format') if isinstance(tree, dict) else type(tree).__name__!r}).")
+    if tree['algo'] != self.algo_name:
+        raise ConfigError(f"the checkpoint is a {tree['algo']} run; "
+                          f"this agent runs {self.algo_name}.")
 
 @patch_to(AgentCheckpoints)
 def _restore_history(self, tree:dict):
-    self.history, self.evals = json.loads(tree['agent']['history']), json.loads(tree['agent']['evals'])
+    self.history, self.evals = (json.loads(tree['agent']['history']),
+                                json.loads(tree['agent']['evals']))
     self.wall_s = float(tree['agent']['wall_s'])
 
+# %% ../../nbs/agent/71_checkpoints.ipynb #49091a7e
 @patch_to(AgentCheckpoints)
 def load_state_dict(self, tree:dict):
-    "Restore `state_dict()` output (same algorithm and config); counters, replay and learning continue from it."
+    ("Restore `state_dict()` output (same algorithm and config); counters, replay and learning "
+     "continue from it.")
     self._check_tree(tree)
     self.algo.load_state_dict(tree['state'])
     self._restore_history(tree)
 
 @patch_to(AgentCheckpoints)
 async def aload_state_dict(self, tree:dict):
-    "`load_state_dict` for a coroutine: the replay is copied in by a worker thread (`Runtime.aload_state_dict`)."
+    ("`load_state_dict` for a coroutine: the replay is copied in by a worker thread "
+     "(`Runtime.aload_state_dict`).")
     self._check_tree(tree)
     await self.algo.aload_state_dict(tree['state'])
     self._restore_history(tree)
@@ -65,50 +84,84 @@ async def aload_state_dict(self, tree:dict):
 # %% ../../nbs/agent/71_checkpoints.ipynb #442701d9
 @patch_to(AgentCheckpoints)
 def claim_work_dir(self) -> Path:
-    "Claim the run directory for this run, once (a directory holding another run is left as it is: see above); returns it."
-    if self.run_claimed or jax.process_count() > 1: return self.work_dir  # a multi-process run's parts are one per process already
+    ("Claim the run directory for this run, once (a directory holding another run is left as it "
+     "is: see above); returns it.")
+    # a multi-process run's parts are one per process already
+    if self.run_claimed or jax.process_count() > 1: return self.work_dir
     asked, ck = self.work_dir, self.last_checkpoint
     continuing = ck is not None and Path(asked).resolve() in Path(ck).resolve().parents
     self.work_dir, self.run_claimed = claim_run_dir(asked, self.existing_run, continuing), True
     if self.work_dir != asked:
-        self.logger.warning(f"{asked} holds another run, left as it is: this run writes to {self.work_dir}. To continue that run instead, "
-                            f"load it first (init_model_path={str(asked)!r}, or rlnb train --resume {asked}); existing_run='error' refuses instead.")
+        self.logger.warning(f"{asked} holds another run, left as it is: "
+                            f"this run writes to {self.work_dir}. To continue that run instead, "
+                            f"load it first (init_model_path={str(asked)!r}, "
+                            f"or rlnb train --resume {asked}); "
+                            f"existing_run='error' refuses instead.")
     return self.work_dir
 
+# %% ../../nbs/agent/71_checkpoints.ipynb #ef6b46bc
 @patch_to(AgentCheckpoints)
 def _checkpoint_bytes(self) -> int:
-    "About how much disk a save needs: the learner state and the replay storage, twice (the new file is written beside the old one), plus a margin."
+    ("About how much disk a save needs: the learner state and the replay storage, twice (the new "
+     "file is written beside the old one), plus a margin.")
     a = self.algo
     learner = sum(x.nbytes for x in jax.tree.leaves(a.learner.state))
     return 2 * (learner + getattr(a.buffer, 'nbytes', 0)) + 16 * 2**20
 
+# %% ../../nbs/agent/71_checkpoints.ipynb #180de56f
 @patch_to(AgentCheckpoints)
 async def asave(self, path=None) -> Path:
-    "Write a checkpoint (default work_dir/checkpoints/ckpt-<env steps>.msgpack) atomically, off the loop; keeps the last `keep_checkpoints`."
+    ("Write a checkpoint (default work_dir/checkpoints/ckpt-<env steps>.msgpack) atomically, "
+     "off the loop; keeps the last `keep_checkpoints`.")
     if path is None: self.claim_work_dir()
     tree = self.state_dict()
-    path = Path(path) if path is not None else self.work_dir / CKPT_DIR / _ckpt_name(self.algo.env_steps)
+    path = (Path(path) if path is not None
+            else self.work_dir / CKPT_DIR / _ckpt_name(self.algo.env_steps))
     try: await in_thread(write_checkpoint, path, tree)
     except OSError as e:
-        raise TrainingError(f"[{self.tag}] could not write the checkpoint {path} ({e.strerror or e}); nothing was replaced, the latest "
-                            f"checkpoint is still {self.last_checkpoint or '(none)'}. Free disk space (or pass another work_dir) and resume from it.") from e
+        raise TrainingError(f"[{self.tag}] could not write the checkpoint {path} "
+                            f"({e.strerror or e}); nothing was replaced, the latest checkpoint is "
+                            f"still {self.last_checkpoint or '(none)'}. Free disk space "
+                            f"(or pass another work_dir) and resume from it.") from e
     finally:
         del tree  # the state's copies go first, then the heap is trimmed (see `trim_heap`)
         await in_thread(trim_heap)
-    if path.parent == self.work_dir / CKPT_DIR: await in_thread(prune_checkpoints, self.work_dir, self.keep_checkpoints)  # may delete gigabytes of replay
+    if path.parent == self.work_dir / CKPT_DIR:
+        # may delete gigabytes of replay
+        await in_thread(prune_checkpoints, self.work_dir, self.keep_checkpoints)
     self.last_checkpoint = path
     return path
 
+# %% ../../nbs/agent/71_checkpoints.ipynb #1c8a3aa3
+@patch_to(AgentCheckpoints)
+async def _save_at_fault(self, e:Exception):
+    ("Save the run a fault stopped (not a `TrainingError`: bad state) and name the checkpoint in "
+     "`e`'s note.")
+    a = self.algo
+    if not a.running and not isinstance(e, TrainingError):
+        try: e.add_note(f"rlnb: the run stopped at {a.env_steps:,} env steps; "
+                        f"checkpoint {await self.asave()} holds it "
+                        f"(resume with init_model_path={str(self.work_dir)!r}).")
+        except Exception as e2:
+            e.add_note(f"rlnb: no checkpoint was written at this stop ({e2}); "
+                       f"the latest is {self.last_checkpoint}.")
+
+# %% ../../nbs/agent/71_checkpoints.ipynb #5707375a
 @patch_to(AgentCheckpoints)
 def save(self, path=None) -> Path:
     "Plain form of `asave`."
-    if self.running: raise ConfigError(f"[{self.tag}] is training in the background; `await agent.stop()` writes a checkpoint.")
+    if self.running:
+        raise ConfigError(f"[{self.tag}] is training in the background; "
+                          f"`await agent.stop()` writes a checkpoint.")
     return run_sync(self.asave(path))
 
+# %% ../../nbs/agent/71_checkpoints.ipynb #ff7b9c1f
 @patch_to(AgentCheckpoints)
 async def aload(self, path) -> Path:
     "Resume from a checkpoint file or a run directory's latest checkpoint."
-    if self.running: raise ConfigError(f"[{self.tag}] is training in the background; `await agent.stop()` first.")
+    if self.running:
+        raise ConfigError(f"[{self.tag}] is training in the background; "
+                          f"`await agent.stop()` first.")
     path = find_checkpoint(path)
     await self.aload_state_dict(await in_thread(read_checkpoint, path))
     self.last_checkpoint = path
@@ -119,36 +172,76 @@ def load(self, path) -> Path:
     "Plain form of `aload`."
     return run_sync(self.aload(path))
 
+# %% ../../nbs/agent/71_checkpoints.ipynb #9341853d
+@patch_to(AgentCheckpoints)
+def _resume_from(self, path, its_dir:bool):
+    ("Load the checkpoint `path` (a file or a run directory) into the new agent, closing it if "
+     "that fails; `its_dir`: continue in the checkpoint's run directory.")
+    try:
+        ck = find_checkpoint(path)
+        if its_dir:
+            self.work_dir = process_dir(ck.parent.parent if ck.parent.name == CKPT_DIR
+                                        else ck.parent)
+        self.load(ck)
+    except BaseException:
+        self.close(); raise
+
 # %% ../../nbs/agent/71_checkpoints.ipynb #eabc49f2
 def _read_run(path, env, caller:str, replay:bool=True):
-    "`(checkpoint file, its tree, env)` for a run directory or checkpoint file; `env` defaults to the env id the checkpoint stores."
+    ("`(checkpoint file, its tree, env)` for a run directory or checkpoint file; `env` defaults to "
+     "the env id the checkpoint stores.")
     path = find_checkpoint(path)
     tree = read_checkpoint(path, replay)
-    if not isinstance(tree, dict) or tree.get('format') != 'rlnb.DistributedAgent': raise ConfigError(f"{path} is not a DistributedAgent checkpoint.")
+    if not isinstance(tree, dict) or tree.get('format') != 'rlnb.DistributedAgent':
+        raise ConfigError(f"{path} is not a DistributedAgent checkpoint.")
     env = env if env is not None else (tree.get('env') or None)
-    if env is None: raise ConfigError(f"{path} was trained on an env factory, not an env id; pass env=... to {caller}.")
+    if env is None:
+        raise ConfigError(f"{path} was trained on an env factory, not an env id; "
+                          f"pass env=... to {caller}.")
     return path, tree, env
 
+# %% ../../nbs/agent/71_checkpoints.ipynb #0882e731
 @patch_to(AgentCheckpoints)
 @classmethod
 def from_checkpoint(cls,
                     path,  # checkpoint file or run directory (its latest checkpoint)
                     env=None,  # env id or factory; None: the id stored in the checkpoint
                     work_dir=None,  # run directory for what follows; None: the checkpoint's
-                    **kwargs,  # more constructor arguments (devices, eval_env, keep_checkpoints, func, ...)
+                    # more constructor arguments (devices, eval_env, keep_checkpoints, func, ...)
+                    **kwargs,
                    ):
     "Rebuild an agent with the checkpoint's algorithm and config, and load the checkpoint into it."
     path, tree, env = _read_run(path, env, 'from_checkpoint')
-    if tree['algo'] not in ALGOS: raise ConfigError(f"{path} holds a {tree['algo']!r} run; this rlnb has {', '.join(ALGOS)}.")
-    cfg = dataclasses.asdict(config_from_state(get_algo(tree['algo']).Config, tree['state']['config']))
+    if tree['algo'] not in ALGOS:
+        raise ConfigError(f"{path} holds a {tree['algo']!r} run; this rlnb has {', '.join(ALGOS)}.")
+    cfg = dataclasses.asdict(config_from_state(get_algo(tree['algo']).Config,
+                                               tree['state']['config']))
     if tree.get('eval_env'): kwargs.setdefault('eval_env', tree['eval_env'])
     run_dir = path.parent.parent if path.parent.name == CKPT_DIR else path.parent
-    if jax.process_count() > 1 and run_dir.name == process_dir('.').name: run_dir = run_dir.parent  # the agent adds this process's part again
+    # the agent adds this process's part again
+    if jax.process_count() > 1 and run_dir.name == process_dir('.').name: run_dir = run_dir.parent
     seed, det = cfg.pop('seed'), cfg.pop('deterministic', False)
-    agent = cls(env, tag=kwargs.pop('tag', tree.get('tag', 'default')), seed=seed, algo=tree['algo'], deterministic=det,
-                work_dir=work_dir if work_dir is not None else run_dir, **{**cfg, **kwargs})
+    agent = cls(env, tag=kwargs.pop('tag', tree.get('tag', 'default')), seed=seed,
+                algo=tree['algo'], deterministic=det,
+                work_dir=work_dir if work_dir is not None else run_dir,
+                **{**cfg, **kwargs})
     try: agent.load_state_dict(tree)
     except BaseException:
         agent.close(); raise
     agent.last_checkpoint = path
     return agent
+
+# %% ../../nbs/agent/71_checkpoints.ipynb #0b6fc97a
+def load_policy(path,  # run directory (its latest checkpoint) or checkpoint file
+                env=None,  # env id or factory for the spaces; None: the id the checkpoint stores
+                func=None,  # the network the run was trained with, if not the algorithm's default
+                run:int|None=None,  # in a directory of many runs (`MultiRunAgent`): run-<run>
+               ) -> TrainedPolicy:
+    ("The trained policy of a run, without actors or replay: `load_policy(run_dir).act(obs)`; "
+     "`load_policy(runs_dir, run=i)` for run i of many.")
+    path = one_run_dir(path, run)
+    path, tree, env = _read_run(path, env, 'load_policy', replay=False)  # a policy needs no replay
+    actor_mode = tree['state']['config'].get('actor_mode', 'sync')
+    # a run whose actors stepped EnvPool saw its spaces (Atari: channels-first stacks)
+    env = backend_of(env, actor_mode, train=False) or env
+    return TrainedPolicy(tree['state'], *env_spaces(env), func=func)

@@ -32,6 +32,7 @@ PRESET_DIR = pathlib.Path(rlnb.__file__).parent / 'hyperparams'  # the presets s
 TRAIN_KEYS = {'steps': int, 'eval_interval': int, 'num_eval_episodes': int,
               'target_return': float}  # what a preset's `train` table may set
 
+# %% ../../nbs/agent/70_presets.ipynb #0c8dba8b
 @dataclasses.dataclass(frozen=True)
 class Preset:
     "Tuned hyperparameters for one algorithm on one env, read from a TOML file."
@@ -40,29 +41,38 @@ class Preset:
     env: str  # gymnasium env id it was tuned on
     config: dict  # fields of the algorithm's config
     train: dict  # run options: steps, eval_interval, num_eval_episodes, target_return
-    result: dict  # what it reached (bench/results.py writes it; bench/presets.py the tuning seeds' figures); before any run, `status` may say why it has none; `planned_seeds` while only some of them have run; `outdated_by` and `outdated_seeds` where seeds ran before a code change that alters what the preset reaches
+    # what it reached (bench/results.py writes it; bench/presets.py the tuning seeds' figures);
+    # before any run, `status` may say why it has none; `planned_seeds` while only some of them
+    # have run; `outdated_by`, `outdated_seeds` where seeds ran before a code change that alters
+    # the outcome
+    result: dict
     description: str = ''  # one line: what the preset changes and why
     path: pathlib.Path|None = None  # the file it came from
 
 # %% ../../nbs/agent/70_presets.ipynb #68cdc476
 @patch_to(Preset)
 def summary(self) -> str:
-    ("One line: the tuned outcome, e.g. 'reached -110 in 3/3 seeds (median 95,000 env steps of 200,000)', "
-     "with notes on seeds still to run or to run again.")
+    ("One line: the tuned outcome, e.g. 'reached -110 in 3/3 seeds (median 95,000 env steps of "
+     "200,000)', with notes on seeds still to run or to run again.")
     r, t = self.result, self.train
-    if not r.get('seeds'): return f"not measured yet ({r['status']})" if r.get('status') else 'not measured yet'
-    pending = [f"{len(r['seeds'])} of {len(r['planned_seeds'])} seeds run so far"] if r.get('planned_seeds') else []
-    if r.get('outdated_seeds'):  # runs made before a change of the code that alters the outcome: they run again
+    if not r.get('seeds'):
+        return f"not measured yet ({r['status']})" if r.get('status') else 'not measured yet'
+    pending = ([f"{len(r['seeds'])} of {len(r['planned_seeds'])} seeds run so far"]
+               if r.get('planned_seeds') else [])
+    # runs made before a change of the code that alters the outcome: they run again
+    if r.get('outdated_seeds'):
         old = r['outdated_seeds']
-        pending.append(('run' if len(old) == len(r['seeds']) else f"seed{'s' * (len(old) > 1)} {', '.join(map(str, old))} run")
-                      + f" before {r['outdated_by']}, to run again")
+        pending.append(('run' if len(old) == len(r['seeds'])
+                        else f"seed{'s' * (len(old) > 1)} {', '.join(map(str, old))} run")
+                       + f" before {r['outdated_by']}, to run again")
     if str(r.get('solved', '')).startswith('0/'):
         best = max(r.get('final_eval') or [float('nan')])
         notes = [f"best final evaluation {best:g}"] + pending
         return (f"did not reach {t.get('target_return', '?'):g} in {len(r['seeds'])} seeds "
                 f"of {t.get('steps', 0):,} env steps ({'; '.join(notes)})")
     med = r.get('median_env_steps_to_target')
-    notes = ([f"median {med:,} env steps of {t.get('steps', 0):,}"] if isinstance(med, int) else []) + pending
+    notes = ([f"median {med:,} env steps of {t.get('steps', 0):,}"]
+             if isinstance(med, int) else []) + pending
     return (f"reached {t.get('target_return', '?'):g} in {r.get('solved', '?')} seeds"
             + (f" ({'; '.join(notes)})" if notes else ''))
 
@@ -72,20 +82,24 @@ def _config_value(cfg_cls, name, v):
     default = {f.name: f.default for f in dataclasses.fields(cfg_cls)}[name]
     return tuple(v) if isinstance(v, list) and isinstance(default, tuple) else v
 
+# %% ../../nbs/agent/70_presets.ipynb #6a25fa04
 def read_preset(path) -> Preset:
     "Read and check a preset file."
     path = pathlib.Path(path)
     if not path.is_file(): raise ConfigError(f"preset file {path} does not exist.")
     try: raw = tomllib.loads(path.read_text())
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e: raise ConfigError(f"preset {path}: not valid TOML ({e}).") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"preset {path}: not valid TOML ({e}).") from None
     unknown = sorted(set(raw) - {'algo', 'env', 'description', 'config', 'train', 'result'})
     if unknown:
         raise ConfigError(f"preset {path}: unknown key(s) {', '.join(unknown)}; "
                           f"a preset has algo, env, description, [config], [train] and [result].")
     for key in ('algo', 'env'):
-        if not isinstance(raw.get(key), str): raise ConfigError(f"preset {path}: `{key} = \"...\"` is missing.")
+        if not isinstance(raw.get(key), str):
+            raise ConfigError(f"preset {path}: `{key} = \"...\"` is missing.")
     algo = raw['algo']
-    if algo not in ALGOS: raise ConfigError(f"preset {path}: algo={algo!r} is not one of {', '.join(ALGOS)}.")
+    if algo not in ALGOS:
+        raise ConfigError(f"preset {path}: algo={algo!r} is not one of {', '.join(ALGOS)}.")
     cfg_cls = get_algo(algo).Config
     fields = {f.name for f in dataclasses.fields(cfg_cls)}
     config = dict(raw.get('config', {}))
@@ -93,36 +107,47 @@ def read_preset(path) -> Preset:
     check_renamed(bad, f"{algo} in preset {path}'s [config]", fields,
                   keyword=False)  # an old name (rlnb.runtime.spec.RENAMED) gets its new one
     if bad:
-        hints = [f"{b} (did you mean {m[0]}?)" if (m := difflib.get_close_matches(b, fields, 1)) else b for b in bad]
-        raise ConfigError(f"preset {path}: [config] has field(s) {cfg_cls.__name__} does not: {', '.join(hints)}.")
+        hints = [f"{b} (did you mean {m[0]}?)" if (m := difflib.get_close_matches(b, fields, 1))
+                 else b for b in bad]
+        raise ConfigError(f"preset {path}: [config] has field(s) {cfg_cls.__name__} does not: "
+                          f"{', '.join(hints)}.")
     for k in ('seed', 'deterministic'):
         if k in config:
-            raise ConfigError(f"preset {path}: [config] must not set {k}: it belongs to the run, not to the tuning.")
+            raise ConfigError(f"preset {path}: [config] must not set {k}: "
+                              f"it belongs to the run, not to the tuning.")
     config = {k: _config_value(cfg_cls, k, v) for k, v in config.items()}
     try: cfg_cls(**config)
     except ConfigError as e: raise ConfigError(f"preset {path}: {e}") from None
     train = dict(raw.get('train', {}))
     for k, v in train.items():
         check_renamed([k], f"preset {path}'s [train]", TRAIN_KEYS, keyword=False)
-        if k not in TRAIN_KEYS: raise ConfigError(f"preset {path}: [train] key {k!r} is not one of {', '.join(TRAIN_KEYS)}.")
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or (TRAIN_KEYS[k] is int and (not isinstance(v, int) or v <= 0)):
+        if k not in TRAIN_KEYS:
+            raise ConfigError(f"preset {path}: [train] key {k!r} is not one of "
+                              f"{', '.join(TRAIN_KEYS)}.")
+        if (not isinstance(v, (int, float)) or isinstance(v, bool)
+                or (TRAIN_KEYS[k] is int and (not isinstance(v, int) or v <= 0))):
             raise ConfigError(f"preset {path}: [train] {k}={v!r} must be "
                               f"{'a positive int' if TRAIN_KEYS[k] is int else 'a number'}.")
-    return Preset(path.stem, algo, raw['env'], config, train, dict(raw.get('result', {})), str(raw.get('description', '')), path)
+    return Preset(path.stem, algo, raw['env'], config, train, dict(raw.get('result', {})),
+                  str(raw.get('description', '')), path)
 
 # %% ../../nbs/agent/70_presets.ipynb #0d1d0ff7
-FAMILIES = {'<images>': 'image observations'}  # the `env` of a family preset -> what the envs it serves have in common
+# the `env` of a family preset -> what the envs it serves have in common
+FAMILIES = {'<images>': 'image observations'}
 
 def env_family(env) -> str|None:
     ("The family of `env` (a key of `FAMILIES`): '<images>' where its observations are images "
      "(`is_image_space`); None for any other env, or one that cannot be made here (making it for "
      "the run then says why).")
-    if isinstance(env, str) and env.startswith(('ALE/', 'MinAtar/')): return '<images>'  # Atari stacks and MinAtar grids, known without making one
+    # Atari stacks and MinAtar grids, known without making one
+    if isinstance(env, str) and env.startswith(('ALE/', 'MinAtar/')): return '<images>'
     if isinstance(env, str) and env in FAMILIES: return env
     try: obs_space, _ = env_spaces(pixel_env(env))
-    except Exception: return None  # an unknown id, a missing package, a failing factory: the run reports it, not the preset lookup
+    # an unknown id, a missing package, a failing factory: the run reports it, not the preset lookup
+    except Exception: return None
     return '<images>' if is_image_space(obs_space) else None
 
+# %% ../../nbs/agent/70_presets.ipynb #1c5fb47b
 def family_preset(algo:str, env, folder=None) -> Preset|None:
     ("The family preset of `algo` for `env`'s observations (`apex-dqn-images` for an image env), "
      "or None; `env` is made only where `algo` has a family preset.")
@@ -131,13 +156,15 @@ def family_preset(algo:str, env, folder=None) -> Preset|None:
     family = env_family(env)
     return next((p for p in found if p.env == family), None)
 
+# %% ../../nbs/agent/70_presets.ipynb #3e5473e4
 def preset_line(p:Preset, env) -> str:
     ("What a run says when it takes preset `p` on `env`: the preset's name, file and tuned "
      "result; for a family preset, why it applies and the fields it sets.")
     if p.env not in FAMILIES: return f"preset {p.name} ({p.path}): {p.summary()}"
     what = env if isinstance(env, str) else 'this env'
     fields = ', '.join(f"{k}={v}" for k, v in p.config.items())
-    return f"{what} has {FAMILIES[p.env]} and no {p.algo} preset of its own: family preset {p.name} ({p.path}) sets {fields}; flags override it."
+    return (f"{what} has {FAMILIES[p.env]} and no {p.algo} preset of its own: "
+            f"family preset {p.name} ({p.path}) sets {fields}; flags override it.")
 
 # %% ../../nbs/agent/70_presets.ipynb #884aa3ce
 def presets(algo:str|None=None, env:str|None=None, folder=None) -> list[Preset]:
@@ -149,9 +176,12 @@ def presets(algo:str|None=None, env:str|None=None, folder=None) -> list[Preset]:
 def find_preset(algo:str, env:str, folder=None) -> Preset|None:
     "The preset of `algo` on `env` (None if there is none)."
     found = presets(algo, env, folder)
-    if len(found) > 1: raise ConfigError(f"several presets for {algo} on {env}: {', '.join(p.name for p in found)}; pick one by name.")
+    if len(found) > 1:
+        raise ConfigError(f"several presets for {algo} on {env}: "
+                          f"{', '.join(p.name for p in found)}; pick one by name.")
     return found[0] if found else None
 
+# %% ../../nbs/agent/70_presets.ipynb #38683a62
 def get_preset(name_or_path, folder=None) -> Preset:
     "A preset by name (a shipped one) or by path (a .toml file of your own)."
     if isinstance(name_or_path, Preset): return name_or_path
@@ -160,8 +190,11 @@ def get_preset(name_or_path, folder=None) -> Preset:
     names = {p.name: p for p in presets(folder=folder)}
     if s in names: return names[s]
     close = difflib.get_close_matches(s, list(names), n=3, cutoff=0.5)
-    raise ConfigError(f"no preset named {s!r}." + (f" Did you mean {', '.join(close)}?" if close else '') + " `rlnb presets` lists them; a path to a .toml file works too.")
+    raise ConfigError(f"no preset named {s!r}."
+                      + (f" Did you mean {', '.join(close)}?" if close else '')
+                      + " `rlnb presets` lists them; a path to a .toml file works too.")
 
+# %% ../../nbs/agent/70_presets.ipynb #2a39cb1a
 def resolve_preset(preset, algo:str, env) -> Preset|None:
     ("What `preset=` means for `algo` on `env`: None or 'none' (no preset), 'auto' (the shipped "
      "one for the pair, else the family preset of `env`'s observations, `family_preset`), a name, "
@@ -171,8 +204,12 @@ def resolve_preset(preset, algo:str, env) -> Preset|None:
         own = find_preset(algo, env) if isinstance(env, str) else None
         return own if own is not None else family_preset(algo, env)
     p = get_preset(preset)
-    if p.algo != algo: raise ConfigError(f"preset {p.name} is for {p.algo}, not {algo}; pick algo={p.algo!r} or another preset (`rlnb presets --algo {algo}`).")
-    if isinstance(env, str) and not isinstance(preset, Preset) and p.env != (env_family(env) if p.env in FAMILIES else env):  # a `Preset` object was resolved (and warned about) already
+    if p.algo != algo:
+        raise ConfigError(f"preset {p.name} is for {p.algo}, not {algo}; "
+                          f"pick algo={p.algo!r} or another preset (`rlnb presets --algo {algo}`).")
+    # a `Preset` object was resolved (and warned about) already
+    if (isinstance(env, str) and not isinstance(preset, Preset)
+            and p.env != (env_family(env) if p.env in FAMILIES else env)):
         warnings.warn(f"preset {p.name} was tuned on {p.env}; using it on {env}.", stacklevel=2)
     return p
 
@@ -181,7 +218,8 @@ def env_unavailable(env:str) -> ConfigError|None:
     ("Why env id `env` cannot be made here: the error making it would raise (a missing package "
      "with its extra, an unknown id), or None where it can be made (and for a family preset's "
      "`env`, `FAMILIES`).")
-    if env in FAMILIES: return None  # no env of its own: it serves whichever env of its kind a run names
+    # no env of its own: it serves whichever env of its kind a run names
+    if env in FAMILIES: return None
     try:
         made = pixel_env(env)  # ALE/ and MinAtar/ ids through their packages
         if isinstance(made, str): check_env_id(made)
@@ -192,15 +230,19 @@ def env_unavailable(env:str) -> ConfigError|None:
 def _seeds_text(seeds) -> str:
     "'100-104' for a run of consecutive seeds, else the list."
     s = sorted(seeds)
-    return f"{s[0]}–{s[-1]}" if len(s) > 2 and s == list(range(s[0], s[-1] + 1)) else ','.join(map(str, s))
+    return (f"{s[0]}–{s[-1]}" if len(s) > 2 and s == list(range(s[0], s[-1] + 1))
+            else ','.join(map(str, s)))
 
-def _steps_text(n) -> str: return '—' if not isinstance(n, (int, float)) else f"{n / 1e6:.2g}M" if n >= 1e6 else f"{n / 1e3:.3g}k" if n >= 1e4 else f"{n:,.0f}"
+def _steps_text(n) -> str:
+    return ('—' if not isinstance(n, (int, float)) else f"{n / 1e6:.2g}M" if n >= 1e6
+            else f"{n / 1e3:.3g}k" if n >= 1e4 else f"{n:,.0f}")
 
 def _outdated_text(r) -> str:
     "' (run before 6c33726)', or ' (2 run before 6c33726)' where only some of the seeds did."
     n, commit = len(r['outdated_seeds']), str(r['outdated_by']).split()[0]
     return f" ({'' if n == len(r['seeds']) else f'{n} '}run before {commit})"
 
+# %% ../../nbs/agent/70_presets.ipynb #ba567541
 def result_cells(p:Preset) -> dict:
     ("One row of the results table: budget, target, seeds (marked where they are the tuning "
      "seeds, where only some of the planned seeds have run, or where some ran before a code "
@@ -209,17 +251,24 @@ def result_cells(p:Preset) -> dict:
     r, t = p.result, p.train
     seeds = r.get('seeds') or []
     lo_hi = r.get('iqm_ci95')
-    return dict(name=p.name, algo=p.algo, env=p.env, steps=_steps_text(t.get('steps')), target=f"{t['target_return']:g}" if 'target_return' in t else '—',
+    return dict(name=p.name, algo=p.algo, env=p.env, steps=_steps_text(t.get('steps')),
+                target=f"{t['target_return']:g}" if 'target_return' in t else '—',
                 seeds=(_seeds_text(seeds) + ('' if 'protocol' in r else ' (tuning)')
-                       + (f" ({len(seeds)} of {len(r['planned_seeds'])} so far)" if r.get('planned_seeds') else '')
+                       + (f" ({len(seeds)} of {len(r['planned_seeds'])} so far)"
+                          if r.get('planned_seeds') else '')
                        + (_outdated_text(r) if r.get('outdated_seeds') else '')) if seeds else
-                      f"any env of {FAMILIES[p.env]}" if p.env in FAMILIES else f"not measured: {r['status']}" if r.get('status') else 'not measured',
-                solved=str(r.get('solved', '—')), median_steps=_steps_text(r.get('median_env_steps_to_target')),
-                iqm=f"{r['iqm_final_eval']:.1f} [{lo_hi[0]:.1f}, {lo_hi[1]:.1f}]" if 'iqm_final_eval' in r and lo_hi else '—',
+                      f"any env of {FAMILIES[p.env]}" if p.env in FAMILIES
+                      else f"not measured: {r['status']}" if r.get('status') else 'not measured',
+                solved=str(r.get('solved', '—')),
+                median_steps=_steps_text(r.get('median_env_steps_to_target')),
+                iqm=(f"{r['iqm_final_eval']:.1f} [{lo_hi[0]:.1f}, {lo_hi[1]:.1f}]"
+                     if 'iqm_final_eval' in r and lo_hi else '—'),
                 commit=str(r.get('commit', '—')))
 
-_HEADS = dict(name='preset', algo='algo', env='env', steps='budget', target='target', seeds='seeds', solved='solved',
-              median_steps='median steps to target', iqm='IQM final eval [95% CI]', commit='commit')
+# %% ../../nbs/agent/70_presets.ipynb #0879eed5
+_HEADS = dict(name='preset', algo='algo', env='env', steps='budget', target='target', seeds='seeds',
+              solved='solved', median_steps='median steps to target', iqm='IQM final eval [95% CI]',
+              commit='commit')
 
 def results_table(found:list[Preset], markdown:bool=False, notes:dict|None=None) -> str:
     ("The results table of presets `found`: aligned text (`rlnb presets`; `notes` adds a word per "
@@ -228,9 +277,13 @@ def results_table(found:list[Preset], markdown:bool=False, notes:dict|None=None)
     rows = [result_cells(p) for p in found]
     if markdown:
         cols = list(_HEADS)
-        lines = ['| ' + ' | '.join(_HEADS[c] for c in cols) + ' |', '|' + '|'.join('---:' if c in ('steps', 'target', 'solved', 'median_steps') else '---' for c in cols) + '|']
-        lines += ['| ' + ' | '.join(f"`{r[c]}`" if c == 'name' else r[c] for c in cols) + ' |' for r in rows]
-        machines = sorted({str(p.result['machine']) for p in found if 'protocol' in p.result and 'machine' in p.result})
+        lines = ['| ' + ' | '.join(_HEADS[c] for c in cols) + ' |',
+                 '|' + '|'.join('---:' if c in ('steps', 'target', 'solved', 'median_steps')
+                                else '---' for c in cols) + '|']
+        lines += ['| ' + ' | '.join(f"`{r[c]}`" if c == 'name' else r[c] for c in cols) + ' |'
+                  for r in rows]
+        machines = sorted({str(p.result['machine']) for p in found
+                           if 'protocol' in p.result and 'machine' in p.result})
         if machines: lines += ['', 'Machine: ' + '; '.join(machines) + '.']
         return '\n'.join(lines)
     cols = [c for c in _HEADS if c != 'commit']
@@ -238,7 +291,9 @@ def results_table(found:list[Preset], markdown:bool=False, notes:dict|None=None)
     w = {c: max(len(heads[c]), *(len(r[c]) for r in rows)) for c in cols}
     right = ('steps', 'target', 'solved', 'median_steps')
     fmt = lambda d: '  '.join(f"{d[c]:>{w[c]}}" if c in right else f"{d[c]:<{w[c]}}" for c in cols)
-    out = [fmt(heads).rstrip()] + [(fmt(r) + (f"  [{notes[r['name']]}]" if notes and notes.get(r['name']) else '')).rstrip() for r in rows]
+    out = [fmt(heads).rstrip()] + [(fmt(r) + (f"  [{notes[r['name']]}]"
+                                              if notes and notes.get(r['name']) else '')).rstrip()
+                                   for r in rows]
     return '\n'.join(out)
 
 # %% ../../nbs/agent/70_presets.ipynb #ec961f5d
@@ -247,8 +302,10 @@ def _short_reason(e:ConfigError) -> str:
     extra, package = getattr(e, 'extra', None), getattr(e, 'package', None)
     return f"needs rlnb[{extra}]" if extra else f"needs {package}" if package else "unknown env id"
 
+# %% ../../nbs/agent/70_presets.ipynb #9e31648a
 def presets_listing(name:str|None=None,  # a preset's name or .toml path: its file's text
-                    algo:str|None=None, env:str|None=None,  # only the presets of this algorithm / env
+                    # only the presets of this algorithm / env
+                    algo:str|None=None, env:str|None=None,
                     as_json:bool=False,  # one JSON object per line instead of the table
                    ) -> str:
     ("The shipped presets as a table (those whose env cannot be made here marked, and why), as "
@@ -257,10 +314,18 @@ def presets_listing(name:str|None=None,  # a preset's name or .toml path: its fi
     found = presets(algo, env)
     why = {e: env_unavailable(e) for e in sorted({p.env for p in found})}  # one check per env
     if as_json:
-        return ''.join(json.dumps(dict(name=p.name, algo=p.algo, env=p.env, steps=p.train.get('steps'), target_return=p.train.get('target_return'),
-                                       result=p.result, description=p.description, path=str(p.path), available=why[p.env] is None,
-                                       unavailable=None if why[p.env] is None else str(why[p.env]))) + '\n' for p in found)
-    if not found: raise ConfigError("no presets match" + (f" --algo {algo}" if algo else '') + (f" --env {env}" if env else '') + '.')
-    lines = [results_table(found, notes={p.name: f"not here: {_short_reason(why[p.env])}" for p in found if why[p.env] is not None}),
-             f"(files in {PRESET_DIR}; `rlnb presets NAME` prints one; `rlnb train ALGO --env ENV` uses its pair's, flags override it)"]
+        return ''.join(json.dumps(dict(name=p.name, algo=p.algo, env=p.env,
+                                       steps=p.train.get('steps'),
+                                       target_return=p.train.get('target_return'), result=p.result,
+                                       description=p.description, path=str(p.path),
+                                       available=why[p.env] is None,
+                                       unavailable=None if why[p.env] is None else str(why[p.env])))
+                       + '\n' for p in found)
+    if not found:
+        raise ConfigError("no presets match" + (f" --algo {algo}" if algo else '')
+                          + (f" --env {env}" if env else '') + '.')
+    lines = [results_table(found, notes={p.name: f"not here: {_short_reason(why[p.env])}"
+                                         for p in found if why[p.env] is not None}),
+             f"(files in {PRESET_DIR}; `rlnb presets NAME` prints one; "
+             f"`rlnb train ALGO --env ENV` uses its pair's, flags override it)"]
     return '\n'.join(lines + [f"not here: {e}" for e in why.values() if e is not None]) + '\n'

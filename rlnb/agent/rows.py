@@ -16,20 +16,25 @@ import numpy as np
 
 from ..core import ConfigError
 from ..runtime.runtime import patch_to
-from ..envs.monitor import CSVSink, WandbSink, _fmt
+from ..envs.monitor import CSVSink, TensorBoardSink, WandbSink, _fmt
 
 # %% auto #0
 __all__ = ['AgentRows', 'MetricsTable']
 
 # %% ../../nbs/agent/72_rows.ipynb #2b04c7cc
-_HEAD = ('wall_s', 'env_steps', 'updates', 'episodes', 'env_steps_per_s', 'updates_per_s', 'avg_G')  # columns before the algorithm's metrics
+# columns before the algorithm's metrics
+_HEAD = ('wall_s', 'env_steps', 'updates', 'episodes', 'env_steps_per_s', 'updates_per_s', 'avg_G')
 _TAIL = ('lag_mean', 'lag_max', 'eval_return', 'eval_std')
 
 class AgentRows:
-    """The rows part of `DistributedAgent`: the `metrics` snapshot, history rows and their sinks, `plot` and `table`.
-    Reads: `algo` (the runtime: counters, `stats`, `actors`, `metric_names`), `running`, `config`, `algo_name`, `tag`, `seed`,
-    `env_id`, `devices`, `preset`, `logger`, `work_dir`, `evals`, `last_checkpoint`, `wall_s`.
-    Owns: `history`, `columns`, and the session's `_session`, `_last_row`, `_tb` and `_wandb` (the agent opens and closes them)."""
+    """The rows part of `DistributedAgent`: the `metrics` snapshot, history rows and their sinks,
+    `plot` and `table`.
+    Reads: `algo` (the runtime: counters, `stats`, `actors`, `metric_names`), `running`, `config`,
+    `algo_name`, `tag`, `seed`, `env_id`, `devices`, `preset`, `logger`, `work_dir`, `evals`,
+    `last_checkpoint`, `wall_s`.
+    Owns: `history`, `columns`, and the session's `_session`, `_last_row`, `_tb` and `_wandb`
+    (`_begin_session` and `_open_wandb` open them, the agent closes them); `_record_eval` appends
+    to `evals`."""
 
 # %% ../../nbs/agent/72_rows.ipynb #d15b65c0
 def _metrics(self) -> dict:
@@ -40,7 +45,8 @@ def _metrics(self) -> dict:
                wall_s=self.wall_s + (now - self._session[0] if self._session else 0.0))
     if self._session:
         dt = max(now - self._session[0], 1e-9)
-        out.update(env_steps_per_s=(a.env_steps - self._session[1]) / dt, updates_per_s=(a.updates - self._session[2]) / dt)
+        out.update(env_steps_per_s=(a.env_steps - self._session[1]) / dt,
+                   updates_per_s=(a.updates - self._session[2]) / dt)
     else: out.update(env_steps_per_s=float('nan'), updates_per_s=float('nan'))
     out.update(actor_restarts=a.actors.actor_restarts, dropped_episodes=a.actors.dropped_episodes)
     out['avg_G'] = a.stats.mean('G')
@@ -62,7 +68,8 @@ def _row(self, eval_row:dict|None=None) -> dict:
         m['env_steps_per_s'] = (m['env_steps'] - self._last_row[1]) / dt
         m['updates_per_s'] = (m['updates'] - self._last_row[2]) / dt
     row = {k: m.get(k, float('nan')) for k in self.columns}
-    row['eval_return'], row['eval_std'] = (eval_row['mean'], eval_row['std']) if eval_row else (float('nan'), float('nan'))
+    row['eval_return'], row['eval_std'] = ((eval_row['mean'], eval_row['std']) if eval_row
+                                           else (float('nan'), float('nan')))
     if eval_row is None: self._last_row = (now, m['env_steps'], m['updates'])
     return row
 
@@ -75,19 +82,51 @@ def _emit(self, row:dict, verbose:bool):
     for sink in (self._tb, self._wandb):
         if sink is not None: sink.write(row)
     if verbose:
-        keys = ('env_steps', 'episodes', 'updates', 'avg_G', 'loss', 'lag_mean', 'env_steps_per_s') if math.isnan(row['eval_return']) \
-               else ('env_steps', 'updates', 'eval_return', 'eval_std')
-        self.logger.info(',\t'.join(f"{k}: {_fmt(row[k])}" for k in keys if k in row and not (isinstance(row[k], float) and math.isnan(row[k]))))
+        keys = (('env_steps', 'episodes', 'updates', 'avg_G', 'loss', 'lag_mean', 'env_steps_per_s')
+                if math.isnan(row['eval_return'])
+                else ('env_steps', 'updates', 'eval_return', 'eval_std'))
+        self.logger.info(',\t'.join(f"{k}: {_fmt(row[k])}" for k in keys
+                                    if k in row
+                                    and not (isinstance(row[k], float) and math.isnan(row[k]))))
+
+# %% ../../nbs/agent/72_rows.ipynb #95da8e58
+@patch_to(AgentRows)
+def _record_eval(self, res:dict, verbose:bool=False):
+    ("The runtime's `on_eval` hook: an evaluation it made (and put in its `eval_history`) goes to "
+     "`evals`, the history and the sinks.")
+    a = self.algo
+    self.evals.append(dict(env_steps=a.env_steps, updates=a.updates, mean=res['mean'],
+                           std=res['std'], returns=res['returns']))
+    self._emit(self._row(res), verbose)
+
+# %% ../../nbs/agent/72_rows.ipynb #e348631d
+@patch_to(AgentRows)
+def _begin_session(self, tensorboard:bool):
+    "Open the TensorBoard sink (if asked) and start the session's clock and counters."
+    a = self.algo
+    self._tb = TensorBoardSink(self.work_dir / 'tb') if tensorboard else None
+    self._session = (time.perf_counter(), a.env_steps, a.updates)
+    self._last_row = self._session
+
+# %% ../../nbs/agent/72_rows.ipynb #8f40f64a
+def _progress_bar(**kwargs):
+    ("A tqdm.auto bar (a widget in notebooks, text in terminals) without tqdm's monitor thread, "
+     "which would outlive the run.")
+    from tqdm.auto import tqdm
+    class Bar(tqdm): monitor_interval = 0
+    return Bar(**kwargs)
 
 # %% ../../nbs/agent/72_rows.ipynb #01c2095f
 @patch_to(AgentRows)
 async def _open_wandb(self, opts) -> WandbSink:
     ("A W&B run for this agent: its config, algorithm, env, seed, devices and preset as the run's "
      "config.")
-    cfg = {**dataclasses.asdict(self.config), 'algo': self.algo_name, 'env': self.env_id, 'seed': self.seed,
-           'devices': len(self.devices), 'preset': self.preset.name if self.preset else None}
+    cfg = {**dataclasses.asdict(self.config), 'algo': self.algo_name, 'env': self.env_id,
+           'seed': self.seed, 'devices': len(self.devices),
+           'preset': self.preset.name if self.preset else None}
     return await WandbSink.aopen(opts, name=self.tag, dir=self.work_dir, config=cfg)
 
+# %% ../../nbs/agent/72_rows.ipynb #12f8d26b
 @patch_to(AgentRows)
 def _close_wandb(self):
     "Finish the W&B run, if one is open (its service flushes the rows it queued)."
@@ -99,6 +138,7 @@ class MetricsTable(str):
     "Metrics rows as a markdown table: a notebook renders it, `print` shows the markdown."
     def _repr_markdown_(self): return str(self)
 
+# %% ../../nbs/agent/72_rows.ipynb #787448d5
 @patch_to(AgentRows)
 def plot(self,
          path=None,  # also write a PNG here
@@ -111,10 +151,13 @@ def plot(self,
     ax = ax if ax is not None else fig.add_subplot()
     rows = [r for r in self.history if not math.isnan(r['avg_G'])]
     if rows:
-        ax.plot([r['env_steps'] for r in rows], [r['avg_G'] for r in rows], lw=1.2, alpha=0.7, label='train (recent episodes)')
+        ax.plot([r['env_steps'] for r in rows], [r['avg_G'] for r in rows], lw=1.2, alpha=0.7,
+                label='train (recent episodes)')
     if self.evals:
-        x, m, s = (np.array([e[k] for e in self.evals], float) for k in ('env_steps', 'mean', 'std'))
-        ax.errorbar(x, m, yerr=s, marker='o', ms=4, capsize=2, label=f'eval ({len(self.evals[-1]["returns"])} episodes)')
+        x, m, s = (np.array([e[k] for e in self.evals], float)
+                   for k in ('env_steps', 'mean', 'std'))
+        ax.errorbar(x, m, yerr=s, marker='o', ms=4, capsize=2,
+                    label=f'eval ({len(self.evals[-1]["returns"])} episodes)')
     ax.set_xlabel('environment steps'); ax.set_ylabel('return'); ax.grid(alpha=0.3)
     ax.set_title(f"{self.algo_name}: {self.tag}, seed {self.seed}")
     if rows or self.evals: ax.legend(loc='best')
@@ -126,14 +169,18 @@ def plot(self,
 # %% ../../nbs/agent/72_rows.ipynb #3b5504fe
 @patch_to(AgentRows)
 def table(self,
-          columns:list|None=None,  # history columns (default: steps, episodes, returns, loss, speed)
+          # history columns (default: steps, episodes, returns, loss, speed)
+          columns:list|None=None,
           last:int=10,  # the last rows of the history
          ) -> MetricsTable:
     "The last rows of the history as a table (markdown in a notebook)."
-    cols = columns or [c for c in ('env_steps', 'episodes', 'avg_G', 'eval_return', 'loss', 'env_steps_per_s', 'updates_per_s')
+    cols = columns or [c for c in ('env_steps', 'episodes', 'avg_G', 'eval_return', 'loss',
+                                   'env_steps_per_s', 'updates_per_s')
                        if c in self.columns]
     bad = [c for c in cols if c not in self.columns]
-    if bad: raise ConfigError(f"no column(s) {', '.join(bad)} in the history; it has {', '.join(self.columns)}.")
+    if bad:
+        raise ConfigError(f"no column(s) {', '.join(bad)} in the history; "
+                          f"it has {', '.join(self.columns)}.")
     def cell(v):
         if v is None or (isinstance(v, float) and math.isnan(v)): return ''
         return f"{v:,}" if isinstance(v, int) else f"{v:,.4g}" if isinstance(v, float) else str(v)

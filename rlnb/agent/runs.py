@@ -21,20 +21,22 @@ from ..runtime.registry import get_algo
 from ..checkpoint import claim_run_dir, release_run_dir
 from ..envs.monitor import _logger
 from .agent import DistributedAgent, MetricsTable, _progress_bar
-from .seeds import (RESAMPLES, bootstrap_ci, curve_band, iqm, parse_seeds, structural_fields,
-                              sweep_points)
+from .seeds import (RESAMPLES, bootstrap_ci, curve_band, iqm, parse_seeds,
+                              structural_fields, summarize, sweep_points)
+_all_ = ['summarize']  # re-exported: its chapter is 74_seeds now
 
 # %% auto #0
-__all__ = ['ENV_PROCESS_BYTES', 'run_bytes', 'available_bytes', 'check_fits', 'MultiRunAgent', 'summarize', 'read_plan']
+__all__ = ['ENV_PROCESS_BYTES', 'run_bytes', 'available_bytes', 'check_fits', 'MultiRunAgent', 'read_plan', 'summarize']
 
 # %% ../../nbs/agent/75_runs.ipynb #ee19cc7e
-ENV_PROCESS_BYTES = 200 * 2**20  # what one env worker process costs ('process' actors: an interpreter with the env's libraries)
+ENV_PROCESS_BYTES = 200 * 2**20  # an env worker process: an interpreter with the env's libraries
 
 def run_bytes(agent) -> dict:
     ("About the memory one run holds once its replay is full: `learner` (params, optimizer state; "
      "twice, the update's copy), `replay`, `envs` (worker processes).")
     a = agent.algo
-    learner = 2 * sum(int(np.size(x)) * np.dtype(x.dtype).itemsize for x in jax.tree.leaves(a.learner.state))
+    learner = 2 * sum(int(np.size(x)) * np.dtype(x.dtype).itemsize
+                      for x in jax.tree.leaves(a.learner.state))
     replay = int(getattr(a.buffer, 'nbytes', 0) or 0)
     envs = a.config.num_actors * ENV_PROCESS_BYTES if a.config.actor_mode == 'process' else 0
     return dict(learner=learner, replay=replay, envs=envs)
@@ -72,30 +74,36 @@ class MultiRunAgent:
     def __init__(self,
                  env,  # gymnasium env id or zero-argument env factory, as for `DistributedAgent`
                  seeds=None,  # the seeds: a list, a count K (0..K-1) or text ('0-15'); None: [0]
-                 sweep=None,  # hyperparameter settings: a dict of lists (every combination) or a list of dicts; None: one setting
-                 tag:str='default',  # experiment tag: run <i>'s logger and tag are `<tag>-run-<i>`; default directory runs/<tag>
-                 work_dir=None,  # directory of all runs (run <i> in work_dir/run-<i>); None: runs/<tag>
+                 sweep=None,  # settings: a dict of lists (every combination) or a list of dicts
+                 tag:str='default',  # experiment tag; run i's is `<tag>-run-<i>`
+                 work_dir=None,  # directory of all runs (run i in run-<i>/); None: runs/<tag>
                  algo:str='apex-dqn',  # algorithm, a key of `ALGOS`
-                 existing_run:str='new',  # when work_dir holds another run: 'new' (the next free work_dir-<n>) or 'error'
-                 memory_share:float=0.8,  # the share of the available memory the runs may hold (`check_fits`)
-                 **kwargs,  # everything else `DistributedAgent` takes (eval_env, devices, preset, deterministic, func, config fields); a swept field wins
+                 existing_run:str='new',  # another run in work_dir: 'new' (next free dir), 'error'
+                 memory_share:float=0.8,  # the share of the available memory the runs may hold
+                 **kwargs,  # everything else `DistributedAgent` takes; a swept field wins
                 ):
-        if 'seed' in kwargs: raise ConfigError(f"seed={kwargs['seed']!r} with seeds=: pass the seeds as seeds=[...] alone.")
+        if 'seed' in kwargs:
+            raise ConfigError(f"seed={kwargs['seed']!r} with seeds=: "
+                              f"pass the seeds as seeds=[...] alone.")
         if 'init_model_path' in kwargs:
-            raise ConfigError("init_model_path= with many runs: resume them with atrain(init_model_path=DIR) "
-                              "or MultiRunAgent.from_checkpoint(DIR).")
-        self._setup(algo, tag, env if isinstance(env, str) else None, seeds, sweep, work_dir, existing_run,
-                    {k: v for k, v in kwargs.items() if _plain(v)})
+            raise ConfigError("init_model_path= with many runs: resume them with "
+                              "atrain(init_model_path=DIR) or MultiRunAgent.from_checkpoint(DIR).")
+        self._setup(algo, tag, env if isinstance(env, str) else None, seeds, sweep, work_dir,
+                    existing_run, {k: v for k, v in kwargs.items() if _plain(v)})
         both = sorted({k for p in self.points for k in p} & set(kwargs))
-        if both: raise ConfigError(f"{', '.join(both)} is both swept and set (={kwargs[both[0]]!r}); leave it out of one of them.")
-        self._build(lambda r: DistributedAgent(env, seed=r['seed'], tag=f"{tag}-run-{r['run']}", algo=algo,
-                                               work_dir=self.work_dir / f"run-{r['run']}",
-                                               existing_run='error', **{**kwargs, **r['setting']}), memory_share)
+        if both:
+            raise ConfigError(f"{', '.join(both)} is both swept and set (={kwargs[both[0]]!r}); "
+                              f"leave it out of one of them.")
+        self._build(lambda r: DistributedAgent(
+            env, seed=r['seed'], tag=f"{tag}-run-{r['run']}", algo=algo,
+            work_dir=self.work_dir / f"run-{r['run']}", existing_run='error',
+            **{**kwargs, **r['setting']}), memory_share)
 
     def __repr__(self):
         return (f"MultiRunAgent({self.algo_name}, tag={self.tag!r}, "
                 f"runs={len(self.runs)} ({len(self.points)} settings x {len(self.seeds)} seeds), "
-                f"env_steps={sum(a.algo.env_steps for a in self.agents):,}, running={self.running})")
+                f"env_steps={sum(a.algo.env_steps for a in self.agents):,}, "
+                f"running={self.running})")
 
     def __len__(self): return len(self.agents)
     def __getitem__(self, i:int) -> DistributedAgent: return self.agents[i]
@@ -111,14 +119,18 @@ def _setup(self, algo, tag, env_id, seeds, sweep, work_dir, existing_run, option
     ("Check the plan and record it: the runs (index, seed, setting), the directory, the options "
      "runs.json keeps.")
     cls = get_algo(algo)
-    self.seeds, self.points = parse_seeds([0] if seeds is None else seeds), sweep_points(sweep, cls.Config)
+    self.seeds, self.points = (parse_seeds([0] if seeds is None else seeds),
+                               sweep_points(sweep, cls.Config))
     if existing_run not in ('new', 'error'):
-        raise ConfigError(f"existing_run={existing_run!r}: use 'new' (a fresh numbered run directory) or 'error'.")
-    self.runs = [dict(run=i, seed=s, setting=p) for i, (p, s) in enumerate(itertools.product(self.points, self.seeds))]
+        raise ConfigError(f"existing_run={existing_run!r}: "
+                          f"use 'new' (a fresh numbered run directory) or 'error'.")
+    self.runs = [dict(run=i, seed=s, setting=p)
+                 for i, (p, s) in enumerate(itertools.product(self.points, self.seeds))]
     # options: plain data only (a network or an env factory is not)
-    self.algo_name, self.tag, self.env_id, self.existing_run, self.options = algo, tag, env_id, existing_run, options
-    self.work_dir, self.run_claimed, self.resumed_from = (Path(work_dir if work_dir is not None else Path('runs') / tag),
-                                                          False, None)
+    self.algo_name, self.tag, self.env_id, self.existing_run, self.options = (algo, tag, env_id,
+                                                                              existing_run, options)
+    self.work_dir, self.run_claimed, self.resumed_from = (
+        Path(work_dir if work_dir is not None else Path('runs') / tag), False, None)
     self.logger, self.structural = _logger(tag), structural_fields(self.points, cls.Config)
     self.agents: list[DistributedAgent] = []
     self._task, self.results = None, None
@@ -131,7 +143,8 @@ def _build(self, make, memory_share:float=0.8):
     try:
         for r in self.runs:
             self.agents.append(make(r))
-            if len(self.agents) == 1: check_fits(run_bytes(self.agents[0]), len(self.runs), share=memory_share)
+            if len(self.agents) == 1:
+                check_fits(run_bytes(self.agents[0]), len(self.runs), share=memory_share)
     except BaseException:
         for a in self.agents: a.close()
         raise
@@ -139,7 +152,8 @@ def _build(self, make, memory_share:float=0.8):
         sw = ', '.join(f"{k} ({'structural' if k in self.structural else 'numeric'})"
                        for k in dict.fromkeys(k for p in self.points for k in p))
         self.logger.info(f"{len(self.runs)} runs: {len(self.points)} settings x {len(self.seeds)} "
-                         f"seed{'s' * (len(self.seeds) != 1)}; swept {sw}; each run compiles its own programs")
+                         f"seed{'s' * (len(self.seeds) != 1)}; swept {sw}; "
+                         f"each run compiles its own programs")
 
 # %% ../../nbs/agent/75_runs.ipynb #ff38013c
 @patch_to(MultiRunAgent)
@@ -147,23 +161,27 @@ def _build(self, make, memory_share:float=0.8):
 def from_checkpoint(cls,
                     path,  # a directory of many runs (its runs.json and run-<i>/)
                     env=None,  # env id or factory; None: the id runs.json holds
-                    **kwargs,  # more arguments of every run's `DistributedAgent.from_checkpoint` (devices, eval_env, func, ...)
+                    **kwargs,  # more arguments of each run's `DistributedAgent.from_checkpoint`
                    ) -> MultiRunAgent:
     ("Rebuild every run of a directory of many runs from its latest checkpoint (its algorithm, "
      "config and seed); training continues in that directory.")
     path, plan = Path(path), read_plan(path)
     env = env if env is not None else plan['env']
-    if env is None: raise ConfigError(f"{str(path)!r} was trained on an env factory, not an id: pass env=... to rebuild it.")
+    if env is None:
+        raise ConfigError(f"{str(path)!r} was trained on an env factory, not an id: "
+                          f"pass env=... to rebuild it.")
     self = cls.__new__(cls)
     settings = plan['settings']
-    self._setup(plan['algo'], kwargs.pop('tag', plan['tag']), env if isinstance(env, str) else None, plan['seeds'],
-                None if settings == [{}] else settings,
+    self._setup(plan['algo'], kwargs.pop('tag', plan['tag']), env if isinstance(env, str) else None,
+                plan['seeds'], None if settings == [{}] else settings,
                 path, kwargs.pop('existing_run', 'new'), plan['options'])
-    self._build(lambda r: DistributedAgent.from_checkpoint(path / f"run-{r['run']}", env, work_dir=path / f"run-{r['run']}",
-                                                           tag=f"{self.tag}-run-{r['run']}", **kwargs))
+    self._build(lambda r: DistributedAgent.from_checkpoint(
+        path / f"run-{r['run']}", env, work_dir=path / f"run-{r['run']}",
+        tag=f"{self.tag}-run-{r['run']}", **kwargs))
     self.resumed_from = path
     return self
 
+# %% ../../nbs/agent/75_runs.ipynb #3951c79d
 @patch_to(MultiRunAgent)
 @property
 def running(self) -> bool:
@@ -181,9 +199,12 @@ def _run_result(agent, run:dict, res, target_return) -> dict:
     last = agent.evals[-1] if agent.evals else None
     final = float(last['mean']) if last is not None else float('nan')
     reached = target_return is not None and last is not None and final >= target_return
-    status = 'stopped' if isinstance(res, dict) and res.get('stopped') else _status(err)  # stopped: by stop(), or by `on_eval`
-    out = dict(run=run['run'], seed=run['seed'], setting=run['setting'], status=status, final_eval=final,
-               best_eval=max((float(e['mean']) for e in agent.evals), default=float('nan')), env_steps=agent.algo.env_steps,
+    # stopped: by stop(), or by `on_eval`
+    status = 'stopped' if isinstance(res, dict) and res.get('stopped') else _status(err)
+    out = dict(run=run['run'], seed=run['seed'], setting=run['setting'], status=status,
+               final_eval=final,
+               best_eval=max((float(e['mean']) for e in agent.evals), default=float('nan')),
+               env_steps=agent.algo.env_steps,
                updates=agent.algo.updates, wall_s=round(agent.wall_s, 3), reached=reached,
                env_steps_to_target=agent.algo.env_steps if reached else None,
                seconds_to_target=round(agent.wall_s, 3) if reached else None,
@@ -193,44 +214,24 @@ def _run_result(agent, run:dict, res, target_return) -> dict:
     if err is not None: out['error'] = f"{type(err).__name__}: {err}"
     return out
 
-# %% ../../nbs/agent/75_runs.ipynb #eb055c8a
-def summarize(results:list[dict], target_return:float|None=None) -> list[dict]:
-    ("Per setting, over its seeds: the IQM of the final evaluations with its 95 % bootstrap "
-     "interval, runs solved, median env steps to the target.")
-    out, groups = [], {}
-    for r in results:  # settings in the order they were given
-        groups.setdefault(json.dumps(r['setting'], sort_keys=True, default=str), []).append(r)
-    for rs in groups.values():
-        rs = sorted(rs, key=lambda r: r['seed'])
-        finals = [r['final_eval'] for r in rs]
-        lo, hi = bootstrap_ci(finals)
-        row = dict(setting=rs[0]['setting'], seeds=[r['seed'] for r in rs], runs=[r['run'] for r in rs], final_eval=finals,
-                   iqm_final_eval=iqm(finals), iqm_ci95=[lo, hi],
-                   failed=[r['run'] for r in rs if r['status'] in ('diverged', 'failed')])
-        if target_return is not None:
-            steps = sorted(r['env_steps_to_target'] if r['reached'] else math.inf for r in rs)
-            med = float(np.median(steps))
-            row.update(solved=f"{sum(r['reached'] for r in rs)}/{len(rs)}",
-                       median_env_steps_to_target=None if math.isinf(med) else med)
-        out.append(row)
-    return out
-
 # %% ../../nbs/agent/75_runs.ipynb #2b196e75
 @patch_to(MultiRunAgent)
 def _plan(self) -> dict:
     ("What runs.json holds: the algorithm, env, seeds, settings and options, and where each run "
      "writes.")
-    return dict(format='rlnb.MultiRunAgent', version=1, algo=self.algo_name, env=self.env_id, tag=self.tag, seeds=self.seeds,
-                settings=self.points, structural=self.structural, options=self.options,
-                runs=[dict(r, dir=f"run-{r['run']}") for r in self.runs])
+    return dict(format='rlnb.MultiRunAgent', version=1, algo=self.algo_name, env=self.env_id,
+                tag=self.tag, seeds=self.seeds, settings=self.points, structural=self.structural,
+                options=self.options, runs=[dict(r, dir=f"run-{r['run']}") for r in self.runs])
 
+# %% ../../nbs/agent/75_runs.ipynb #7379dd76
 def read_plan(path) -> dict:
     ("The runs.json of a directory of many runs, or a `ConfigError` that says what the directory "
      "is instead.")
     f = Path(path) / 'runs.json'
     if not f.exists():
         raise ConfigError(f"{str(path)!r} is not a directory of many runs (no runs.json)"
-                          + ("; it holds one run: resume it with DistributedAgent(...).atrain(init_model_path=...)."
+                          + ("; it holds one run: resume it with "
+                             "DistributedAgent(...).atrain(init_model_path=...)."
                              if (Path(path) / 'checkpoints').exists() else "."))
     return json.loads(f.read_text())
 
@@ -243,49 +244,69 @@ def _claim(self, init_model_path) -> Path|None:
     if init_model_path is not None:
         src = Path(init_model_path)
         plan = read_plan(src)
-        if [(r['seed'], r['setting']) for r in plan['runs']] != [(r['seed'], r['setting']) for r in json.loads(json.dumps(self.runs))]:
-            raise ConfigError(f"init_model_path={str(src)!r} holds {len(plan['runs'])} runs of seeds {plan['seeds']} "
-                              f"and settings {plan['settings']}; this agent has {len(self.runs)} runs of seeds {self.seeds} "
-                              f"and settings {self.points}: build it with the same seeds and sweep.")
+        if ([(r['seed'], r['setting']) for r in plan['runs']]
+                != [(r['seed'], r['setting']) for r in json.loads(json.dumps(self.runs))]):
+            raise ConfigError(f"init_model_path={str(src)!r} holds {len(plan['runs'])} runs of "
+                              f"seeds {plan['seeds']} and settings {plan['settings']}; this agent "
+                              f"has {len(self.runs)} runs of seeds {self.seeds} and settings "
+                              f"{self.points}: build it with the same seeds and sweep.")
     if not self.run_claimed:
-        continuing = any(p is not None and Path(p).resolve() == self.work_dir.resolve() for p in (src, self.resumed_from))
-        asked, self.work_dir = self.work_dir, claim_run_dir(self.work_dir, self.existing_run, continuing)
+        continuing = any(p is not None and Path(p).resolve() == self.work_dir.resolve()
+                         for p in (src, self.resumed_from))
+        asked, self.work_dir = (self.work_dir,
+                                claim_run_dir(self.work_dir, self.existing_run, continuing))
         self.run_claimed = True
-        if self.work_dir != asked: self.logger.warning(f"{asked} holds another run, left as it is: these runs write to {self.work_dir}.")
+        if self.work_dir != asked:
+            self.logger.warning(f"{asked} holds another run, left as it is: "
+                                f"these runs write to {self.work_dir}.")
         for r, a in zip(self.runs, self.agents): a.work_dir = self.work_dir / f"run-{r['run']}"
+    return src
+
+# %% ../../nbs/agent/75_runs.ipynb #4f31303e
+@patch_to(MultiRunAgent)
+def _prepare(self, init_model_path) -> Path|None:
+    ("Claim the directory, write runs.json, clear the runs' stop flags; returns the directory "
+     "each run resumes from (None: a fresh start).")
+    src = self._claim(init_model_path)
+    (self.work_dir / 'runs.json').write_text(json.dumps(self._plan(), indent=1, default=str))
+    for a in self.agents: a._stop_requested = False
     return src
 
 # %% ../../nbs/agent/75_runs.ipynb #a1354d79
 @patch_to(MultiRunAgent)
 async def atrain(self,
-                 num_train_steps:int|None=None,  # env steps of every run (a resumed run counts what it had); None: the preset's, else the algorithm's
-                 init_model_path=None,  # a directory of many runs (an earlier call's work_dir) to resume every run from
-                 log_interval:float=10.0,  # seconds between the summary log lines (every run also writes its metrics rows each second); 0: none
+                 num_train_steps:int|None=None,  # env steps of every run; None: `default_steps`
+                 init_model_path=None,  # a directory of many runs to resume every run from
+                 log_interval:float=10.0,  # seconds between the summary log lines; 0: none
                  eval_interval:int|None=5_000,  # env steps between evaluations of each run
                  save_interval:int|None=5_000,  # env steps between checkpoints of each run
                  num_eval_episodes:int=10,  # episodes per evaluation
-                 target_return:float|None=None,  # each run stops at its first evaluation reaching this mean return
+                 target_return:float|None=None,  # a run stops at its first evaluation reaching it
                  progress:bool=True,  # one tqdm bar over every run's env steps
-                 verbose:bool=True,  # log lines to the `rlnb.<tag>` logger: each run's end, a summary every `log_interval` s, the table
+                 verbose:bool=True,  # log lines: each run's end, a summary line, the table
                  tensorboard:bool=True,  # each run's TensorBoard events in run-<i>/tb
                  compile:bool=True,  # each run compiles its programs before its clock starts
-                 on_eval=None,  # called as `on_eval(i, evaluation)` after each evaluation of run i (a tuner's report); a true return stops run i alone, with a checkpoint
+                 on_eval=None,  # `on_eval(i, evaluation)` per evaluation of run i; true stops it
                 ) -> dict:
     ("Train every run side by side; returns `results` (one entry per run), `summary` (one per "
      "setting) and the paths written.")
     if self.running and self._task is not asyncio.current_task():
-        raise ConfigError(f"[{self.tag}] a background call is in progress; `await agent.stop()` first.")
-    goal = self.agents[0]._check_train_args(num_train_steps, log_interval, eval_interval, save_interval, num_eval_episodes)
-    src = self._claim(init_model_path)
-    (self.work_dir / 'runs.json').write_text(json.dumps(self._plan(), indent=1, default=str))
-    for a in self.agents: a._stop_requested = False
-    kw = dict(log_interval=min(log_interval, 1.0) if log_interval else 0, eval_interval=eval_interval,
-              save_interval=save_interval, num_eval_episodes=num_eval_episodes,
-              target_return=target_return, progress=False, verbose=False, tensorboard=tensorboard, compile=compile)
-    tasks = [asyncio.ensure_future(a.atrain(goal, init_model_path=None if src is None else src / f"run-{r['run']}", **kw))
+        raise ConfigError(f"[{self.tag}] a background call is in progress; "
+                          f"`await agent.stop()` first.")
+    goal = self.agents[0]._check_train_args(num_train_steps, log_interval, eval_interval,
+                                            save_interval, num_eval_episodes)
+    src = self._prepare(init_model_path)
+    kw = dict(log_interval=min(log_interval, 1.0) if log_interval else 0,
+              eval_interval=eval_interval, save_interval=save_interval,
+              num_eval_episodes=num_eval_episodes, target_return=target_return, progress=False,
+              verbose=False, tensorboard=tensorboard, compile=compile)
+    tasks = [asyncio.ensure_future(a.atrain(goal, init_model_path=None if src is None
+                                            else src / f"run-{r['run']}", **kw))
              for r, a in zip(self.runs, self.agents)]
-    bar = _progress_bar(total=goal * len(tasks), initial=min(sum(a.algo.env_steps for a in self.agents), goal * len(tasks)),
-                        unit='step', desc=f"{self.tag} ({len(tasks)} runs)", disable=not progress, dynamic_ncols=True)
+    bar = _progress_bar(total=goal * len(tasks),
+                        initial=min(sum(a.algo.env_steps for a in self.agents), goal * len(tasks)),
+                        unit='step', desc=f"{self.tag} ({len(tasks)} runs)", disable=not progress,
+                        dynamic_ncols=True)
     loop, outcome, seen = asyncio.get_running_loop(), {}, [len(a.evals) for a in self.agents]
     next_log = loop.time() + log_interval
     try:
@@ -301,12 +322,13 @@ async def atrain(self,
             if verbose and log_interval and loop.time() >= next_log:
                 next_log = loop.time() + log_interval
                 self.logger.info(self._progress_line(goal, target_return))
-    except BaseException:  # a cell interrupt, Ctrl-C, a cancel: every run stops with a checkpoint (each run's atrain saves on its way out)
+    except BaseException:  # a cell interrupt, Ctrl-C, a cancel: every run stops with a checkpoint
         for t in tasks: t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
     finally: bar.close()
-    unexpected = [e for e in outcome.values() if isinstance(e, BaseException) and not isinstance(e, RLNBError)]
+    unexpected = [e for e in outcome.values()
+                  if isinstance(e, BaseException) and not isinstance(e, RLNBError)]
     if unexpected: raise unexpected[0]  # a bug, not a run's fault: every run has ended
     return self._write_results(outcome, target_return)
 
@@ -320,6 +342,7 @@ def _report_evals(self, on_eval, seen:list):
             if on_eval(i, ev): a.request_stop()
         seen[i] = len(a.evals)
 
+# %% ../../nbs/agent/75_runs.ipynb #aafa1f16
 @patch_to(MultiRunAgent)
 def _ended_line(self, i:int, res, target_return) -> str:
     r, a = self.runs[i], self.agents[i]
@@ -340,22 +363,27 @@ def _progress_line(self, goal:int, target_return) -> str:
         line += (f"; latest evaluations: IQM {iqm(finals):.1f} (min {min(finals):.1f}, "
                  f"max {max(finals):.1f}) over {len(finals)} runs")
     if target_return is not None:
-        line += (f"; {sum(bool(a.evals) and a.evals[-1]['mean'] >= target_return for a in self.agents)}"
-                 f"/{len(self.agents)} at {target_return:g}")
+        line += (
+            f"; {sum(bool(a.evals) and a.evals[-1]['mean'] >= target_return for a in self.agents)}"
+            f"/{len(self.agents)} at {target_return:g}")
     return line
 
-def _setting_str(setting:dict) -> str: return ', '.join(f"{k}={v}" for k, v in setting.items()) or 'defaults'
+def _setting_str(setting:dict) -> str:
+    return ', '.join(f"{k}={v}" for k, v in setting.items()) or 'defaults'
 
 # %% ../../nbs/agent/75_runs.ipynb #c880b914
 @patch_to(MultiRunAgent)
 def _write_results(self, outcome:dict, target_return) -> dict:
     ("Each run's result.json, then results.json and curves.png of all runs; returns what "
      "results.json holds, with the paths.")
-    results = [_run_result(a, r, outcome.get(i), target_return) for i, (r, a) in enumerate(zip(self.runs, self.agents))]
-    for res, a in zip(results, self.agents): (a.work_dir / 'result.json').write_text(json.dumps(res, indent=1, default=str))
-    self.results = dict(algo=self.algo_name, env=self.env_id, target_return=target_return, runs=results,
-                        summary=summarize(results, target_return),
-                        interval=f"IQM of final_eval over seeds, 95% percentile bootstrap ({RESAMPLES:,} resamples; Agarwal et al. 2021)",
+    results = [_run_result(a, r, outcome.get(i), target_return)
+               for i, (r, a) in enumerate(zip(self.runs, self.agents))]
+    for res, a in zip(results, self.agents):
+        (a.work_dir / 'result.json').write_text(json.dumps(res, indent=1, default=str))
+    self.results = dict(algo=self.algo_name, env=self.env_id, target_return=target_return,
+                        runs=results, summary=summarize(results, target_return),
+                        interval=f"IQM of final_eval over seeds, 95% percentile bootstrap "
+                                 f"({RESAMPLES:,} resamples; Agarwal et al. 2021)",
                         work_dir=str(self.work_dir), results=str(self.work_dir / 'results.json'),
                         curves=str(self.work_dir / 'curves.png'))
     (self.work_dir / 'results.json').write_text(json.dumps(self.results, indent=1, default=str))
@@ -367,7 +395,9 @@ def _write_results(self, outcome:dict, target_return) -> dict:
 def train(self, num_train_steps:int|None=None, **kwargs) -> dict:
     ("Plain form of `atrain`: in a script, or in a notebook cell (then on a private loop in a "
      "helper thread).")
-    if self.running: raise ConfigError(f"[{self.tag}] a background call is in progress; `await agent.stop()` first.")
+    if self.running:
+        raise ConfigError(f"[{self.tag}] a background call is in progress; "
+                          f"`await agent.stop()` first.")
     return run_sync(self.atrain(num_train_steps, **kwargs))
 
 # %% ../../nbs/agent/75_runs.ipynb #a7e76025
@@ -377,11 +407,15 @@ def start(self, num_train_steps:int|None=None, **kwargs) -> asyncio.Task:
      "unless given); `await agent.stop()` ends every run with a checkpoint.")
     try: loop = asyncio.get_running_loop()
     except RuntimeError:
-        raise ConfigError("start() runs training as a task on the running event loop (a notebook cell or a coroutine); "
+        raise ConfigError("start() runs training as a task on the running event loop "
+                          "(a notebook cell or a coroutine); "
                           "in a plain script call train(...) instead.") from None
-    if self.running: raise ConfigError(f"[{self.tag}] is already training in the background; `await agent.stop()` first.")
+    if self.running:
+        raise ConfigError(f"[{self.tag}] is already training in the background; "
+                          f"`await agent.stop()` first.")
     kwargs.setdefault('progress', False); kwargs.setdefault('verbose', False)
-    self._task = loop.create_task(self.atrain(num_train_steps, **kwargs), name=f"rlnb-runs:{self.tag}")
+    self._task = loop.create_task(self.atrain(num_train_steps, **kwargs),
+                                  name=f"rlnb-runs:{self.tag}")
     return self._task
 
 # %% ../../nbs/agent/75_runs.ipynb #a6269c13
@@ -426,12 +460,14 @@ def table(self) -> MetricsTable:
     rows = []
     for s in self.results['summary']:
         lo, hi = s['iqm_ci95']
-        row = [_setting_str(s['setting']), str(len(s['seeds'])), f"{s['iqm_final_eval']:.1f} [{lo:.1f}, {hi:.1f}]"]
+        row = [_setting_str(s['setting']), str(len(s['seeds'])),
+               f"{s['iqm_final_eval']:.1f} [{lo:.1f}, {hi:.1f}]"]
         if target is not None:
             row += [s['solved'], '-' if s['median_env_steps_to_target'] is None
                     else f"{s['median_env_steps_to_target']:,.0f}"]
         rows.append(row + [', '.join(f'run-{i}' for i in s['failed']) or '-'])
-    return MetricsTable('\n'.join('| ' + ' | '.join(r) + ' |' for r in [head, ['---'] * len(head), *rows]))
+    return MetricsTable('\n'.join('| ' + ' | '.join(r) + ' |'
+                                  for r in [head, ['---'] * len(head), *rows]))
 
 # %% ../../nbs/agent/75_runs.ipynb #d8e815f9
 @patch_to(MultiRunAgent)
@@ -450,7 +486,8 @@ def plot(self,
         curves = [c for c in curves if c]
         if not curves: continue
         x, m, lo, hi = curve_band(curves)
-        line, = ax.plot(x, m, marker='o', ms=3, label=f"{_setting_str(p)} ({len(curves)} seed{'s' * (len(curves) != 1)})")
+        line, = ax.plot(x, m, marker='o', ms=3,
+                        label=f"{_setting_str(p)} ({len(curves)} seed{'s' * (len(curves) != 1)})")
         ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.2)
     ax.set_xlabel('environment steps'); ax.set_ylabel('evaluation return'); ax.grid(alpha=0.3)
     ax.set_title(f"{self.algo_name} on {self.env_id or 'env'}: mean over seeds, 95% bootstrap CI")

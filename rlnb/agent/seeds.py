@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import math
 import typing
 
 import numpy as np
@@ -18,8 +19,8 @@ from ..core import ConfigError
 from ..runtime.spec import check_options
 
 # %% auto #0
-__all__ = ['RESAMPLES', 'iqm', 'bootstrap_ci', 'parse_seeds', 'zipped', 'sweep_points', 'structural_fields', 'field_value',
-           'field_name', 'sweep_from_text', 'curve_band']
+__all__ = ['RESAMPLES', 'iqm', 'bootstrap_ci', 'summarize', 'parse_seeds', 'zipped', 'sweep_points', 'structural_fields',
+           'field_value', 'field_name', 'sweep_from_text', 'curve_band']
 
 # %% ../../nbs/agent/74_seeds.ipynb #ad40b063
 RESAMPLES = 10_000  # bootstrap resamples of an interval
@@ -34,7 +35,8 @@ def iqm(x) -> float:
     return float(x[k:len(x) - k].mean())
 
 # %% ../../nbs/agent/74_seeds.ipynb #6e98f77a
-def bootstrap_ci(x, stat=iqm, resamples:int=RESAMPLES, seed:int=0, level:float=0.95) -> tuple[float, float]:
+def bootstrap_ci(x, stat=iqm, resamples:int=RESAMPLES, seed:int=0,
+                 level:float=0.95) -> tuple[float, float]:
     ("The `level` percentile-bootstrap interval of `stat` over the seeds `x` "
      "(for one task, the stratified bootstrap resamples its seeds); NaNs are left out.")
     x = np.asarray(x, dtype=float).ravel()
@@ -48,6 +50,29 @@ def bootstrap_ci(x, stat=iqm, resamples:int=RESAMPLES, seed:int=0, level:float=0
     lo, hi = np.percentile(vals, [50 * (1 - level), 50 * (1 + level)])
     return float(lo), float(hi)
 
+# %% ../../nbs/agent/74_seeds.ipynb #eb055c8a
+def summarize(results:list[dict], target_return:float|None=None) -> list[dict]:
+    ("Per setting, over its seeds: the IQM of the final evaluations with its 95 % bootstrap "
+     "interval, runs solved, median env steps to the target.")
+    out, groups = [], {}
+    for r in results:  # settings in the order they were given
+        groups.setdefault(json.dumps(r['setting'], sort_keys=True, default=str), []).append(r)
+    for rs in groups.values():
+        rs = sorted(rs, key=lambda r: r['seed'])
+        finals = [r['final_eval'] for r in rs]
+        lo, hi = bootstrap_ci(finals)
+        row = dict(setting=rs[0]['setting'], seeds=[r['seed'] for r in rs],
+                   runs=[r['run'] for r in rs], final_eval=finals,
+                   iqm_final_eval=iqm(finals), iqm_ci95=[lo, hi],
+                   failed=[r['run'] for r in rs if r['status'] in ('diverged', 'failed')])
+        if target_return is not None:
+            steps = sorted(r['env_steps_to_target'] if r['reached'] else math.inf for r in rs)
+            med = float(np.median(steps))
+            row.update(solved=f"{sum(r['reached'] for r in rs)}/{len(rs)}",
+                       median_env_steps_to_target=None if math.isinf(med) else med)
+        out.append(row)
+    return out
+
 # %% ../../nbs/agent/74_seeds.ipynb #f15f8d59
 def parse_seeds(seeds) -> list[int]:
     ("`seeds` as a list of distinct ints >= 0: a list, a count K (seeds 0..K-1), or text ('0-15', "
@@ -58,20 +83,22 @@ def parse_seeds(seeds) -> list[int]:
         for part in seeds.replace(' ', '').split(','):
             a, _, b = part.partition('-')
             if not (a.isdigit() and (not b or b.isdigit())) or (b and int(b) < int(a)):
-                raise ConfigError(f"{what}: write seeds as a list, a count, or ranges and ints such as '0-15' or '0-3,8' "
-                                  f"(a range is low-high, inclusive).")
+                raise ConfigError(f"{what}: write seeds as a list, a count, or ranges and ints "
+                                  f"such as '0-15' or '0-3,8' (a range is low-high, inclusive).")
             out += list(range(int(a), int(b) + 1)) if b else [int(a)]
         seeds = out
     elif isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
         if seeds < 1: raise ConfigError(f"{what}: a count of seeds must be >= 1.")
         seeds = list(range(int(seeds)))
-    if not isinstance(seeds, (list, tuple, range)) or not seeds or not all(isinstance(s, (int, np.integer))
-                                                                           and not isinstance(s, bool) and s >= 0 for s in seeds):
-        raise ConfigError(f"{what}: need a non-empty list of ints >= 0, a count, or text such as '0-15'.")
+    if (not isinstance(seeds, (list, tuple, range)) or not seeds
+            or not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0
+                       for s in seeds)):
+        raise ConfigError(f"{what}: need a non-empty list of ints >= 0, a count, "
+                          f"or text such as '0-15'.")
     seeds = [int(s) for s in seeds]
     if len(set(seeds)) != len(seeds):
-        raise ConfigError(f"{what}: seed(s) {sorted({s for s in seeds if seeds.count(s) > 1})} appear twice; "
-                          f"each seed is one run.")
+        raise ConfigError(f"{what}: seed(s) {sorted({s for s in seeds if seeds.count(s) > 1})} "
+                          f"appear twice; each seed is one run.")
     return seeds
 
 # %% ../../nbs/agent/74_seeds.ipynb #d13c2507
@@ -80,12 +107,15 @@ def zipped(**lists) -> list[dict]:
      "3e-4], gamma=[0.98, 0.99])`: 2 settings).")
     lens = {k: len(v) for k, v in lists.items() if isinstance(v, (list, tuple))}
     if len(lens) != len(lists):
-        raise ConfigError(f"zipped: every value must be a list; {', '.join(sorted(set(lists) - set(lens)))} is not.")
+        raise ConfigError(f"zipped: every value must be a list; "
+                          f"{', '.join(sorted(set(lists) - set(lens)))} is not.")
     if len(set(lens.values())) > 1:
-        raise ConfigError(f"zipped: the lists must have one length, got {', '.join(f'{k} ({n})' for k, n in lens.items())}; "
+        raise ConfigError(f"zipped: the lists must have one length, "
+                          f"got {', '.join(f'{k} ({n})' for k, n in lens.items())}; "
                           "pass a dict instead (sweep={...}) to run every combination.")
     return [dict(zip(lists, vals)) for vals in zip(*lists.values())]
 
+# %% ../../nbs/agent/74_seeds.ipynb #1a5ce603
 def sweep_points(sweep, config_cls:type, where:str='sweep') -> list[dict]:
     ("The settings of `sweep` (None: one, the defaults; a dict of lists: every combination; "
      "a list of dicts: as given), each checked against `config_cls`.")
@@ -93,20 +123,23 @@ def sweep_points(sweep, config_cls:type, where:str='sweep') -> list[dict]:
     if isinstance(sweep, dict):
         for k, v in sweep.items():
             if not isinstance(v, (list, tuple)) or not v:
-                raise ConfigError(f"{where}[{k!r}]={v!r}: a sweep takes a non-empty list of values per field; "
-                                  f"a single value is an option of its own ({k}={v!r}).")
+                raise ConfigError(f"{where}[{k!r}]={v!r}: a sweep takes a non-empty list of values "
+                                  f"per field; a single value is an option of its own ({k}={v!r}).")
         points = [dict(zip(sweep, vals)) for vals in itertools.product(*sweep.values())]
-    elif isinstance(sweep, (list, tuple)) and sweep and all(isinstance(p, dict) for p in sweep): points = [dict(p) for p in sweep]
+    elif isinstance(sweep, (list, tuple)) and sweep and all(isinstance(p, dict) for p in sweep):
+        points = [dict(p) for p in sweep]
     else:
-        raise ConfigError(f"{where}={sweep!r}: pass a dict of lists (a grid) or a list of dicts (settings); "
-                          f"`rlnb.agent.runs.zipped` pairs lists.")
+        raise ConfigError(f"{where}={sweep!r}: pass a dict of lists (a grid) or a list of dicts "
+                          f"(settings); `rlnb.agent.runs.zipped` pairs lists.")
     check_options({k for p in points for k in p}, config_cls, where)
     for p in points:
         try: dataclasses.replace(config_cls(), **p)  # a bad value fails now, naming the field
         except ConfigError as e: raise ConfigError(f"{where} setting {p}: {e}") from None
     keys = [json.dumps(p, sort_keys=True, default=str) for p in points]
     if len(set(keys)) != len(keys):
-        raise ConfigError(f"{where}: setting {json.loads(next(k for k in keys if keys.count(k) > 1))} appears twice.")
+        raise ConfigError(f"{where}: setting "
+                          f"{json.loads(next(k for k in keys if keys.count(k) > 1))} "
+                          f"appears twice.")
     return points
 
 # %% ../../nbs/agent/74_seeds.ipynb #e75edec9
@@ -131,6 +164,7 @@ def field_value(config_cls:type, name:str, text:str):
     if isinstance(d, (int, float, str)): return type(d)(text)
     return (float if 'float' in t else int)(text)
 
+# %% ../../nbs/agent/74_seeds.ipynb #279408b4
 def field_name(config_cls:type, name:str) -> str|None:
     ("The field of `config_cls` a command-line name means (`learning-rate`, `lambda` for "
      "`lambda_`), or None.")
@@ -144,25 +178,30 @@ def sweep_from_text(items:list[str], config_cls:type) -> dict:
     out = {}
     for item in items:
         name, eq, vals = item.partition('=')
-        if not eq or not vals: raise ConfigError(f"sweep {item!r}: write FIELD=V1,V2,... (e.g. learning_rate=1e-3,3e-4).")
+        if not eq or not vals:
+            raise ConfigError(f"sweep {item!r}: write FIELD=V1,V2,... "
+                              f"(e.g. learning_rate=1e-3,3e-4).")
         key = field_name(config_cls, name)
         if key is None:
             raise ConfigError(f"sweep {item!r}: {config_cls.__name__} has no field {name!r}; "
-                              f"it has {', '.join(f.name for f in dataclasses.fields(config_cls))}.")
+                              f"it has "
+                              f"{', '.join(f.name for f in dataclasses.fields(config_cls))}.")
         try: out[key] = [field_value(config_cls, key, v) for v in vals.split(',')]
         except ValueError as e: raise ConfigError(f"sweep {item!r}: {e}") from None
     return out
 
 # %% ../../nbs/agent/74_seeds.ipynb #c46fe68c
 def curve_band(curves:list, resamples:int=1_000, seed:int=0) -> tuple:
-    ("Mean curve of runs' evaluations `[[env_steps, return], ...]`, with a 95 % bootstrap band of the mean. "
-     "The k-th evaluations of all runs make the k-th point (at their median env steps: "
+    ("Mean curve of runs' evaluations `[[env_steps, return], ...]`, with a 95 % bootstrap band of "
+     "the mean. The k-th evaluations of all runs make the k-th point (at their median env steps: "
      "a run's evaluation lands a few steps past its interval); "
      "a run with fewer evaluations (it stopped at its target, or failed) keeps its last return.")
     curves = [c for c in curves if len(c)]
     n = max((len(c) for c in curves), default=0)
     xs = np.array([np.median([c[k][0] for c in curves if len(c) > k]) for k in range(n)])
-    ys = np.array([[float(c[min(k, len(c) - 1)][1]) for k in range(n)] for c in curves]).reshape(len(curves), n)
+    ys = np.array([[float(c[min(k, len(c) - 1)][1]) for k in range(n)]
+                   for c in curves]).reshape(len(curves), n)
     mean, lo, hi = ys.mean(0) if len(curves) else np.zeros(0), np.empty(n), np.empty(n)
-    for k in range(n): lo[k], hi[k] = bootstrap_ci(ys[:, k], stat=np.mean, resamples=resamples, seed=seed)
+    for k in range(n):
+        lo[k], hi[k] = bootstrap_ci(ys[:, k], stat=np.mean, resamples=resamples, seed=seed)
     return xs, mean, lo, hi

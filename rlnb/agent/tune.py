@@ -28,11 +28,14 @@ __all__ = ['SPACES', 'distributions', 'space_from_text', 'curve_value', 'toml_va
 
 # %% ../../nbs/agent/76_tune.ipynb #4e92d5fd
 SPACES = {  # algorithm -> the search space `tune` takes without `space=`
-    'ppo': dict(learning_rate=('log', 1e-4, 3e-3), gamma=(0.95, 0.999), lambda_=(0.8, 0.99), clip_eps=(0.1, 0.3),
-                entropy_coef=(0.0, 0.02)),
-    'impala': dict(learning_rate=('log', 1e-4, 3e-3), gamma=(0.95, 0.999), lambda_=(0.8, 1.0), entropy_coef=(0.0, 0.05)),
-    'apex-dqn': dict(learning_rate=('log', 1e-4, 3e-3), gamma=(0.95, 0.999), epsilon=(0.2, 0.8), replay_ratio=('log', 0.5, 4.0)),
-    'r2d2': dict(learning_rate=('log', 1e-4, 3e-3), epsilon=(0.2, 0.8), replay_ratio=('log', 0.5, 4.0)),
+    'ppo': dict(learning_rate=('log', 1e-4, 3e-3), gamma=(0.95, 0.999), lambda_=(0.8, 0.99),
+                clip_eps=(0.1, 0.3), entropy_coef=(0.0, 0.02)),
+    'impala': dict(learning_rate=('log', 1e-4, 3e-3), gamma=(0.95, 0.999), lambda_=(0.8, 1.0),
+                   entropy_coef=(0.0, 0.05)),
+    'apex-dqn': dict(learning_rate=('log', 1e-4, 3e-3), gamma=(0.95, 0.999), epsilon=(0.2, 0.8),
+                     replay_ratio=('log', 0.5, 4.0)),
+    'r2d2': dict(learning_rate=('log', 1e-4, 3e-3), epsilon=(0.2, 0.8),
+                 replay_ratio=('log', 0.5, 4.0)),
     'sac': dict(learning_rate=('log', 1e-4, 3e-3), gamma=(0.95, 0.999), tau=('log', 1e-3, 0.05)),
     'td3': dict(gamma=(0.95, 0.999), exploration_noise=(0.05, 0.3), target_noise=(0.1, 0.3)),
 }
@@ -43,18 +46,21 @@ def _dist(name:str, spec):
     import optuna.distributions as D
     if isinstance(spec, list):
         if not spec: raise ConfigError(f"space[{name!r}]: a list of choices needs at least one.")
-        return D.CategoricalDistribution([list(c) if isinstance(c, tuple) else c for c in spec])  # Optuna stores tuples as lists
+        # Optuna stores tuples as lists
+        return D.CategoricalDistribution([list(c) if isinstance(c, tuple) else c for c in spec])
     if isinstance(spec, tuple) and len(spec) == 2: spec = ('float', *spec)
     if not (isinstance(spec, tuple) and len(spec) == 3 and spec[0] in ('log', 'float', 'int')
             and all(isinstance(v, (int, float)) for v in spec[1:])
             and spec[1] < spec[2]):
-        raise ConfigError(f"space[{name!r}]={spec!r}: use ('log', lo, hi), (lo, hi), ('int', lo, hi) with lo < hi, "
-                          f"or a list of choices.")
+        raise ConfigError(f"space[{name!r}]={spec!r}: use ('log', lo, hi), (lo, hi), "
+                          f"('int', lo, hi) with lo < hi, or a list of choices.")
     kind, lo, hi = spec
     if kind == 'int': return D.IntDistribution(int(lo), int(hi))
-    if kind == 'log' and lo <= 0: raise ConfigError(f"space[{name!r}]={spec!r}: a log-uniform range needs lo > 0.")
+    if kind == 'log' and lo <= 0:
+        raise ConfigError(f"space[{name!r}]={spec!r}: a log-uniform range needs lo > 0.")
     return D.FloatDistribution(float(lo), float(hi), log=kind == 'log')
 
+# %% ../../nbs/agent/76_tune.ipynb #19ba1beb
 def distributions(space:dict, config_cls:type) -> dict:
     ("Optuna distributions of `space`, after checking that its fields are fields of `config_cls` "
      "and that both ends of every range are valid values.")
@@ -68,8 +74,8 @@ def distributions(space:dict, config_cls:type) -> dict:
 
 # %% ../../nbs/agent/76_tune.ipynb #03a40891
 def space_from_text(items:list[str], config_cls:type) -> dict:
-    ("Command-line items (`--space`) as a search space: `FIELD=log:LO:HI`, `FIELD=LO:HI`, `FIELD=int:LO:HI`, "
-     "or choices `FIELD=A|B` (a tuple field's as `64x64`).")
+    ("Command-line items (`--space`) as a search space: `FIELD=log:LO:HI`, `FIELD=LO:HI`, "
+     "`FIELD=int:LO:HI`, or choices `FIELD=A|B` (a tuple field's as `64x64`).")
     out = {}
     for item in items:
         name, eq, spec = item.partition('=')
@@ -82,9 +88,11 @@ def space_from_text(items:list[str], config_cls:type) -> dict:
         kind = parts.pop(0) if parts[0] in ('log', 'int', 'float') else 'float'
         try: lo, hi = (int(x) if kind == 'int' else float(x) for x in parts)
         except ValueError: raise ConfigError(usage) from None
-        out[field_name(config_cls, name) or name] = (kind, lo, hi)  # an unknown field fails in `distributions`, naming the fields
+        # an unknown field fails in `distributions`, naming the fields
+        out[field_name(config_cls, name) or name] = (kind, lo, hi)
     return out
 
+# %% ../../nbs/agent/76_tune.ipynb #ded939a3
 def _optuna():
     try: import optuna
     except ImportError as e: raise dependency_error('rlnb tune (Optuna)', e) from None
@@ -92,8 +100,9 @@ def _optuna():
 
 # %% ../../nbs/agent/76_tune.ipynb #4a81b3e9
 def curve_value(evals:list, steps:int, eval_interval:int) -> float:
-    ("The mean of a run's evaluation returns over the `steps // eval_interval` evaluation points of the budget; "
-     "a run that ended early (at its target) counts its last return for the points it skipped.")
+    ("The mean of a run's evaluation returns over the `steps // eval_interval` evaluation points "
+     "of the budget; a run that ended early (at its target) counts its last return for the "
+     "points it skipped.")
     vals = [float(e['mean'] if isinstance(e, dict) else e[1] if isinstance(e, (list, tuple)) else e)
             for e in evals]  # evaluations, [env_steps, return] pairs or returns
     if not vals: return float('nan')
@@ -105,15 +114,20 @@ def toml_value(v) -> str:
     "`v` as a TOML value: booleans, numbers, strings, lists and tuples (arrays)."
     if isinstance(v, bool): return 'true' if v else 'false'
     if isinstance(v, (int, float)):
-        return repr(v) if math.isfinite(v) else ('nan' if math.isnan(v) else ('inf' if v > 0 else '-inf'))
+        return (repr(v) if math.isfinite(v)
+                else ('nan' if math.isnan(v) else ('inf' if v > 0 else '-inf')))
     if isinstance(v, str): return json.dumps(v)
     if isinstance(v, (list, tuple)): return '[' + ', '.join(toml_value(x) for x in v) + ']'
-    raise ConfigError(f"{v!r} ({type(v).__name__}) has no TOML form: a preset holds numbers, strings, booleans and lists.")
+    raise ConfigError(f"{v!r} ({type(v).__name__}) has no TOML form: "
+                      f"a preset holds numbers, strings, booleans and lists.")
 
-def write_preset(path, algo:str, env:str, config:dict, train:dict, description:str, tuning:dict) -> Path:
+# %% ../../nbs/agent/76_tune.ipynb #8c0cf0c7
+def write_preset(path, algo:str, env:str, config:dict, train:dict, description:str,
+                 tuning:dict) -> Path:
     ("Write a preset file (the format of `rlnb.agent.presets.read_preset`) with `tuning` as its "
      "`[result.tuning]`.")
-    lines = [f"algo = {toml_value(algo)}", f"env = {toml_value(env)}", f"description = {toml_value(description)}", '',
+    lines = [f"algo = {toml_value(algo)}", f"env = {toml_value(env)}",
+             f"description = {toml_value(description)}", '',
              '[config]', *(f"{k} = {toml_value(v)}" for k, v in config.items()), '',
              '[train]', *(f"{k} = {toml_value(v)}" for k, v in train.items()), '',
              '[result]', 'status = "tuned by rlnb tune; not measured on fresh seeds yet"', '',
@@ -138,50 +152,60 @@ def _budget(pre, cls, steps, eval_interval, num_eval_episodes, target_return) ->
 def _open_study(optuna, root:Path, algo:str, env:str, seed:int, pruner):
     ("The study of `root/study.db`, created or loaded; a trial left running by an interrupted "
      "call is told FAIL.")
-    study = optuna.create_study(study_name=f"{algo}-{env}", storage=f"sqlite:///{root / 'study.db'}", direction='maximize',
-                                load_if_exists=True, sampler=optuna.samplers.TPESampler(seed=seed),
-                                pruner=pruner if pruner is not None else optuna.pruners.MedianPruner(n_startup_trials=5))
+    study = optuna.create_study(study_name=f"{algo}-{env}",
+                                storage=f"sqlite:///{root / 'study.db'}",
+                                direction='maximize', load_if_exists=True,
+                                sampler=optuna.samplers.TPESampler(seed=seed),
+                                pruner=pruner if pruner is not None
+                                else optuna.pruners.MedianPruner(n_startup_trials=5))
     S = optuna.trial.TrialState
     for t in study.get_trials(deepcopy=False, states=(S.RUNNING,)):
         study.tell(t.number, state=S.FAIL)  # left running by an interrupted call: asked again
     return study
 
 # %% ../../nbs/agent/76_tune.ipynb #af94f56a
-async def _train_batch(study, asked:list, b:int, root:Path, env:str, algo:str, seed:int, base:dict, kwargs:dict,
-                       steps:int, eval_interval:int, num_eval_episodes:int, target_return, progress:bool) -> set:
+async def _train_batch(study, asked:list, b:int, root:Path, env:str, algo:str, seed:int,
+                       base:dict, kwargs:dict, steps:int, eval_interval:int,
+                       num_eval_episodes:int, target_return, progress:bool) -> set:
     ("Train the trials `asked` as batch `b` and tell the study their outcomes; returns the runs "
      "the pruner stopped.")
     S = _optuna().trial.TrialState
-    settings = [{k: tuple(v) if isinstance(v, list) else v for k, v in t.params.items()} for t in asked]
+    settings = [{k: tuple(v) if isinstance(v, list) else v for k, v in t.params.items()}
+                for t in asked]
     for t in asked: t.set_user_attr('batch', b)
-    distinct = list({json.dumps(s, sort_keys=True): s for s in settings}.values())  # a setting asked twice trains once
-    runs = MultiRunAgent(env, seeds=[seed], sweep=distinct, tag=f"tune-{algo}-b{b}", algo=algo, work_dir=root / f'batch-{b}',
-                         **base, **kwargs)
+    # a setting asked twice trains once
+    distinct = list({json.dumps(s, sort_keys=True): s for s in settings}.values())
+    runs = MultiRunAgent(env, seeds=[seed], sweep=distinct, tag=f"tune-{algo}-b{b}", algo=algo,
+                         work_dir=root / f'batch-{b}', **base, **kwargs)
     of = {json.dumps(s, sort_keys=True): i for i, s in enumerate(distinct)}
-    owners = {i: [t for t, s in zip(asked, settings) if of[json.dumps(s, sort_keys=True)] == i] for i in range(len(distinct))}
+    owners = {i: [t for t, s in zip(asked, settings) if of[json.dumps(s, sort_keys=True)] == i]
+              for i in range(len(distinct))}
     pruned = set()
     def on_eval(i, ev):
         k = len(runs[i].evals) - 1
         for t in owners[i]: t.report(float(ev['mean']), step=k)
-        if target_return is not None and ev['mean'] >= target_return: return False  # it is stopping at its target anyway
+        # it is stopping at its target anyway
+        if target_return is not None and ev['mean'] >= target_return: return False
         if owners[i][0].should_prune(): pruned.add(i); return True
         return False
     try: res = await runs.atrain(steps, eval_interval=eval_interval, save_interval=eval_interval,
-                                 num_eval_episodes=num_eval_episodes, target_return=target_return, progress=progress,
-                                 verbose=False, on_eval=on_eval)
+                                 num_eval_episodes=num_eval_episodes, target_return=target_return,
+                                 progress=progress, verbose=False, on_eval=on_eval)
     finally: runs.close()
     for i, r in enumerate(res['runs']):
         for t in owners[i]:
             t.set_user_attr('run_dir', r['work_dir']); t.set_user_attr('env_steps', r['env_steps'])
             t.set_user_attr('final_eval', r['final_eval'])
             if i in pruned: study.tell(t, state=S.PRUNED)
-            elif r['status'] in ('diverged', 'failed'): t.set_user_attr('error', r.get('error', '')); study.tell(t, state=S.FAIL)
+            elif r['status'] in ('diverged', 'failed'):
+                t.set_user_attr('error', r.get('error', '')); study.tell(t, state=S.FAIL)
             else: study.tell(t, curve_value(r['evals'], steps, eval_interval))
     return pruned
 
 # %% ../../nbs/agent/76_tune.ipynb #9266ad33
-def _write_best(study, finished, root:Path, algo:str, env:str, cls, seed:int, space:dict, base:dict, kwargs:dict,
-                steps:int, eval_interval:int, num_eval_episodes:int, target_return) -> dict:
+def _write_best(study, finished, root:Path, algo:str, env:str, cls, seed:int, space:dict,
+                base:dict, kwargs:dict, steps:int, eval_interval:int, num_eval_episodes:int,
+                target_return) -> dict:
     "Write the best trial as the preset `root/best.toml`; returns it with the study's counts."
     S = _optuna().trial.TrialState
     best = study.best_trial
@@ -192,75 +216,95 @@ def _write_best(study, finished, root:Path, algo:str, env:str, cls, seed:int, sp
                  **({} if target_return is None else dict(target_return=target_return)))
     n_done = len(finished())
     path = write_preset(root / 'best.toml', algo, env, config, train,
-                        f"tuned by rlnb tune: trial {best.number} of {n_done}, mean evaluation {best.value:.1f} over the budget",
-                        dict(trials=n_done, best_trial=best.number, value=float(best.value), seed=seed, study=str(root / 'study.db'),
-                             space=json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in space.items()}),
-                             command=' '.join(['rlnb', *map(shlex.quote, sys.argv[1:])]) if Path(sys.argv[0]).name == 'rlnb'
+                        f"tuned by rlnb tune: trial {best.number} of {n_done}, "
+                        f"mean evaluation {best.value:.1f} over the budget",
+                        dict(trials=n_done, best_trial=best.number, value=float(best.value),
+                             seed=seed, study=str(root / 'study.db'),
+                             space=json.dumps({k: list(v) if isinstance(v, tuple) else v
+                                               for k, v in space.items()}),
+                             command=' '.join(['rlnb', *map(shlex.quote, sys.argv[1:])])
+                                     if Path(sys.argv[0]).name == 'rlnb'
                                      else 'rlnb.agent.tune.tune(...)'))
-    counts = {s.name.lower(): sum(t.state == s for t in study.trials) for s in (S.COMPLETE, S.PRUNED, S.FAIL)}
-    return dict(best_trial=best.number, best_value=float(best.value), best_params=params, preset=str(path),
-                study=str(root / 'study.db'), work_dir=str(root), trials=counts)
+    counts = {s.name.lower(): sum(t.state == s for t in study.trials)
+              for s in (S.COMPLETE, S.PRUNED, S.FAIL)}
+    return dict(best_trial=best.number, best_value=float(best.value), best_params=params,
+                preset=str(path), study=str(root / 'study.db'), work_dir=str(root), trials=counts)
+
+# %% ../../nbs/agent/76_tune.ipynb #a29a0888
+def _params_str(p:dict) -> str:
+    return ', '.join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in p.items())
+
+def _batch_line(study, b:int, asked:list, pruned:set, finished, trials:int) -> str:
+    "The log line of batch `b`: its trials, those pruned, the study's count, the best so far."
+    S = _optuna().trial.TrialState
+    done = [t for t in study.trials if t.state == S.COMPLETE]
+    best = (f"; best so far trial {study.best_trial.number}: {study.best_value:.1f} "
+            f"({_params_str(study.best_trial.params)})" if done else '')
+    return (f"batch {b}: {len(asked)} trials ({len(pruned)} pruned); "
+            f"{len(finished())}/{trials} finished{best}")
 
 # %% ../../nbs/agent/76_tune.ipynb #09e2185a
 async def atune(env:str,  # gymnasium env id (or any id `DistributedAgent` takes)
                 algo:str='ppo',  # algorithm, a key of `ALGOS`
-                trials:int=32,  # finished trials the study should hold (a resumed study counts its own)
+                trials:int=32,  # finished trials the study should hold (a resumed study's count)
                 parallel:int=8,  # trials trained side by side, one batch at a time
-                steps:int|None=None,  # env-step budget of a trial; None: the preset's, else the algorithm's `train_steps`
+                steps:int|None=None,  # env-step budget of a trial; None: the preset's, or default
                 space:dict|None=None,  # the search space (see above); None: `SPACES[algo]`
-                seed:int=0,  # the seed every trial trains with (the study's sampler is seeded with it too)
+                seed:int=0,  # the seed every trial trains with (and the sampler's)
                 work_dir=None,  # the study's directory; None: runs/tune-<algo>-<env>
-                pruner=None,  # an Optuna pruner; None: `MedianPruner` (no pruning before 5 trials have finished)
-                eval_interval:int|None=None,  # env steps between a trial's evaluations (its reports); None: the preset's, else 5000
-                num_eval_episodes:int|None=None,  # episodes per evaluation; None: the preset's, else 10
-                target_return:float|None=None,  # a trial stops at its first evaluation reaching it; None: the preset's; inf: none
-                preset='auto',  # the preset whose config the search starts from (the space's fields replace its values); None: the config's defaults
+                pruner=None,  # an Optuna pruner; None: `MedianPruner` (after 5 finished trials)
+                eval_interval:int|None=None,  # env steps between a trial's evaluations (reports)
+                num_eval_episodes:int|None=None,  # episodes per evaluation
+                target_return:float|None=None,  # a trial stops at its first evaluation reaching it
+                preset='auto',  # the preset whose config the search starts from; None: the defaults
                 progress:bool=True,  # a progress bar per batch
                 verbose:bool=True,  # log lines: each batch's trials and the best so far
-                **kwargs,  # more options of every run (`DistributedAgent`'s: num_actors, devices, deterministic, config fields)
+                **kwargs,  # more options of every run (`DistributedAgent`'s)
                ) -> dict:
-    ("Search `space` for `algo` on `env` with an Optuna study, `parallel` trials at a time on the run axis; "
-     "returns the best trial and the preset written.")
+    ("Search `space` for `algo` on `env` with an Optuna study, `parallel` trials at a time on the "
+     "run axis; returns the best trial and the preset written.")
     optuna = _optuna()
     cls = get_algo(algo)
     for name, v in (('trials', trials), ('parallel', parallel)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1: raise ConfigError(f"{name}={v!r}: must be an int >= 1.")
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ConfigError(f"{name}={v!r}: must be an int >= 1.")
     space = dict(SPACES.get(algo, {}) if space is None else space)
-    if not space: raise ConfigError(f"{algo} has no default search space; pass space={{field: (lo, hi), ...}}.")
+    if not space:
+        raise ConfigError(f"{algo} has no default search space; "
+                          f"pass space={{field: (lo, hi), ...}}.")
     dists = distributions(space, cls.Config)
     pre = resolve_preset(preset, algo, env)
     base = {k: v for k, v in (pre.config if pre is not None else {}).items() if k not in space}
     both = sorted(set(kwargs) & set(space))
-    if both: raise ConfigError(f"{', '.join(both)} is both searched and set; leave it out of one of them.")
-    steps, eval_interval, num_eval_episodes, target_return = _budget(pre, cls, steps, eval_interval, num_eval_episodes,
-                                                                     target_return)
-    root = claim_run_dir(Path(work_dir) if work_dir is not None
-                         else Path('runs') / f"tune-{algo}-{env}".replace('/', '-').replace(':', '-'), 'new', continuing=True)
+    if both:
+        raise ConfigError(f"{', '.join(both)} is both searched and set; "
+                          f"leave it out of one of them.")
+    steps, eval_interval, num_eval_episodes, target_return = _budget(
+        pre, cls, steps, eval_interval, num_eval_episodes, target_return)
+    root = claim_run_dir(Path(work_dir) if work_dir is not None else
+                         Path('runs') / f"tune-{algo}-{env}".replace('/', '-').replace(':', '-'),
+                         'new', continuing=True)
     log = _logger(f"tune-{algo}")
     try:
         study = _open_study(optuna, root, algo, env, seed, pruner)
         S = optuna.trial.TrialState
         finished = lambda: [t for t in study.get_trials(deepcopy=False)
-                            if t.state in (S.COMPLETE, S.PRUNED) or (t.state == S.FAIL and 'final_eval' in t.user_attrs)]
+                            if t.state in (S.COMPLETE, S.PRUNED)
+                            or (t.state == S.FAIL and 'final_eval' in t.user_attrs)]
         while len(finished()) < trials:
             b = sum(1 for _ in root.glob('batch-*'))
             asked = [study.ask(dists) for _ in range(min(parallel, trials - len(finished())))]
-            pruned = await _train_batch(study, asked, b, root, env, algo, seed, base, kwargs,
-                                        steps, eval_interval, num_eval_episodes, target_return, progress)
-            if verbose:
-                done = [t for t in study.trials if t.state == S.COMPLETE]
-                best = (f"; best so far trial {study.best_trial.number}: {study.best_value:.1f} "
-                        f"({_params_str(study.best_trial.params)})" if done else '')
-                log.info(f"batch {b}: {len(asked)} trials ({len(pruned)} pruned); {len(finished())}/{trials} finished{best}")
+            pruned = await _train_batch(study, asked, b, root, env, algo, seed, base, kwargs, steps,
+                                        eval_interval, num_eval_episodes, target_return, progress)
+            if verbose: log.info(_batch_line(study, b, asked, pruned, finished, trials))
         if not any(t.state == S.COMPLETE for t in study.trials):
-            raise ConfigError(f"no trial of {root / 'study.db'} completed (all pruned or failed); widen the space or the budget.")
+            raise ConfigError(f"no trial of {root / 'study.db'} completed (all pruned or failed); "
+                              f"widen the space or the budget.")
         return _write_best(study, finished, root, algo, env, cls, seed, space, base, kwargs,
                            steps, eval_interval, num_eval_episodes, target_return)
     finally: release_run_dir(root)
 
 # %% ../../nbs/agent/76_tune.ipynb #99d8bf90
-def _params_str(p:dict) -> str: return ', '.join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in p.items())
-
 def tune(env:str, algo:str='ppo', **kwargs) -> dict:
     "Plain form of `atune` (scripts, and notebook cells, on a private loop in a helper thread)."
     return run_sync(atune(env, algo, **kwargs))
