@@ -76,7 +76,7 @@ def _resolve_devices(devices, num_learners) -> list:
         if not devs or not all(isinstance(d, jax.Device) for d in devs):
             raise ConfigError(f"devices must be None, an int or a non-empty list of jax.Device, "
                               f"got {devices!r}.")
-    if num_learners is None: return devs
+    if num_learners is None: return None if devices is None else devs  # None: the runtime places
     if not isinstance(num_learners, int) or not 1 <= num_learners <= len(devs):
         raise ConfigError(f"num_learners={num_learners!r}: on one host the learners are devices "
                           f"of the data-parallel learner; pass 1..{len(devs)} (the devices "
@@ -95,7 +95,7 @@ class DistributedAgent(AgentCheckpoints, AgentRows):
                  eval_env=None,  # env id or factory for evaluation; None: `env`
                  tag:str='default',  # experiment tag: logger name, default run directory runs/<tag>
                  seed:int=0,  # seed of everything (envs, params, exploration, replay)
-                 devices=None,  # learner devices: None (all), an int (the first k local), a list
+                 devices=None,  # the learner's, as given: k (first k local), a list; None: auto
                  num_steps:int|None=None,  # rollout length (`rollout_field`); None: the algorithm's
                  num_actors:int|None=None,  # actors; None: the algorithm's
                  num_learners:int|None=None,  # learner devices taken from `devices`; None: all

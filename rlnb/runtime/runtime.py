@@ -85,7 +85,7 @@ class Runtime(TrainLoop):
     def __init__(self,
                  env,  # env id or zero-argument env factory (each actor builds its own copies)
                  config=None,  # the algorithm's config; keyword overrides below win
-                 devices:Sequence[jax.Device]|None=None,  # learner devices; None: every local device
+                 devices:Sequence[jax.Device]|None=None,  # learner devices, as given; None: `learner_device` places
                  func=None,  # the user's forward pass (flax module or function); None: the algorithm's default network
                  eval_env=None,  # env id or factory for evaluation; None: `env`
                  name:str|None=None,  # the run's name, in logs and errors
@@ -152,9 +152,13 @@ def _build(self, algo, env, eval_env, kind, pool, devices, func):
                           "learner devices.")
     state = spec.setup(func)
     given = list(mesh.devices.flat)
-    learner_devs, learner_why = choose_learner_devices(cfg.learner_device, given,
-                                                       spec.actor_params(state), obs_space,
-                                                       kind is not None)
+    # devices chosen by the caller are used as given: `learner_device='auto'` only places a
+    # learner whose devices were left to it
+    setting = ('devices' if devices is not None and cfg.learner_device == 'auto'
+               else cfg.learner_device)
+    learner_devs, learner_why = choose_learner_devices(setting, given, spec.actor_params(state),
+                                                       obs_space, kind is not None)
+    if setting != cfg.learner_device: learner_why = 'the devices given'
     # a tiny learner on the host CPU (`learner_device='auto'`)
     if learner_devs != given: spec.mesh = mesh = make_mesh(learner_devs)
     self._build_parts(algo, env, eval_env, kind, pool, state, mesh, learner_why)
