@@ -112,7 +112,8 @@ class _SignalStop:
         for sig, h in self.old.items(): signal.signal(sig, h)
     def _handle(self, signum, frame):
         self.count += 1
-        if self.agent is None: raise _Interrupted(signum)  # nothing is training yet: nothing to save
+        # nothing is training yet: nothing to save
+        if self.agent is None: raise _Interrupted(signum)
         if self.count == 1:
             self.signum = signum
             self.agent.request_stop()
@@ -120,7 +121,8 @@ class _SignalStop:
                   "stopping after the current step and writing a checkpoint "
                   "(a third Ctrl-C aborts without one)", file=sys.stderr, flush=True)
         elif self.count == 2:
-            print("rlnb: still stopping: the checkpoint is being written", file=sys.stderr, flush=True)
+            print("rlnb: still stopping: the checkpoint is being written", file=sys.stderr,
+                  flush=True)
         else: raise _Interrupted(self.signum)
 
 # %% ../nbs/80_cli.ipynb #6d75f857

@@ -50,7 +50,7 @@ def config_flag(name:str) -> str:
 
 # %% ../nbs/79_cli_args.ipynb #2731ad36
 def _field_kwargs(row:dict) -> dict:
-    "The argparse keywords of the option of config field `row` (a row of `config_fields`), but its help."
+    "The argparse keywords of the option of config field `row` (of `config_fields`), but its help."
     d, t = field_default(row), row['type']
     if isinstance(d, bool): return dict(action=argparse.BooleanOptionalAction)
     if isinstance(d, tuple): return dict(type=int, nargs='+', metavar='N')
@@ -77,10 +77,11 @@ def _add_field_arguments(parser:argparse.ArgumentParser, config:str, fields:list
         f = row['name']
         if f in _OWN: continue
         v = values.get(f)
-        d = f"{tuple(v) if isinstance(v, list) else v!r} from the preset" if f in values else row['default']
-        groups[row['group']].add_argument(config_flag(f), dest=f'cfg_{f}', default=argparse.SUPPRESS,
-                                          help=f"{row['help']} (default: {d})".replace('%', '%%'),
-                                          **_field_kwargs(row))
+        d = (f"{tuple(v) if isinstance(v, list) else v!r} from the preset" if f in values
+             else row['default'])
+        groups[row['group']].add_argument(
+            config_flag(f), dest=f'cfg_{f}', default=argparse.SUPPRESS,
+            help=f"{row['help']} (default: {d})".replace('%', '%%'), **_field_kwargs(row))
     names = {r['name'] for r in fields} - set(_OWN)
     for old, new in renamed.items():  # old flags, hidden: `main` names the new one
         if new in names:
@@ -136,8 +137,8 @@ def _train_options(t:argparse.ArgumentParser, algo:str, pre:tuple|None=None):
 
 # %% ../nbs/79_cli_args.ipynb #66d910ab
 def _train_run_options(t, logs):
-    ("The options of `rlnb train ALGO` about the run: resuming, target and schedule into group `t`, "
-     "evaluations, checkpoints and logs into `logs`.")
+    ("The options of `rlnb train ALGO` about the run: resuming, target and schedule into "
+     "group `t`, evaluations, checkpoints and logs into `logs`.")
     t.add_argument('--target-return', type=_target, default=None, metavar='FLOAT|none',
                    help="stop at the first evaluation reaching it "
                         "(default: the env's reward_threshold, e.g. 475 "
@@ -233,7 +234,8 @@ def _parser(argv:list[str]|None=None):
     for name, entry in table.items():
         doc, envs = entry['doc'], [pr.get('env') for pr in shipped if pr.get('algo') == name]
         epilog = f"presets (picked by --env): {', '.join(envs)}" if envs else None
-        if name == algo and pre: doc += f" Defaults shown: those of preset {pre[0]} where it sets them."
+        if name == algo and pre:
+            doc += f" Defaults shown: those of preset {pre[0]} where it sets them."
         _train_options(algos.add_parser(name, help=entry['doc'], description=doc, epilog=epilog),
                        name, pre if name == algo else None)
     _presets_options(sub.add_parser('presets', help='list the tuned presets, or print one',
@@ -314,7 +316,7 @@ _POSITIVE = ('steps', 'num_actors', 'eval_interval', 'eval_episodes', 'save_inte
              'devices', 'trials', 'parallel')
 
 def _command_parser(p:argparse.ArgumentParser, args:argparse.Namespace):
-    "The parser of the command (and algorithm) `args` came from: the one whose help lists its options."
+    "The parser of the command (and algorithm) `args` came from: its help lists their options."
     for name in (args.command, getattr(args, 'algo', None)):
         subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
         if subs and name in subs[0].choices: p = subs[0].choices[name]
@@ -328,7 +330,8 @@ def _flag_names(p:argparse.ArgumentParser, args:argparse.Namespace, dest:str) ->
 
 # %% ../nbs/79_cli_args.ipynb #3e31459a
 def _check_options(p:argparse.ArgumentParser, args:argparse.Namespace):
-    ("Exit 2 (the command parser's `error`) on what argparse lets through: a count that is not positive, "
+    ("Exit 2 (the command parser's `error`) on what argparse lets through: a count that is not "
+     "positive, "
      "a renamed config flag.")
     q, renamed = _command_parser(p, args), algo_table()['renamed']
     for name in _POSITIVE:

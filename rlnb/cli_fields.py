@@ -49,7 +49,7 @@ def _field_group(name:str, owner:str) -> str:
 
 # %% ../nbs/78_cli_fields.ipynb #d54566c8
 def config_fields(cfg_cls:type) -> list[dict]:
-    "The fields of config dataclass `cfg_cls` as rows of the table: name, type, default, help, group."
+    "The fields of config dataclass `cfg_cls`, rows of the table: name, type, default, help, group."
     helps, owner = _field_help(cfg_cls), {}
     for c in reversed(cfg_cls.__mro__):
         if dataclasses.is_dataclass(c):
@@ -63,7 +63,7 @@ def field_default(row:dict):
 
 # %% ../nbs/78_cli_fields.ipynb #97c7e3df
 def cli_table() -> dict:
-    "The table `rlnb` builds its help and flags from, read from the algorithms' configs (imports JAX)."
+    "The table `rlnb` builds its help and flags from, read from the algorithms' configs (JAX)."
     from rlnb.runtime.registry import ALGOS, get_algo
     from rlnb.runtime.spec import RENAMED
     algos = {}
