@@ -20,25 +20,17 @@ import sys
 import threading
 import time
 
-import numpy as np
-import gymnasium as gym
-
-from .core import (EnvWorkerError, RLNBError, TrainingError, TransitionBatch, check_batch,
-                       patch_to)
-from .runtime.runtime import ALGOS, get_algo
-from .runtime.spec import RENAMED, env_kind
-from .agent.presets import Preset, preset_line, presets, presets_listing, resolve_preset
-from .envs.pixels import pixel_env
-from .envs.core import MissingDependencyError, check_env_id, dependency_error
-
 # %% auto #0
-__all__ = ['RUN_OPTIONS', 'make_env', 'smoke', 'run_name', 'train', 'evaluate', 'main', 'train_many', 'config_flag',
+__all__ = ['make_env', 'smoke', 'run_name', 'train', 'evaluate', 'main', 'train_many', 'RUN_OPTIONS', 'config_flag',
            'add_config_arguments', 'config_overrides']
 
 # %% ../nbs/80_cli.ipynb #405f6836
 def make_env(env_id:str, **kwargs) -> gym.Env:
     ("`gymnasium.make(env_id)`, Atari and MinAtar ids through `pixel_env`; "
      "a bad id is a `ConfigError` saying what to do.")
+    import gymnasium as gym
+    from rlnb.envs.pixels import pixel_env
+    from rlnb.envs.core import check_env_id, dependency_error
     env = pixel_env(env_id)
     if callable(env): return env(**kwargs)
     check_env_id(env)
@@ -53,6 +45,8 @@ def smoke(env_id:str='CartPole-v1',  # gymnasium env id
          ) -> dict:
     "Random-policy rollout into a device-sharded `TransitionBatch`; returns the figures as a dict."
     import jax
+    import numpy as np
+    from rlnb.core import TransitionBatch, check_batch
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
     env = make_env(env_id)
     env.action_space.seed(seed)
@@ -116,25 +110,25 @@ class _SignalStop:
         return self
     def __exit__(self, *exc):
         for sig, h in self.old.items(): signal.signal(sig, h)
-
-# %% ../nbs/80_cli.ipynb #0801876f
-@patch_to(_SignalStop)
-def _handle(self, signum, frame):
-    self.count += 1
-    if self.agent is None: raise _Interrupted(signum)  # nothing is training yet: nothing to save
-    if self.count == 1:
-        self.signum = signum
-        self.agent.request_stop()
-        print(f"rlnb: {signal.Signals(signum).name}: "
-              "stopping after the current step and writing a checkpoint "
-              "(a third Ctrl-C aborts without one)", file=sys.stderr, flush=True)
-    elif self.count == 2:
-        print("rlnb: still stopping: the checkpoint is being written", file=sys.stderr, flush=True)
-    else: raise _Interrupted(self.signum)
+    def _handle(self, signum, frame):
+        self.count += 1
+        # nothing is training yet: nothing to save
+        if self.agent is None: raise _Interrupted(signum)
+        if self.count == 1:
+            self.signum = signum
+            self.agent.request_stop()
+            print(f"rlnb: {signal.Signals(signum).name}: "
+                  "stopping after the current step and writing a checkpoint "
+                  "(a third Ctrl-C aborts without one)", file=sys.stderr, flush=True)
+        elif self.count == 2:
+            print("rlnb: still stopping: the checkpoint is being written", file=sys.stderr,
+                  flush=True)
+        else: raise _Interrupted(self.signum)
 
 # %% ../nbs/80_cli.ipynb #6d75f857
 def _train_steps(steps:int|None, pre:Preset|None, algo:str) -> int:
     "The run's budget: `steps`, else the preset's `steps`, else the algorithm's `train_steps`."
+    from rlnb.runtime.runtime import get_algo
     if steps is None:
         steps = (int(pre.train['steps']) if pre is not None and 'steps' in pre.train
                  else get_algo(algo).train_steps)
@@ -151,6 +145,10 @@ def _train_plan(algo:str, env_id:str, steps:int|None, devices:int|None, resume:s
     "Check `train`'s options before anything is built; returns the preset and the run's budget."
     import jax
     from rlnb.agent.agent import find_checkpoint
+    from rlnb.core import RLNBError
+    from rlnb.runtime.runtime import ALGOS
+    from rlnb.runtime.spec import env_kind
+    from rlnb.agent.presets import resolve_preset
     if algo not in ALGOS:
         raise RLNBError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
     # a device env (`gymnax:...`) is checked when the agent is built
@@ -173,6 +171,7 @@ def _build_agent(algo, env_id, run, seed, devices, resume, deterministic, pre, k
     ("A new `DistributedAgent`, or the one of the checkpoint `resume` with `pre`'s config and "
      "`kw` on top.")
     from rlnb.agent.agent import DistributedAgent
+    from rlnb.core import RLNBError
     if resume is None:
         return DistributedAgent(env_id, tag=f"{algo}-{env_id}", seed=seed, devices=devices,
                                 algo=algo, work_dir=run, existing_run=existing_run,
@@ -301,6 +300,7 @@ def evaluate(run:str,  # run directory or checkpoint file
             ) -> dict:
     "Evaluate a saved run; returns the returns' statistics and the checkpoint used."
     from rlnb.agent.agent import DistributedAgent
+    from rlnb.core import RLNBError
     try: agent = DistributedAgent.from_checkpoint(run, keep_checkpoints=1)
     except RLNBError as e: raise RLNBError(f"rlnb eval: {e}") from None
     try: r = agent.eval(episodes, history=False, video=video)
@@ -314,39 +314,19 @@ def evaluate(run:str,  # run directory or checkpoint file
     return out
 
 # %% ../nbs/80_cli.ipynb #f426cfd1
-from .cli_args import (_OWN, _POSITIVE, _Parser, _check_options, _field_help, _flag_names,
-                           _or_none, _parser, _smoke_options, _switch, _target, _target_of,
-                           _train_options, _train_run_options, _tune_options, add_config_arguments,
-                           config_flag, config_overrides)
-_all_ = ['config_flag', 'add_config_arguments', 'config_overrides']
-
-# %% ../nbs/80_cli.ipynb #c98ec7d2
-# what `--resume` keeps of a run, by the names of `train.json` (the options' dests)
-RUN_OPTIONS = ('steps', 'target_return', 'eval_interval', 'eval_episodes', 'save_interval',
-               'log_interval')
-
-def _keep_run_options(args:argparse.Namespace, p:argparse.ArgumentParser):
-    ("The run's own options where the command gives none; one line on stderr says what it kept "
-     "and what it replaced.")
-    from rlnb.checkpoint import read_train_options
-    saved = read_train_options(args.resume)
-    flag = lambda k, v: (f"{_flag_names(p, args, k).split('/')[0]} "
-                         f"{'none' if v == float('inf') else v}")
-    kept = [flag(k, saved[k]) for k in RUN_OPTIONS if k in saved and getattr(args, k) is None]
-    given = [flag(k, getattr(args, k)) for k in RUN_OPTIONS
-             if k in saved and getattr(args, k) not in (None, saved[k])]
-    for k in RUN_OPTIONS:
-        if k in saved and getattr(args, k) is None: setattr(args, k, saved[k])
-    if saved.get('preset') and args.preset is None:
-        kept.append(f"preset {saved['preset']} (its config is in the checkpoint)")
-    if kept or given:
-        print(f"rlnb: resuming with the run's own {' '.join(kept) or 'options'}"
-              + (f"; replaced by this command: {' '.join(given)}" if given else ''),
-              file=sys.stderr)
+from .cli_args import (RUN_OPTIONS, _OWN, _POSITIVE, _Parser, _check_options, _command_parser,
+                           _field_help, _flag_names, _keep_run_options, _or_none, _parser,
+                           _smoke_options, _switch, _target, _target_of, _train_options,
+                           _train_run_options, _tune_options, add_config_arguments, config_flag,
+                           config_overrides)
+_all_ = ['RUN_OPTIONS', 'config_flag', 'add_config_arguments', 'config_overrides']
 
 # %% ../nbs/80_cli.ipynb #63d75a9d
 def _run_train(args:argparse.Namespace, p:argparse.ArgumentParser):
     "`rlnb train`: one run (or many), its result on stdout."
+    from rlnb.core import RLNBError
+    from rlnb.runtime.runtime import get_algo
+    from rlnb.agent.presets import preset_line, resolve_preset
     if args.resume is not None: _keep_run_options(args, p)
     pre = resolve_preset(args.preset or (None if args.resume else 'auto'), args.algo, args.env)
     # a family preset says why it applies
@@ -382,6 +362,7 @@ def _run_tune(args:argparse.Namespace):
     ("`rlnb tune`: the study (`rlnb.agent.tune.tune`), the best preset's command on stderr, "
      "the result on stdout.")
     from rlnb.agent.tune import space_from_text, tune
+    from rlnb.runtime.runtime import get_algo
     space = None if args.space is None else space_from_text(args.space, get_algo(args.algo).Config)
     kw = {k: v for k, v in dict(num_actors=args.num_actors, devices=args.devices).items()
           if v is not None}
@@ -396,10 +377,13 @@ def _run_tune(args:argparse.Namespace):
 # %% ../nbs/80_cli.ipynb #b52a356b
 def main(argv:list[str]|None=None) -> int:
     "Console entry point `rlnb`; returns the process exit code."
-    p = _parser()
+    p = _parser(sys.argv[1:] if argv is None else argv)  # the help of `train ALGO --env ENV`
     args = p.parse_args(argv)
     _check_options(p, args)
     try:
+        from rlnb.core import EnvWorkerError, RLNBError, TrainingError  # no JAX for `--help`
+        from rlnb.envs.core import MissingDependencyError
+        from rlnb.agent.presets import presets_listing
         if args.command == 'smoke':
             print(json.dumps(_rounded(smoke(args.env, args.steps, args.seed))))
         elif args.command == 'presets':
@@ -416,7 +400,8 @@ def main(argv:list[str]|None=None) -> int:
     except MissingDependencyError as e:
         print(f"rlnb: error: {_with_notes(e)}", file=sys.stderr)
         return 2
-    except RLNBError as e: p.error(_with_notes(e))
+    # the error names the help of its command
+    except RLNBError as e: _command_parser(p, args).error(_with_notes(e))
     except KeyboardInterrupt as e:
         if args.command != 'train': print('rlnb: interrupted.', file=sys.stderr)
         return 128 + getattr(e, 'signum', signal.SIGINT)  # 130 for Ctrl-C, 143 for SIGTERM
@@ -455,6 +440,9 @@ def train_many(algo:str, env_id:str, steps:int|None, seeds, sweep, num_actors:in
      "with every seed of `seeds`.")
     from rlnb.agent.runs import MultiRunAgent
     from rlnb.agent.seeds import parse_seeds
+    from rlnb.core import RLNBError
+    from rlnb.runtime.spec import env_kind
+    from rlnb.agent.presets import resolve_preset
     if env_kind(env_id) is None: make_env(env_id).close()
     kw = _flag_config(config, num_actors)
     if resume is None:

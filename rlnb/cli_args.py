@@ -8,34 +8,17 @@ Docs: https://rlnb.github.io/rlnb/cli_args.html.md"""
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import inspect
-import re
+import sys
 
-import gymnasium as gym
-
-from .runtime.runtime import ALGOS, get_algo
-from .runtime.spec import RENAMED, env_kind
-from .agent.presets import Preset, presets
+from .cli_fields import (_field_help, algo_table, config_fields, field_default, help_preset,
+                             shipped_presets)
 
 # %% auto #0
-__all__ = ['config_flag', 'add_config_arguments', 'config_overrides']
+__all__ = ['RUN_OPTIONS', 'config_flag', 'add_config_arguments', 'config_overrides']
 
 # %% ../nbs/79_cli_args.ipynb #8933d0a7
 # config fields the train command has its own options for
 _OWN = ('seed', 'num_actors', 'deterministic')
-
-def _field_help(cls) -> dict:
-    ("The comment on each config field's line, read from the source of `cls` and its dataclass "
-     "bases (a subclass's wins).")
-    out = {}
-    for c in reversed(cls.__mro__):
-        if not dataclasses.is_dataclass(c): continue
-        try: src = inspect.getsource(c)
-        except (OSError, TypeError): continue
-        for m in re.finditer(r'^\s+(\w+)\s*:[^=\n]*=[^#\n]*#\s*(.+)$', src, re.M):
-            out[m.group(1)] = m.group(2).strip()
-    return out
 
 # %% ../nbs/79_cli_args.ipynb #eee9902b
 def _target(v:str) -> float:
@@ -65,31 +48,51 @@ def config_flag(name:str) -> str:
      "`lambda_` -> `--lambda`.")
     return '--' + name.rstrip('_').replace('_', '-')
 
-# %% ../nbs/79_cli_args.ipynb #c8cbd718
+# %% ../nbs/79_cli_args.ipynb #2731ad36
+def _field_kwargs(row:dict) -> dict:
+    "The argparse keywords of the option of config field `row` (of `config_fields`), but its help."
+    d, t = field_default(row), row['type']
+    if isinstance(d, bool): return dict(action=argparse.BooleanOptionalAction)
+    if isinstance(d, tuple): return dict(type=int, nargs='+', metavar='N')
+    # may be left to the algorithm (None)
+    if 'bool' in t: return dict(type=_switch, metavar='true|false|none')
+    # an optional field ('none' sets None): its annotation says int or float
+    if d is None or 'None' in t:
+        cast = float if 'float' in t else int
+        return dict(type=_or_none(cast), metavar=f"{cast.__name__.upper()}|none")
+    return dict(type=type(d), metavar=type(d).__name__.upper())
+
+# %% ../nbs/79_cli_args.ipynb #61278cf9
+_TITLES = dict(algorithm='algorithm ({config})', network='network ({config})',
+               env='envs and the actors that step them (RuntimeConfig)',
+               runtime='runtime: learner, queues, devices (RuntimeConfig)')
+
+def _add_field_arguments(parser:argparse.ArgumentParser, config:str, fields:list, renamed:dict,
+                         pre:tuple|None=None):
+    ("One option per config field (`fields`: rows of `config_fields`; dest `cfg_<field>`, absent "
+     "unless given), in groups; `pre`: (name, preset) whose values the help shows.")
+    values = pre[1].get('config', {}) if pre else {}
+    groups = {g: parser.add_argument_group(t.format(config=config)) for g, t in _TITLES.items()}
+    for row in fields:
+        f = row['name']
+        if f in _OWN: continue
+        v = values.get(f)
+        d = (f"{tuple(v) if isinstance(v, list) else v!r} from the preset" if f in values
+             else row['default'])
+        groups[row['group']].add_argument(
+            config_flag(f), dest=f'cfg_{f}', default=argparse.SUPPRESS,
+            help=f"{row['help']} (default: {d})".replace('%', '%%'), **_field_kwargs(row))
+    names = {r['name'] for r in fields} - set(_OWN)
+    for old, new in renamed.items():  # old flags, hidden: `main` names the new one
+        if new in names:
+            parser.add_argument(config_flag(old), dest=f'cfg_{old}', nargs='*',
+                                default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+# %% ../nbs/79_cli_args.ipynb #01019575
 def add_config_arguments(parser:argparse.ArgumentParser, cfg_cls:type):
     ("One option per field of the config dataclass `cfg_cls` (dest `cfg_<field>`; "
      "absent unless given).")
-    helps, group = _field_help(cfg_cls), parser.add_argument_group(f"{cfg_cls.__name__} fields")
-    for f in dataclasses.fields(cfg_cls):
-        if f.name in _OWN: continue
-        d = f.default
-        kw = dict(dest=f'cfg_{f.name}', default=argparse.SUPPRESS,
-                  help=f"{helps.get(f.name, '')} (default: {d!r})".replace('%', '%%'))
-        if isinstance(d, bool): kw['action'] = argparse.BooleanOptionalAction
-        elif isinstance(d, tuple): kw.update(type=int, nargs='+', metavar='N')
-        # may be left to the algorithm (None)
-        elif 'bool' in str(f.type): kw.update(type=_switch, metavar='true|false|none')
-        # an optional field ('none' sets None): its annotation says int or float
-        elif d is None or 'None' in str(f.type):
-            cast = float if 'float' in str(f.type) else int
-            kw.update(type=_or_none(cast), metavar=f"{cast.__name__.upper()}|none")
-        else: kw.update(type=type(d), metavar=type(d).__name__.upper())
-        group.add_argument(config_flag(f.name), **kw)
-    fields = {f.name for f in dataclasses.fields(cfg_cls)} - set(_OWN)
-    for old, new in RENAMED.items():  # old flags, hidden: `main` names the new one
-        if new in fields:
-            group.add_argument(config_flag(old), dest=f'cfg_{old}', nargs='*',
-                               default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    _add_field_arguments(parser, cfg_cls.__name__, config_fields(cfg_cls), algo_table()['renamed'])
 
 # %% ../nbs/79_cli_args.ipynb #0a14ebc3
 def config_overrides(args:argparse.Namespace) -> dict:
@@ -98,42 +101,44 @@ def config_overrides(args:argparse.Namespace) -> dict:
             for k, v in vars(args).items() if k.startswith('cfg_')}
 
 # %% ../nbs/79_cli_args.ipynb #1a7034cc
-def _train_options(t:argparse.ArgumentParser, algo:str):
-    "The options of `rlnb train ALGO`, the config's fields last."
-    t.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
-    t.add_argument('--num-train-steps', '--steps', dest='steps', type=int, default=None,
-                   metavar='N',
-                   help=f"env steps of the whole run (default: {get_algo(algo).train_steps})")
-    t.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
-    t.add_argument('--seeds', default=None, metavar='SEEDS',
+# what --env takes
+_ENV_HELP = ("env id: a gymnasium id (CartPole-v1, LunarLander-v3), Atari ALE/Pong-v5, "
+             "MinAtar/Breakout-v1, or a JAX env stepped on the learner's devices: "
+             "gymnax:CartPole-v1, brax:ant, jumanji:Snake-v1 (default: CartPole-v1)")
+
+def _train_options(t:argparse.ArgumentParser, algo:str, pre:tuple|None=None):
+    ("The options of `rlnb train ALGO` in groups, the config's fields last; `pre`: "
+     "(name, preset) whose values the help shows.")
+    entry, train = algo_table()['algos'][algo], (pre[1].get('train', {}) if pre else {})
+    c = t.add_argument_group('common options')
+    c.add_argument('--env', default='CartPole-v1', help=_ENV_HELP)
+    steps = f"{train['steps']} from the preset" if 'steps' in train else entry['train_steps']
+    c.add_argument('--num-train-steps', '--steps', dest='steps', type=int, default=None,
+                   metavar='N', help=f"env steps of the whole run (default: {steps})")
+    c.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
+    c.add_argument('--seeds', default=None, metavar='SEEDS',
                    help="many runs in one program, one per seed: '0-15', '0,3,7' "
                         "or a count such as 16 (replaces --seed)")
-    t.add_argument('--sweep', nargs='+', default=None, metavar='FIELD=V1,V2',
+    c.add_argument('--sweep', nargs='+', default=None, metavar='FIELD=V1,V2',
                    help='many runs, every combination of these config values (with every seed): '
                         'learning_rate=1e-3,3e-4 gamma=0.98,0.99')
-    t.add_argument('--num-actors', type=int, default=None, help="actors (default: the algorithm's)")
-    t.add_argument('--devices', type=int, default=None,
+    c.add_argument('--num-actors', type=int, default=None, help="actors (default: the algorithm's)")
+    c.add_argument('--devices', type=int, default=None,
                    help='learner devices (default: all local devices)')
-    t.add_argument('--work-dir', '--out', dest='out', default=None, metavar='DIR',
+    c.add_argument('--work-dir', '--out', dest='out', default=None, metavar='DIR',
                    help='run directory (default: the resumed run, else runs/ALGO-ENV-sSEED)')
-    t.add_argument('--preset', default=None, metavar='NAME|PATH|none',
+    c.add_argument('--preset', default=None, metavar='NAME|PATH|none',
                    help="tuned hyperparameters: a name (`rlnb presets`) or a .toml file; "
                         "flags win over it (default: "
                         "the preset of ALGO on --env, if there is one; "
                         "a resumed run keeps its checkpoint's config)")
-    _train_run_options(t)
-    add_config_arguments(t, get_algo(algo).Config)
+    _train_run_options(c, t.add_argument_group('evaluations, checkpoints and logs'))
+    _add_field_arguments(t, entry['config'], entry['fields'], algo_table()['renamed'], pre)
 
 # %% ../nbs/79_cli_args.ipynb #66d910ab
-def _train_run_options(t:argparse.ArgumentParser):
-    "The options of `rlnb train ALGO` about the run: evaluations, checkpoints, logs, resuming."
-    t.add_argument('--eval-interval', type=int, default=None,
-                   help="env steps between evaluations (default: the preset's, else 5000)")
-    t.add_argument('--num-eval-episodes', '--eval-episodes', dest='eval_episodes', type=int,
-                   default=None, metavar='N',
-                   help="episodes per evaluation (default: the preset's, else 10)")
-    t.add_argument('--save-interval', type=int, default=None,
-                   help='env steps between checkpoints (default: 5000)')
+def _train_run_options(t, logs):
+    ("The options of `rlnb train ALGO` about the run: resuming, target and schedule into "
+     "group `t`, evaluations, checkpoints and logs into `logs`.")
     t.add_argument('--target-return', type=_target, default=None, metavar='FLOAT|none',
                    help="stop at the first evaluation reaching it "
                         "(default: the env's reward_threshold, e.g. 475 "
@@ -148,19 +153,28 @@ def _train_run_options(t:argparse.ArgumentParser):
                         "DIR-3, ... and say so) or error")
     t.add_argument('--deterministic', action='store_true',
                    help='fixed seeded schedule: bit-for-bit repeatable, slower')
-    t.add_argument('--log-interval', type=float, default=None,
-                   help='seconds between log lines (default: 10)')
-    t.add_argument('--no-progress', action='store_true', help='no progress bar and no log lines')
-    t.add_argument('--wandb', action='store_true',
-                   help="also log to Weights & Biases "
-                        "(pip install 'rlnb[wandb]'; WANDB_MODE=offline works "
-                        "without an account)")
-    t.add_argument('--wandb-project', default='rlnb', help='W&B project (default: rlnb)')
+    logs.add_argument('--eval-interval', type=int, default=None,
+                      help="env steps between evaluations (default: the preset's, else 5000)")
+    logs.add_argument('--num-eval-episodes', '--eval-episodes', dest='eval_episodes', type=int,
+                      default=None, metavar='N',
+                      help="episodes per evaluation (default: the preset's, else 10)")
+    logs.add_argument('--save-interval', type=int, default=None,
+                      help='env steps between checkpoints (default: 5000)')
+    logs.add_argument('--log-interval', type=float, default=None,
+                      help='seconds between log lines (default: 10)')
+    logs.add_argument('--no-progress', action='store_true', help='no progress bar and no log lines')
+    logs.add_argument('--wandb', action='store_true',
+                      help="also log to Weights & Biases "
+                           "(pip install 'rlnb[wandb]'; WANDB_MODE=offline works "
+                           "without an account)")
+    logs.add_argument('--wandb-project', default='rlnb', help='W&B project (default: rlnb)')
 
 # %% ../nbs/79_cli_args.ipynb #d8fab45a
 def _target_of(args, pre:Preset|None=None) -> float|None:
     ("--target-return, else the preset's `target_return`, else the env's `reward_threshold` "
      "(None where it has none).")
+    import gymnasium as gym
+    from rlnb.runtime.spec import env_kind
     if args.target_return is not None: return args.target_return
     if pre is not None and 'target_return' in pre.train: return float(pre.train['target_return'])
     # e.g. 'gymnax:CartPole-v1'
@@ -175,57 +189,94 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the options)\n")
 
-# %% ../nbs/79_cli_args.ipynb #a65a398a
-def _parser():
-    p = _Parser(prog='rlnb', description='rlnb: distributed RL on one host with asyncio + JAX.')
-    sub = p.add_subparsers(dest='command', required=True)
-    _smoke_options(sub.add_parser('smoke',
-                                  help='short random-policy run through the core pieces; '
-                                       'prints JSON'))
-    t = sub.add_parser('train',
-                       help='train an agent; progress on stderr, '
-                            'result JSON as the last line on stdout')
+# %% ../nbs/79_cli_args.ipynb #ba477ffd
+_MAIN_EPILOG = """\
+common options of `rlnb train ALGO` (`rlnb train ALGO --help` lists all of them in groups: common,
+evaluations and logs, the algorithm's config fields; with --env ENV, the values of ENV's preset):
+  --env ENV             env id: gymnasium (CartPole-v1, LunarLander-v3), ALE/Pong-v5,
+                        MinAtar/Breakout-v1, gymnax:CartPole-v1, brax:ant, jumanji:Snake-v1
+  --num-train-steps N   env steps of the whole run
+  --seed N              base seed (--seeds 0-15: many runs, one per seed)
+  --preset NAME         tuned hyperparameters (`rlnb presets`); flags win over it
+  --work-dir DIR        run directory (default: runs/ALGO-ENV-sSEED)
+  --resume RUN_DIR      continue a run from its latest checkpoint
+  --learning-rate V     any field of ALGO's config is a flag: --gamma 0.99, --hidden 64 64
+every command's own options: `rlnb COMMAND --help`"""
+
+# %% ../nbs/79_cli_args.ipynb #05f2b6ec
+def _help_preset_of(argv:list[str]|None) -> tuple[str|None, tuple|None]:
+    ("(algo, (name, preset) or None) of a command line `train ALGO ... --env ENV` or `--preset P`: "
+     "the preset its help shows; (None, None) for any other.")
+    if not argv or len(argv) < 2 or argv[0] != 'train': return None, None
+    opts = {}
+    for a, b in zip(argv, argv[1:] + ['']):
+        for flag in ('--env', '--preset'):
+            if a == flag: opts[flag] = b
+            elif a.startswith(flag + '='): opts[flag] = a.split('=', 1)[1]
+    if not opts: return argv[1], None
+    return argv[1], help_preset(argv[1], opts.get('--env', 'CartPole-v1'), opts.get('--preset'))
+
+# %% ../nbs/79_cli_args.ipynb #0712cd2f
+def _parser(argv:list[str]|None=None):
+    p = _Parser(prog='rlnb', description='rlnb: distributed RL on one host with asyncio + JAX.',
+                epilog=_MAIN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest='command', required=True, title='commands', metavar='COMMAND')
+    _smoke_options(sub.add_parser('smoke', help='a short random-policy run; prints JSON'))
+    t = sub.add_parser('train', help='train an agent (`rlnb train ALGO --help`)',
+                       description='Train an agent; progress on stderr, '
+                                   'the result JSON as the last line on stdout.')
+    table, shipped = algo_table()['algos'], shipped_presets().values()
     algos = t.add_subparsers(dest='algo', required=True, metavar='ALGO',
-                             help=f"algorithm, one of {', '.join(ALGOS)} "
+                             help=f"algorithm, one of {', '.join(table)} "
                                   f"(rlnb.runtime.runtime.ALGOS); "
                                   "`rlnb train ALGO --help` lists its options")
-    shipped = presets()
-    for name in ALGOS:
-        doc = (get_algo(name).__doc__ or '').strip()
-        envs = [pr.env for pr in shipped if pr.algo == name]
+    algo, pre = _help_preset_of(argv)
+    for name, entry in table.items():
+        doc, envs = entry['doc'], [pr.get('env') for pr in shipped if pr.get('algo') == name]
         epilog = f"presets (picked by --env): {', '.join(envs)}" if envs else None
-        _train_options(algos.add_parser(name, help=doc, description=doc, epilog=epilog), name)
-    pr = sub.add_parser('presets', help='list the tuned presets (or print one); '
-                                        '`rlnb train ALGO --env ENV` uses the one of its pair')
+        if name == algo and pre:
+            doc += f" Defaults shown: those of preset {pre[0]} where it sets them."
+        _train_options(algos.add_parser(name, help=entry['doc'], description=doc, epilog=epilog),
+                       name, pre if name == algo else None)
+    _presets_options(sub.add_parser('presets', help='list the tuned presets, or print one',
+                                    description='List the tuned presets (or print one); '
+                                                '`rlnb train ALGO --env ENV` uses its pair\'s.'))
+    _tune_options(sub.add_parser('tune', help='search hyperparameters with Optuna',
+                                 description='Search hyperparameters with Optuna, --parallel '
+                                             'trials at a time on the run axis; writes the best '
+                                             'as a preset (pip install "rlnb[tune]").'))
+    _eval_options(sub.add_parser('eval', help="evaluate a saved run's latest checkpoint"))
+    return p
+
+# %% ../nbs/79_cli_args.ipynb #e100503c
+def _presets_options(pr:argparse.ArgumentParser):
     pr.add_argument('name', nargs='?', default=None, help='print this preset file')
     pr.add_argument('--algo', default=None, help='only this algorithm')
     pr.add_argument('--env', default=None, help='only this env id')
     pr.add_argument('--json', action='store_true',
                     help='one JSON object per preset instead of the table')
-    _tune_options(sub.add_parser('tune', help='search hyperparameters with Optuna, '
-                                              '--parallel trials at a time on the '
-                                              'run axis; writes the best as a preset '
-                                              '(pip install "rlnb[tune]")'))
-    e = sub.add_parser('eval', help="evaluate a saved run's latest checkpoint; prints JSON")
+
+def _eval_options(e:argparse.ArgumentParser):
     e.add_argument('run', metavar='RUN_DIR', help='run directory (or checkpoint file)')
     e.add_argument('--num-eval-episodes', '--episodes', dest='episodes', type=int, default=10,
-                   metavar='N', help='evaluation episodes (default: 10)')
+                   metavar='N', help='evaluation episodes (default: 10); prints JSON')
     e.add_argument('--video', default=None, metavar='FILE',
                    help="record one episode into FILE "
                         "(.mp4 or .gif; needs pip install 'rlnb[video]')")
-    return p
 
 # %% ../nbs/79_cli_args.ipynb #058cbe8f
 def _smoke_options(s:argparse.ArgumentParser):
-    s.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
+    s.add_argument('--env', default='CartPole-v1',
+                   help='env id: a gymnasium id (CartPole-v1), Atari ALE/Pong-v5 or '
+                        'MinAtar/Breakout-v1 (default: CartPole-v1)')
     s.add_argument('--steps', type=int, default=1000, help='env steps (default: 1000)')
     s.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
 
 # %% ../nbs/79_cli_args.ipynb #7d21352d
 def _tune_options(tu:argparse.ArgumentParser):
-    tu.add_argument('algo', choices=list(ALGOS), metavar='ALGO',
-                    help=f"algorithm, one of {', '.join(ALGOS)}")
-    tu.add_argument('--env', default='CartPole-v1', help='gymnasium env id (default: CartPole-v1)')
+    tu.add_argument('algo', choices=list(algo_table()['algos']), metavar='ALGO',
+                    help=f"algorithm, one of {', '.join(algo_table()['algos'])}")
+    tu.add_argument('--env', default='CartPole-v1', help=_ENV_HELP)
     tu.add_argument('--trials', type=int, default=32,
                     help='finished trials the study should hold '
                          '(default: 32; a resumed study counts its own)')
@@ -264,24 +315,54 @@ def _tune_options(tu:argparse.ArgumentParser):
 _POSITIVE = ('steps', 'num_actors', 'eval_interval', 'eval_episodes', 'save_interval', 'episodes',
              'devices', 'trials', 'parallel')
 
-def _flag_names(p:argparse.ArgumentParser, args:argparse.Namespace, dest:str) -> str:
-    ("The option strings of `dest` in the command `args` came from, joined by `/`: "
-     "`--num-train-steps/--steps`.")
-    # down to the parser of the command (and algorithm)
+def _command_parser(p:argparse.ArgumentParser, args:argparse.Namespace):
+    "The parser of the command (and algorithm) `args` came from: its help lists their options."
     for name in (args.command, getattr(args, 'algo', None)):
         subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
         if subs and name in subs[0].choices: p = subs[0].choices[name]
+    return p
+
+def _flag_names(p:argparse.ArgumentParser, args:argparse.Namespace, dest:str) -> str:
+    ("The option strings of `dest` in the command `args` came from, joined by `/`: "
+     "`--num-train-steps/--steps`.")
+    p = _command_parser(p, args)
     return '/'.join(next(a.option_strings for a in p._actions if a.dest == dest))
 
 # %% ../nbs/79_cli_args.ipynb #3e31459a
 def _check_options(p:argparse.ArgumentParser, args:argparse.Namespace):
-    ("Exit 2 (`p.error`) on what argparse lets through: a count that is not positive, "
+    ("Exit 2 (the command parser's `error`) on what argparse lets through: a count that is not "
+     "positive, "
      "a renamed config flag.")
+    q, renamed = _command_parser(p, args), algo_table()['renamed']
     for name in _POSITIVE:
         v = getattr(args, name, None)
         if v is not None and v <= 0:
-            p.error(f"{_flag_names(p, args, name)} must be a positive integer, got {v}")
-    for old in sorted(config_overrides(args).keys() & RENAMED.keys()):
-        p.error(f"{config_flag(old)} is called {config_flag(RENAMED[old])} now")
+            q.error(f"{_flag_names(p, args, name)} must be a positive integer, got {v}")
+    for old in sorted(config_overrides(args).keys() & renamed.keys()):
+        q.error(f"{config_flag(old)} is called {config_flag(renamed[old])} now")
     if (getattr(args, 'log_interval', None) or 0) < 0:
-        p.error(f"--log-interval must be >= 0 seconds, got {args.log_interval}")
+        q.error(f"--log-interval must be >= 0 seconds, got {args.log_interval}")
+
+# %% ../nbs/79_cli_args.ipynb #c98ec7d2
+# what `--resume` keeps of a run, by the names of `train.json` (the options' dests)
+RUN_OPTIONS = ('steps', 'target_return', 'eval_interval', 'eval_episodes', 'save_interval',
+               'log_interval')
+
+def _keep_run_options(args:argparse.Namespace, p:argparse.ArgumentParser):
+    ("The run's own options where the command gives none; one line on stderr says what it kept "
+     "and what it replaced.")
+    from rlnb.checkpoint import read_train_options
+    saved = read_train_options(args.resume)
+    flag = lambda k, v: (f"{_flag_names(p, args, k).split('/')[0]} "
+                         f"{'none' if v == float('inf') else v}")
+    kept = [flag(k, saved[k]) for k in RUN_OPTIONS if k in saved and getattr(args, k) is None]
+    given = [flag(k, getattr(args, k)) for k in RUN_OPTIONS
+             if k in saved and getattr(args, k) not in (None, saved[k])]
+    for k in RUN_OPTIONS:
+        if k in saved and getattr(args, k) is None: setattr(args, k, saved[k])
+    if saved.get('preset') and args.preset is None:
+        kept.append(f"preset {saved['preset']} (its config is in the checkpoint)")
+    if kept or given:
+        print(f"rlnb: resuming with the run's own {' '.join(kept) or 'options'}"
+              + (f"; replaced by this command: {' '.join(given)}" if given else ''),
+              file=sys.stderr)

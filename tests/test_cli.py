@@ -358,3 +358,88 @@ def test_flags_are_field_names_with_their_old_names_as_aliases():
             main(argv)
         text = " ".join(out.getvalue().split())  # argparse wraps to the terminal's width
         assert all(n in text for n in names), (argv, out.getvalue())
+
+
+def _help_of(*argv):
+    "The help page `rlnb ARGV --help` prints, in-process, with argparse's wrapping undone."
+    import contextlib
+    import io
+    import pytest
+    from rlnb.cli import main
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    return out.getvalue(), " ".join(out.getvalue().split())
+
+
+def test_main_help_lists_commands_one_line_each_and_the_common_options():
+    "Issue 60 trap 8: `rlnb --help` lists each command on one line and the common options of `rlnb train ALGO`, each a real flag."
+    import re
+    from rlnb.cli import _parser
+    proc = run("--help")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    for cmd in ("smoke", "train", "presets", "tune", "eval"):
+        [line] = [l for l in lines if l.split()[:1] == [cmd]]
+        assert len(line.split()) > 2, line  # its help on the same line
+    assert "`rlnb train ALGO --help`" in proc.stdout and "`rlnb COMMAND --help`" in proc.stdout
+    common = proc.stdout.split("common options of `rlnb train ALGO`")[1]
+    flags = re.findall(r"^  (--[a-z-]+)", common, re.M)
+    assert {"--env", "--num-train-steps", "--seed", "--preset", "--work-dir", "--resume"} <= set(flags), flags
+    train_ppo = {s for a in _parser()._subparsers._group_actions[0].choices["train"]._subparsers._group_actions[0].choices["ppo"]._actions
+                 for s in a.option_strings}
+    assert set(flags) <= train_ppo, set(flags) - train_ppo
+    for kind in ("ALE/", "MinAtar/", "gymnax:", "brax:", "jumanji:"):
+        assert kind in common, kind
+
+
+def test_train_help_in_groups_with_the_env_id_kinds():
+    "`rlnb train ppo --help` groups its flags (common, evaluations and logs, algorithm, network, envs, runtime); --env names every kind of id."
+    raw, text = _help_of("train", "ppo")
+    for title in ("common options:", "evaluations, checkpoints and logs:", "algorithm (PPOConfig):", "network (PPOConfig):",
+                  "envs and the actors that step them (RuntimeConfig):", "runtime: learner, queues, devices (RuntimeConfig):"):
+        assert title in raw, title
+    assert raw.index("common options:") < raw.index("  --env ENV") < raw.index("algorithm (PPOConfig):") < raw.index("  --gamma FLOAT")
+    assert raw.index("network (PPOConfig):") < raw.index("  --hidden N")
+    assert "--gamma FLOAT discount factor (default: 0.98)" in text
+    for kind in ("ALE/Pong-v5", "MinAtar/Breakout-v1", "gymnax:CartPole-v1", "brax:ant", "jumanji:Snake-v1"):
+        assert kind in text and kind in " ".join(_help_of("tune")[1].split()), kind
+
+
+def test_train_help_with_env_shows_the_preset_values():
+    "`rlnb train ppo --env LunarLander-v3 --help` shows the values the run takes from its preset (gamma 0.999, not 0.98)."
+    _, text = _help_of("train", "ppo", "--env", "LunarLander-v3")
+    assert "--gamma FLOAT discount factor (default: 0.999 from the preset)" in text, text
+    assert "preset ppo-LunarLander-v3" in text and "(default: 1000000 from the preset)" in text
+    assert "--clip-eps FLOAT epsilon, the clip range of the probability ratio (default: 0.2)" in text  # not in the preset
+    assert "(default: 0.999" not in _help_of("train", "ppo", "--env", "LunarLander-v3", "--preset", "none")[1]
+
+
+def test_help_imports_no_jax():
+    "The help pages answer without importing JAX (about 2.5 s of imports on a quiet machine)."
+    code = ("import sys, contextlib, io\nfrom rlnb.cli import main\n"
+            "for argv in (['--help'], ['train', 'ppo', '--help'], ['train', 'ppo', '--env', 'LunarLander-v3', '--help'], ['tune', '--help']):\n"
+            "    with contextlib.redirect_stdout(io.StringIO()):\n"
+            "        try: main(argv)\n"
+            "        except SystemExit: pass\n"
+            "print(sorted(m for m in ('jax', 'flax', 'optax', 'gymnasium') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]", proc.stdout
+
+
+def test_help_table_in_step_with_the_configs():
+    "The stored table of config fields (rlnb/cli_fields.json) that help reads is the one the configs give now."
+    from rlnb.cli_fields import REGENERATE, TABLE_PATH, cli_table
+    stored = json.loads(TABLE_PATH.read_text())
+    assert stored == cli_table(), f"{TABLE_PATH} is out of step with the configs; regenerate it: {REGENERATE}"
+
+
+def test_exit_2_hint_names_the_help_that_lists_the_flag():
+    "A usage error points at the help page that lists the option it is about (`rlnb train ppo --help`), not `rlnb --help`."
+    proc = run("train", "ppo", "--steps", "-5")
+    assert proc.returncode == 2 and "--num-train-steps/--steps must be a positive integer" in proc.stderr, proc.stderr
+    assert "(`rlnb train ppo --help` lists the options)" in proc.stderr, proc.stderr
+    assert "--num-train-steps" in _help_of("train", "ppo")[1]
+    proc = run("train", "ppo", "--gae-lambda", "0.9")
+    assert proc.returncode == 2 and "(`rlnb train ppo --help` lists the options)" in proc.stderr, proc.stderr
