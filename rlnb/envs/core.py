@@ -291,7 +291,7 @@ def _step_vector(self, action) -> EnvState:
     self._k = k
     return st
 
-# %% ../../nbs/envs/10_core.ipynb #bd9e96b0
+# %% ../../nbs/envs/10_core.ipynb #134d9429
 def _not_an_element(space, obs) -> bool:
     "`obs` cannot be an element of `space`: None, or an array of another shape than a Box's."
     if obs is None: return True
@@ -356,7 +356,7 @@ class _Given:
                            "it failed; pass an env id or a zero-argument factory to use "
                            "restart=True.")
 
-# %% ../../nbs/envs/10_core.ipynb #4124be0c
+# %% ../../nbs/envs/10_core.ipynb #3d0ea8d6
 def _factory_name(f) -> str:
     "How an error names a factory: its qualified name, with a partial's arguments."
     if isinstance(f, functools.partial):

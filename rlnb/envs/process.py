@@ -63,7 +63,7 @@ def _write_state(views, st:EnvState):
     if st.info: extra['info'] = st.info
     return b'S' + pickle.dumps(extra, protocol=pickle.HIGHEST_PROTOCOL) if extra else b'S'
 
-# %% ../../nbs/envs/13_process.ipynb #a25d8b66
+# %% ../../nbs/envs/13_process.ipynb #897d2062
 _PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h)
 
 def _watch_parent(parent:int|None, deathsig:bool, every:float=0.2):

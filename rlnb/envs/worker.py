@@ -20,7 +20,7 @@ from ..core import patch_to
 from .core import EnvCore, EnvState, _Given, action_checker, env_factory, worker_seed
 
 # %% auto #0
-__all__ = ['EnvWorker', 'EnvConfigError', 'SyncEnvWorker']
+__all__ = ['EnvWorker', 'EnvConfigError', 'index_space', 'SyncEnvWorker']
 
 # %% ../../nbs/envs/11_worker.ipynb #0299d406
 class EnvWorker(abc.ABC):
@@ -195,8 +195,8 @@ class EnvConfigError(EnvWorkerError, ConfigError):
 
 def _as_list(x): return x.tolist() if isinstance(x, np.ndarray) else x
 
-# %% ../../nbs/envs/11_worker.ipynb #942073fb
-def _index_space(space) -> tuple:
+# %% ../../nbs/envs/11_worker.ipynb #6d453185
+def index_space(space) -> tuple:
     ("`(space, None)`, or for a `Discrete` space that starts at `s != 0`: `(Discrete(n), s)`, the "
      "space of its indices and the start.")
     if isinstance(space, gym.spaces.Discrete) and int(space.start) != 0:
@@ -212,7 +212,7 @@ def _shifted(check, start:int):
 def _describe(self, d:dict):
     self.observation_space, self.env_action_space = d['observation_space'], d['action_space']
     self.num_envs, self.is_vector = d['num_envs'], d['vector']
-    self.single_action_space, self.action_start = _index_space(d['single_action_space'])
+    self.single_action_space, self.action_start = index_space(d['single_action_space'])
     if self.action_start is None:
         self.action_space, self._check = self.env_action_space, action_checker(d['action_space'])
     else:  # a Discrete space that starts elsewhere than 0: indices in, `start + index` out
