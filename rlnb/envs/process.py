@@ -83,7 +83,7 @@ def _watch_parent(parent:int|None, deathsig:bool, every:float=0.2):
 
 # %% ../../nbs/envs/13_process.ipynb #410b2130
 def _child_main(conn, payload:bytes,
-                parent:int|None=None,  # pid of the process it must not outlive (None: its parent now)
+                parent:int|None=None,  # pid of the process it must not outlive (None: its parent)
                 deathsig:bool=False,  # also ask Linux to kill it when its parent dies
                ):
     ("Entry point of a worker process: build the env from the cloudpickled payload and serve "

@@ -216,7 +216,8 @@ def _describe(self, d:dict):
     if self.action_start is None:
         self.action_space, self._check = self.env_action_space, action_checker(d['action_space'])
     else:  # a Discrete space that starts elsewhere than 0: indices in, `start + index` out
-        self.action_space = (gym.spaces.MultiDiscrete(np.full(self.num_envs, self.single_action_space.n))
+        n = self.single_action_space.n
+        self.action_space = (gym.spaces.MultiDiscrete(np.full(self.num_envs, n))
                              if self.is_vector else self.single_action_space)
         self._check = _shifted(action_checker(self.action_space), self.action_start)
 
