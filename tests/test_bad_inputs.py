@@ -94,6 +94,20 @@ def _other_algo_checkpoint(tmp):
     finally: ppo.close()
     return tmp / 'ppo'
 
+class _ObsTurnsNone(gym.Env):
+    "Its observation turns into None at step 5 of each episode (issue 60)."
+    observation_space, action_space = gym.spaces.Box(-1, 1, (3,), np.float32), gym.spaces.Discrete(2)
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed); self.t = 0
+        return np.zeros(3, np.float32), {}
+    def step(self, a):
+        self.t += 1
+        return (None if self.t == 5 else np.zeros(3, np.float32)), 1.0, self.t >= 20, False, {}
+
+
+def _train(t, env, **kw):
+    return agent(env, work_dir=t, **kw)(lambda a: a.train(300, eval_interval=None, save_interval=None))
+
 
 # (id, function of a temp dir, exception class or 2 for the command line's exit code, regex the message must match)
 CASES = [
@@ -165,6 +179,10 @@ CASES = [
     ('checkpoint-truncated', lambda t: read_checkpoint(_truncated(t)), RLNBError, r"is damaged.*Load an earlier checkpoint"),
     ('policy-missing', lambda t: load_policy(t / 'nothing'), ConfigError, r"no checkpoint or run directory"),
     ('policy-not-agent', lambda t: load_policy(write_checkpoint(t / 'x.msgpack', dict(a=1))), ConfigError, r"is not a DistributedAgent checkpoint"),
+    # issue 60: an env factory that returns no env; an observation that turns into None mid-episode
+    ('agent-env-factory-returns-none', lambda t: DistributedAgent(lambda: None, work_dir=t, **SMALL), ConfigError, r"env factory (<lambda>.*)?<lambda> returned None: it must return a new gymnasium Env"),
+    ('worker-env-factory-returns-none', lambda t: SyncEnvWorker(lambda: None), ConfigError, r"\[env-worker-0/sync\] env failed during start: ConfigError: the env factory (<lambda>.*)?<lambda> returned None"),
+    ('agent-obs-turns-none', lambda t: _train(t, _ObsTurnsNone, max_restarts=0), EnvWorkerError, r"env-worker-0/sync\] env failed during step: ValueError: the env's copy 0 \(of 2\) returned a wrong observation in step 5 of its episode 0: None, where its observation space is Box\(-1.0, 1.0, \(3,\), float32\)"),
 ]
 
 

@@ -308,3 +308,52 @@ def test_script_without_a_main_guard_fails_at_once_naming_the_guard(tmp_path):
     last = proc.stderr.strip().splitlines()[-1]
     assert "if __name__ == '__main__':" in last and str(script) in last and "gave up after" not in last, last
     assert took < 60, took  # one child's failed import, not max_restarts of them
+
+
+HANGING_SCRIPT = textwrap.dedent("""
+    import asyncio, time
+    import gymnasium as gym, numpy as np
+    from rlnb.envs.pool import AsyncEnvWorker, get_worker_pool
+
+    class Hangs(gym.Env):  # its step hangs in the child
+        observation_space, action_space = gym.spaces.Box(-1, 1, (2,), np.float32), gym.spaces.Discrete(2)
+        def reset(self, seed=None, options=None): return np.zeros(2, np.float32), {}
+        def step(self, a): time.sleep(600)
+
+    async def main():
+        workers = [AsyncEnvWorker(Hangs, mode='process', rank=0, world_size=2),
+                   AsyncEnvWorker('CartPole-v1', mode='process', rank=1, world_size=2)]
+        pool = get_worker_pool(workers)
+        await pool.get_state(); await pool.get_state()
+        pool.send_action(0, 0)  # worker 0's env hangs from now on
+        print(' '.join(str(w.pid) for w in workers), flush=True)
+        await pool.get_state()  # worker 1's first step
+        await asyncio.sleep(600)  # the trainer waits for the hung env (until the test kills it)
+
+    if __name__ == '__main__':
+        asyncio.run(main())
+""")
+
+
+def test_children_and_resource_tracker_end_soon_after_the_trainer_is_sigkilled(tmp_path):
+    "A SIGKILLed trainer runs no cleanup: each env child watches its parent and ends within seconds, a hung one too; then the resource tracker ends."
+    path = tmp_path / "hangs.py"
+    path.write_text(HANGING_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu"}
+    proc = subprocess.Popen([sys.executable, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    kids = []
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 120)
+        assert ready, "the script printed nothing within 120 s"
+        pids = [int(p) for p in proc.stdout.readline().split()]
+        assert len(pids) == 2, proc.stderr.read()
+        kids = psutil.Process(proc.pid).children(recursive=True)  # the env children and multiprocessing's resource tracker
+        assert {k.pid for k in kids} >= set(pids)
+        proc.kill()
+        proc.communicate(timeout=30)
+        assert _gone([k.pid for k in kids], 5.0), f"{[(k.pid, k.cmdline()) for k in kids if k.is_running()]} outlived the SIGKILLed trainer by 5 s"
+    finally:  # a failure here must not leave processes to the tests that count leftovers
+        if proc.poll() is None: proc.kill(); proc.communicate()
+        for k in kids:
+            try: k.kill()
+            except psutil.Error: pass

@@ -176,3 +176,100 @@ def test_evaluation_env_that_raises_or_hangs_once_is_replaced_and_its_episodes_p
     assert entry['evaluation'] and entry['worker'] == 'default-eval/process'
     assert ('the env crashed' if how == 'raise' else 'the env hangs') in entry['error'], entry
     assert not leftovers(before)
+
+
+# issue 60: a newcomer's first hour without a trap
+
+def hangs_in_reset(release=None):
+    "Factory of an env whose every reset hangs: on `release` (a threading.Event) in this process, else for a minute."
+    import gymnasium as gym
+
+    class HangsInReset(gym.Env):
+        observation_space = gym.spaces.Box(-1, 1, (4,), np.float32)
+        action_space = gym.spaces.Discrete(2)
+        def reset(self, seed=None, options=None):
+            release.wait(60) if release is not None else time.sleep(60)
+            return np.zeros(4, np.float32), {}
+        def step(self, a): return np.zeros(4, np.float32), 0.0, False, False, {}
+    return HangsInReset
+
+
+@pytest.mark.parametrize('mode', ['thread', 'process'])
+def test_hung_first_reset_is_caught_by_step_timeout(tmp_path, mode):
+    "The wait for the actors' first states is held to step_timeout like a step (a sync worker resets in the caller: nothing can stop it there)."
+    import threading
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    release = threading.Event() if mode == 'thread' else None
+    t0 = time.monotonic()
+    try:
+        agent = DistributedAgent(hangs_in_reset(release), work_dir=tmp_path, step_timeout=3, max_restarts=0,
+                                 **{**SMALL, 'actor_mode': mode, 'num_actors': 1})
+        with pytest.raises(EnvWorkerError, match=r"env-worker-0/" + mode + r"\] env failed during reset: no state .* after its reset "
+                                                 r"\(step_timeout=3 s\): the env hangs"):
+            agent.train(1_000, eval_interval=None, save_interval=None)
+        assert time.monotonic() - t0 < 60  # the start (spawn, imports) has its own grace; the reset has 3 s
+        agent.close()
+    finally:
+        if release is not None: release.set()  # the abandoned thread ends
+    t1 = time.monotonic()
+    while leftovers(before) and time.monotonic() - t1 < 15: time.sleep(0.05)
+    assert leftovers(before) == []
+
+
+def endless_env():
+    "Factory of an env whose episodes never end (no TimeLimit)."
+    import gymnasium as gym
+
+    class Endless(gym.Env):
+        observation_space = gym.spaces.Box(-1, 1, (4,), np.float32)
+        action_space = gym.spaces.Discrete(2)
+        def reset(self, seed=None, options=None):
+            super().reset(seed=seed)
+            return np.zeros(4, np.float32), {}
+        def step(self, a): return np.zeros(4, np.float32), 1.0, False, False, {}
+    return Endless
+
+
+def test_evaluation_episodes_that_never_end_are_cut(tmp_path, monkeypatch, caplog):
+    import rlnb.runtime.evaluation as evaluation
+    monkeypatch.setattr(evaluation, 'EVAL_MAX_EPISODE_STEPS', 40)  # 27,000 by default: the test keeps it short
+    agent = DistributedAgent(endless_env(), work_dir=tmp_path, **{**SMALL, 'actor_mode': 'sync', 'num_actors': 1})
+    try:
+        with caplog.at_level('WARNING'):
+            res = agent.eval(num_eval_episodes=3, history=False)
+        assert res['truncated'] == 3 and res['returns'] == [40.0] * 3
+        assert sum('had not ended after 40 steps (EVAL_MAX_EPISODE_STEPS)' in r.getMessage() for r in caplog.records) == 1
+    finally: agent.close()
+
+
+def starts_at_one():
+    "Factory of an env with action space Discrete(2, start=1): reward 1 for action 2; it refuses anything but 1 or 2."
+    import gymnasium as gym
+
+    class StartsAtOne(gym.Env):
+        observation_space = gym.spaces.Box(0, 1, (2,), np.float32)
+        action_space = gym.spaces.Discrete(2, start=1)
+        def reset(self, seed=None, options=None):
+            super().reset(seed=seed); self.t = 0
+            return np.zeros(2, np.float32), {}
+        def step(self, a):
+            if a not in (1, 2): raise ValueError(f"action {a!r} is not 1 or 2")
+            self.t += 1
+            return np.array([self.t / 20, 0], np.float32), float(a == 2), self.t >= 20, False, {}
+    return StartsAtOne
+
+
+@pytest.mark.parametrize('algo,mode', [('apex-dqn', 'sync'), ('ppo', 'process')])
+def test_discrete_space_that_starts_at_one_trains_evaluates_and_acts(tmp_path, algo, mode):
+    "The policy's index i reaches the env as start + i: training, evaluation and act send valid actions."
+    kw = dict(algo=algo, actor_mode=mode, num_actors=1, envs_per_actor=2, num_learners=1, hidden=(16,), max_restarts=0)
+    kw.update(buffer_warmup=64, buffer_capacity=1_000) if algo == 'apex-dqn' else kw.update(batch_size=32)
+    agent = DistributedAgent(starts_at_one(), work_dir=tmp_path, **kw)
+    try:
+        agent.train(400, eval_interval=None, save_interval=None)
+        assert agent.metrics['env_steps'] >= 400  # max_restarts=0: one action out of {1, 2} would have stopped the run
+        res = agent.eval(num_eval_episodes=2, history=False)
+        assert all(0 <= g <= 20 for g in res['returns'])
+        a = agent.act(np.zeros((3, 2), np.float32))
+        assert set(np.asarray(a).tolist()) <= {1, 2}, a
+    finally: agent.close()

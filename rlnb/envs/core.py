@@ -26,8 +26,8 @@ _all_ = ['EXTRAS', 'MissingDependencyError', 'missing_dependency', 'dependency_e
          'check_env_id', 'action_checker']
 
 # %% auto #0
-__all__ = ['EnvState', 'EnvCore', 'worker_seed', 'env_factory', 'EnvRunner', 'CartPoleNoVel', 'EXTRAS', 'MissingDependencyError',
-           'missing_dependency', 'dependency_error', 'check_env_id', 'action_checker']
+__all__ = ['EnvState', 'EnvCore', 'worker_seed', 'checked_factory', 'env_factory', 'EnvRunner', 'CartPoleNoVel', 'EXTRAS',
+           'MissingDependencyError', 'missing_dependency', 'dependency_error', 'check_env_id', 'action_checker']
 
 # %% ../../nbs/envs/10_core.ipynb #c171ed5c
 class EnvState(NamedTuple):
@@ -252,7 +252,12 @@ def _step_single(self, action) -> EnvState:
 def _step_vector(self, action) -> EnvState:
     ("Step a vector env, following its autoreset mode (few numpy calls: see Speed in "
      "`rlnb.envs.pool`).")
-    obs, r, term, trunc, info = self._env_step(self._check(action))
+    action = self._check(action)
+    try: obs, r, term, trunc, info = self._env_step(action)
+    except (ValueError, TypeError) as e:
+        bad = self._wrong_obs()
+        if bad is None: raise
+        raise bad from e
     c, k = self._counts, self._k + 1
     if self.same_step:
         done, first, final = self._done(term, trunc), self._no_first, obs
@@ -285,6 +290,29 @@ def _step_vector(self, action) -> EnvState:
         self._counts, k = _Counts(ep, t, self._no_first), 0
     self._k = k
     return st
+
+# %% ../../nbs/envs/10_core.ipynb #134d9429
+def _not_an_element(space, obs) -> bool:
+    "`obs` cannot be an element of `space`: None, or an array of another shape than a Box's."
+    if obs is None: return True
+    if isinstance(space, gym.spaces.Box): return np.shape(obs) != space.shape
+    try: return not space.contains(obs)
+    except Exception: return True
+
+@patch_to(EnvCore)
+def _wrong_obs(self) -> ValueError|None:
+    ("After a vector step raised: the error naming the first copy whose last observation is not "
+     "one of the observation space (None where none is to blame).")
+    per_env = getattr(self.env, '_env_obs', None)  # `SyncVectorEnv`'s last observation per copy
+    if not isinstance(per_env, list): return None
+    for i, o in enumerate(per_env):
+        if _not_an_element(self.observation_space, o):
+            ep, t = self._counts.at(self._k)
+            what = 'None' if o is None else f"{type(o).__name__} of shape {np.shape(o)}"
+            return ValueError(f"the env's copy {i} (of {self.num_envs}) returned a wrong "
+                              f"observation in step {int(t[i]) + 1} of its episode {int(ep[i])}: "
+                              f"{what}, where its observation space is {self.observation_space}.")
+    return None
 
 # %% ../../nbs/envs/10_core.ipynb #c743b28c
 @patch_to(EnvCore)
@@ -328,6 +356,25 @@ class _Given:
                            "it failed; pass an env id or a zero-argument factory to use "
                            "restart=True.")
 
+# %% ../../nbs/envs/10_core.ipynb #3d0ea8d6
+def _factory_name(f) -> str:
+    "How an error names a factory: its qualified name, with a partial's arguments."
+    if isinstance(f, functools.partial):
+        return f"{_factory_name(f.func)}({', '.join(map(repr, f.args))})"
+    return getattr(f, '__qualname__', None) or repr(f)
+
+class checked_factory:
+    ("A zero-argument env factory whose result is checked: a gymnasium `Env` or `VectorEnv`, "
+     "else a `ConfigError` naming the factory.")
+    def __init__(self, factory:Callable[[], Any]): self.factory = factory
+    def __call__(self):
+        env = self.factory()
+        if isinstance(env, (gym.Env, gym.vector.VectorEnv)): return env
+        raise ConfigError(f"the env factory {_factory_name(self.factory)} returned "
+                          f"{'None' if env is None else type(env).__name__}: it must return a "
+                          f"new gymnasium Env (or VectorEnv) each time it is called, e.g. "
+                          f"`lambda: gym.make('CartPole-v1')` (a forgotten `return`?).")
+
 # %% ../../nbs/envs/10_core.ipynb #215494a1
 def env_factory(env,  # `gym.Env`, `gym.vector.VectorEnv`, env id string, or zero-argument factory
                 num_envs:int|None=None,  # with an env id: build a vector env of this many copies
@@ -344,7 +391,7 @@ def env_factory(env,  # `gym.Env`, `gym.vector.VectorEnv`, env id string, or zer
         raise ConfigError("num_envs, vectorization_mode and make-kwargs apply to an env id only; "
                           "build the vector env in your factory instead.")
     if isinstance(env, (gym.Env, gym.vector.VectorEnv)): return _Given(env)
-    if callable(env): return env
+    if callable(env): return checked_factory(env)
     raise ConfigError(f"env must be a gymnasium Env or VectorEnv, an env id string, or a "
                       f"zero-argument factory; got {type(env).__name__}.")
 

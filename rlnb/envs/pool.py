@@ -121,7 +121,10 @@ def _stop_runner(self):
 def _on_runner(self, runner, item):
     if runner is not self._runner: return  # a replaced or closing runner: ignore
     kind, payload = item
-    if kind == 'H': self._describe(payload)
+    if kind == 'H':
+        self._describe(payload)
+        # the env is built: its first reset runs now, timed like a step (`busy`), not like a start
+        self._last_cmd, self._sent_at = 'reset', time.monotonic()
     elif kind == 'S': self._deliver(payload)
     else: self._deliver(_Failure(*payload))
 

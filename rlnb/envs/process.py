@@ -22,7 +22,7 @@ import numpy as np
 import gymnasium as gym
 import cloudpickle
 
-from ..core import patch_to
+from ..core import ConfigError, patch_to
 from .core import EnvCore, EnvRunner, EnvState
 
 # %% auto #0
@@ -63,11 +63,33 @@ def _write_state(views, st:EnvState):
     if st.info: extra['info'] = st.info
     return b'S' + pickle.dumps(extra, protocol=pickle.HIGHEST_PROTOCOL) if extra else b'S'
 
+# %% ../../nbs/envs/13_process.ipynb #897d2062
+_PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h)
+
+def _watch_parent(parent:int|None, deathsig:bool, every:float=0.2):
+    ("End this process (`os._exit`) within about `every` seconds of its parent's death: a daemon "
+     "thread polls `os.getppid()`; with `deathsig`, on Linux, the kernel kills it too.")
+    if deathsig and sys.platform.startswith('linux'):
+        try:
+            import ctypes
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+        except Exception: pass  # no prctl here: the thread alone watches
+    parent = os.getppid() if parent is None else parent
+    if os.getppid() != parent: os._exit(1)  # the parent died before the watch began
+    def watch():
+        while os.getppid() == parent: time.sleep(every)
+        os._exit(1)
+    threading.Thread(target=watch, name='rlnb-watch-parent', daemon=True).start()
+
 # %% ../../nbs/envs/13_process.ipynb #410b2130
-def _child_main(conn, payload:bytes):
+def _child_main(conn, payload:bytes,
+                parent:int|None=None,  # pid of the process it must not outlive (None: its parent)
+                deathsig:bool=False,  # also ask Linux to kill it when its parent dies
+               ):
     ("Entry point of a worker process: build the env from the cloudpickled payload and serve "
      "commands on `conn`.")
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _watch_parent(parent, deathsig)
     core, shm = None, None
     try:
         factory, seed, episode_start = cloudpickle.loads(payload)
@@ -94,7 +116,8 @@ def _child_main(conn, payload:bytes):
     except BaseException as e:
         try:
             conn.send_bytes(b'E' + pickle.dumps((f"{type(e).__name__}: {e}",
-                                                 traceback.format_exc())))
+                                                 traceback.format_exc(), True,
+                                                 isinstance(e, ConfigError))))
         except Exception: pass
     finally:
         views = None
@@ -207,7 +230,13 @@ class ProcessRunner(EnvRunner):
         self.views, self._shm = None, []
         self.conn, child_conn = ctx.Pipe(duplex=True)
         payload = _dumps_by_value((factory, seed, episode_start))
-        self.proc = ctx.Process(target=_ByValue(_child_main), args=(child_conn, payload),
+        # a spawned child watches this process; a forkserver's watches the server (which ends
+        # with this process)
+        spawn = start_method == 'spawn'
+        deathsig = spawn and threading.current_thread() is threading.main_thread()
+        self.proc = ctx.Process(target=_ByValue(_child_main),
+                                args=(child_conn, payload, os.getpid() if spawn else None,
+                                      deathsig),
                                 name=f"rlnb-{name}", daemon=daemon)
         _start_child(self.proc)
         child_conn.close()

@@ -11,7 +11,7 @@ import queue
 import threading
 import traceback
 
-from ..core import patch_to
+from ..core import ConfigError, patch_to
 from .core import EnvCore, EnvRunner
 
 # %% auto #0
@@ -54,7 +54,8 @@ def _main(self, factory, seed, episode_start):
             if cmd == 'C': break
             self._post(('S', core.step(a) if cmd == 'A' else core.reset()))
     except BaseException as e:
-        self._post(('E', (f"{type(e).__name__}: {e}", traceback.format_exc())))
+        self._post(('E', (f"{type(e).__name__}: {e}", traceback.format_exc(), True,
+                          isinstance(e, ConfigError))))
     finally:
         if core is not None:
             try: core.close()

@@ -20,7 +20,7 @@ from ..core import patch_to
 from .core import EnvCore, EnvState, _Given, action_checker, env_factory, worker_seed
 
 # %% auto #0
-__all__ = ['EnvWorker', 'SyncEnvWorker']
+__all__ = ['EnvWorker', 'EnvConfigError', 'index_space', 'SyncEnvWorker']
 
 # %% ../../nbs/envs/11_worker.ipynb #0299d406
 class EnvWorker(abc.ABC):
@@ -48,6 +48,7 @@ class EnvWorker(abc.ABC):
         self.restart, self.max_restarts = bool(restart), max_restarts
         self.restarts, self.lost_episodes = 0, []
         self.observation_space = self.action_space = self.single_action_space = None
+        self.env_action_space = self.action_start = None  # the env's own action space, its start
         self.num_envs = self.is_vector = None
         self._check = None
         self._state, self._fresh, self._inflight = None, False, False
@@ -184,18 +185,41 @@ def abort(self, reason:str):
 class _Failure:
     ("An env failure as reported by a runner: message, traceback text, and whether a fresh env "
      "could fare better (`retry`).")
-    def __init__(self, message:str, tb:str|None=None, retry:bool=True):
-        self.message, self.tb, self.retry = message, tb, retry
+    def __init__(self, message:str, tb:str|None=None, retry:bool=True, config:bool=False):
+        # `config`: the env raised a `ConfigError` (a fresh env fails the same way: no retry)
+        self.message, self.tb, self.retry, self.config = message, tb, retry and not config, config
+
+class EnvConfigError(EnvWorkerError, ConfigError):
+    ("A worker's env failed with a `ConfigError` (e.g. its factory returned no env): an "
+     "`EnvWorkerError` naming the worker, and a `ConfigError`.")
 
 def _as_list(x): return x.tolist() if isinstance(x, np.ndarray) else x
+
+# %% ../../nbs/envs/11_worker.ipynb #6d453185
+def index_space(space) -> tuple:
+    ("`(space, None)`, or for a `Discrete` space that starts at `s != 0`: `(Discrete(n), s)`, the "
+     "space of its indices and the start.")
+    if isinstance(space, gym.spaces.Discrete) and int(space.start) != 0:
+        return gym.spaces.Discrete(int(space.n)), int(space.start)
+    return space, None
+
+def _shifted(check, start:int):
+    "`check` (of the index space), then `start` added: what the env is sent."
+    return lambda a: check(a) + start
 
 # %% ../../nbs/envs/11_worker.ipynb #2990e2db
 @patch_to(EnvWorker)
 def _describe(self, d:dict):
-    self.observation_space, self.action_space = d['observation_space'], d['action_space']
-    self.single_action_space = d['single_action_space']
+    self.observation_space, self.env_action_space = d['observation_space'], d['action_space']
     self.num_envs, self.is_vector = d['num_envs'], d['vector']
-    self._check = action_checker(self.action_space)
+    self.single_action_space, self.action_start = index_space(d['single_action_space'])
+    if self.action_start is None:
+        self.action_space, self._check = self.env_action_space, action_checker(d['action_space'])
+    else:  # a Discrete space that starts elsewhere than 0: indices in, `start + index` out
+        n = self.single_action_space.n
+        self.action_space = (gym.spaces.MultiDiscrete(np.full(self.num_envs, n))
+                             if self.is_vector else self.single_action_space)
+        self._check = _shifted(action_checker(self.action_space), self.action_start)
 
 # %% ../../nbs/envs/11_worker.ipynb #86b6ef11
 @patch_to(EnvWorker)
@@ -224,8 +248,9 @@ def _deliver(self, result):
         extra = (f" (gave up after {self.restarts} restarts, max_restarts={self.max_restarts})"
                  if self.restart and result.retry else "")
         self._failed = result.message + extra
-        err = EnvWorkerError(f"env failed during {self._last_cmd}: {result.message}{extra}",
-                             worker=self.name, remote_traceback=result.tb)
+        cls = EnvConfigError if result.config else EnvWorkerError
+        err = cls(f"env failed during {self._last_cmd}: {result.message}{extra}",
+                  worker=self.name, remote_traceback=result.tb)
         self._error = err
     else:
         if self._restart_info is not None:
@@ -308,11 +333,15 @@ def _start_runner(self, episode_start):
     self._last_cmd = 'start'
     try:
         core = EnvCore(self._factory(), self.env_seed(), episode_start, check=True)
-        self._core, self._step = core, core.step
+        self._core = core
         self._describe(core.describe())
+        # an index space: the worker's check maps indices to the env's actions first
+        self._step = (core.step if self.action_start is None
+                      else lambda a, chk=self._check: core.step(chk(a)))
         st = core.reset()
     except Exception as e:
-        return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc()))
+        return self._deliver(_Failure(f"{type(e).__name__}: {e}", traceback.format_exc(),
+                                      config=isinstance(e, ConfigError)))
     self._deliver(st)
 
 @patch_to(SyncEnvWorker)

@@ -131,7 +131,8 @@ async def first_states(self):
     if self.env_states is None:
         states = [None] * self.config.num_actors
         for _ in range(self.config.num_actors):
-            st, wid = await self.pool.get_state()
+            # a hung first reset is caught as a hung step is (`next_state`)
+            st, wid = await self.next_state(self.pool)
             states[wid] = st
         self.env_states = states
         # fresh episodes start with fresh memory (None: a memoryless policy)
@@ -366,8 +367,9 @@ async def next_state(self, pool):
         except TimeoutError:
             for w in pool.workers:
                 busy = w.busy
-                # a (re)start spawns and imports: more time
-                if busy is not None and busy[1] >= (limit if busy[0] == 'step' else max(limit, 120.0)):
+                # a (re)start spawns and imports: more time; a step or a reset (the first one too,
+                # once the env is built) has `step_timeout`
+                if busy is not None and busy[1] >= (limit if busy[0] != 'start' else max(limit, 120.0)):
                     w.abort(f"no state {busy[1]:.1f} s after its {busy[0]} "
                             f"(step_timeout={limit} s): the env hangs")
 

@@ -22,6 +22,7 @@ import gymnasium as gym
 from ..core import (ConfigError, EnvWorkerError, check_batch, in_thread, patch_to, preallocate,
                        run_sync)
 from ..envs.pool import AsyncEnvWorker, SyncEnvWorker, get_worker_pool
+from ..envs.worker import index_space
 from ..envs.envpool import EnvPoolEnv
 from ..parallel import ready
 from .spec import check_renamed, make_vector_env
@@ -29,7 +30,7 @@ from .registry import get_algo
 from .runstate import config_from_state
 
 # %% auto #0
-__all__ = ['EvaluationStopped', 'HostEvaluator', 'write_video', 'TrainedPolicy']
+__all__ = ['EVAL_MAX_EPISODE_STEPS', 'EvaluationStopped', 'HostEvaluator', 'write_video', 'TrainedPolicy']
 
 # %% ../../nbs/runtime/47_evaluation.ipynb #53c8f7d6
 class EvaluationStopped(Exception):
@@ -105,6 +106,20 @@ def _eval_restart(self, worker, st, unfinished:int):
         f"its {unfinished} unfinished episode(s) start "
         f"again from their seeds. Error: {entry['error']}")
 
+# %% ../../nbs/runtime/47_evaluation.ipynb #ee99590f
+EVAL_MAX_EPISODE_STEPS = 27_000  # an evaluation episode is cut (truncated) after this many steps
+
+@patch_to(HostEvaluator)
+def _cut(self, done, cap:int) -> int:
+    "End the episodes still running at `cap` steps (marked in `done`); log it once; how many."
+    n = int((~done).sum())
+    done[:] = True
+    logging.getLogger(f'rlnb.{self.name}').warning(
+        f"[{self.name}] {n} evaluation episode(s) of {_env_name(self.eval_env)} had not ended "
+        f"after {cap:,} steps (EVAL_MAX_EPISODE_STEPS): they count as truncated, with the "
+        f"return so far. Give the env a time limit (gymnasium's TimeLimit) to end them sooner.")
+    return n
+
 # %% ../../nbs/runtime/47_evaluation.ipynb #1e1899c0
 @patch_to(HostEvaluator)
 async def aevaluate(self,
@@ -131,6 +146,7 @@ async def aevaluate(self,
         params = self.actors.place(self.current_params())
         # a policy with memory: each env plays one episode, from the initial state
         core = self.spec.initial_core(n)
+        cap, t, cut = EVAL_MAX_EPISODE_STEPS, 0, 0  # steps of the episodes being played
         while not done.all():
             if core is None: a = np.asarray(await ready(self.eval_act_fn(params, st.obs)))
             else:
@@ -142,12 +158,14 @@ async def aevaluate(self,
             # a fresh env, reset with the same seed: the unfinished episodes start again (with a
             # memory, from the initial state)
             if st.restarted:
-                G[~done] = 0.0; restarts += 1
+                G[~done] = 0.0; restarts += 1; t = 0
                 if core is not None: core = self.spec.initial_core(n)
                 self._eval_restart(pool.workers[0], st, int((~done).sum()))
                 continue
             G += np.where(done, 0.0, st.reward)
             done |= st.terminated | st.truncated
+            t += 1
+            if t >= cap and not done.all(): cut = self._cut(done, cap)
             await asyncio.sleep(0)
             if stop is not None and time.perf_counter() >= poll:
                 poll = time.perf_counter() + 0.01
@@ -158,8 +176,10 @@ async def aevaluate(self,
     finally:
         if pool is not None: await pool.aclose()
         self.eval_seconds += time.perf_counter() - t0
-    return dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()),
-                returns=G.tolist(), restarts=restarts)
+    out = dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()),
+               returns=G.tolist(), restarts=restarts)
+    if cut: out['truncated'] = cut  # episodes cut at EVAL_MAX_EPISODE_STEPS (only where some were)
+    return out
 
 # %% ../../nbs/runtime/47_evaluation.ipynb #ca5ea3e1
 @patch_to(HostEvaluator)
@@ -201,6 +221,12 @@ def write_video(path, frames:list, fps:float):
         raise ConfigError(f"writing {path} needs the `video` extra: "
                           f"pip install 'rlnb[video]' ({e}).") from None
 
+# %% ../../nbs/runtime/47_evaluation.ipynb #cf1e13a1
+def _to_env(space, a):
+    "The policy's action `a` as an element of the env's action `space`: `start + a` for a Discrete."
+    _, start = index_space(space)
+    return a if start is None else a + start
+
 # %% ../../nbs/runtime/47_evaluation.ipynb #11b7d215
 @patch_to(HostEvaluator)
 def _video_env(self):
@@ -228,7 +254,7 @@ async def arecord(self,
                 out = await ready(self.eval_act_core_fn(params, batch, core))
                 a, core = jax.tree.map(np.asarray, out)
                 a = a[0]
-            obs, r, term, trunc, _ = env.step(self.spec.env_action(a))
+            obs, r, term, trunc, _ = env.step(_to_env(env.action_space, self.spec.env_action(a)))
             frames.append(env.render()); G += float(r)
             if term or trunc: break
             await asyncio.sleep(0)
@@ -256,7 +282,11 @@ def eval_actions(self, obs):
     ("Evaluation actions for one observation or a batch, with the current params (numpy; "
      "blocks until computed: not for a coroutine's hot path). A policy with memory acts "
      "from its initial state (each call a first step); `TrainedPolicy.act` carries the state.")
-    return _act(self.spec, self.eval_act_fn, self.current_params(), obs)
+    a = _act(self.spec, self.eval_act_fn, self.current_params(), obs)
+    # the actors' workers send `start + index` to a Discrete env that starts elsewhere than 0
+    workers = getattr(getattr(self.actors, 'pool', None), 'workers', None)
+    start = getattr(workers[0], 'action_start', None) if workers else None
+    return a if start is None else a + start
 
 # %% ../../nbs/runtime/47_evaluation.ipynb #45eb7aab
 class TrainedPolicy:
@@ -272,13 +302,16 @@ class TrainedPolicy:
         if cls is None:
             raise ConfigError("TrainedPolicy needs a runtime state dict, "
                               f"got {type(state).__name__}.")
+        # a Discrete(n, start=s) env: the run's actors showed it as Discrete(n), driven by index
+        index_space, self._start = index_space(action_space)
         for k, space in (('observation', observation_space), ('action', action_space)):
-            if state['spaces'][k] != str(space):
+            if state['spaces'][k] != str(space) and not (k == 'action'
+                                                         and state['spaces'][k] == str(index_space)):
                 raise ConfigError(f"TrainedPolicy: the run's {k} space is {state['spaces'][k]}, "
                                   f"the env's {space}.")
         # the algorithm alone: no actors, no pacing
-        spec = cls(config_from_state(cls.Config, state['config']), observation_space, action_space)
-        spec.check_spaces(observation_space, action_space)
+        spec = cls(config_from_state(cls.Config, state['config']), observation_space, index_space)
+        spec.check_spaces(observation_space, index_space)
         template = spec.setup(func)
         try: learner = serialization.from_state_dict(jax.tree.map(np.asarray, template),
                                                      spec.upgrade_learner(state['learner']))
@@ -304,7 +337,9 @@ class TrainedPolicy:
 def act(self, obs):
     ("Evaluation actions for one observation or a batch (numpy); a policy with "
      "memory carries its state from call to call (call `reset` where episodes start).")
-    if self.spec.initial_core(1) is None: return _act(self.spec, self._eval_act, self.params, obs)
+    if self.spec.initial_core(1) is None:
+        a = _act(self.spec, self._eval_act, self.params, obs)
+        return a if self._start is None else a + self._start
     batch, single = _batched(self.spec.observation_space, obs)
     check_batch(self.spec.observation_space, batch, 'obs')
     n = len(jax.tree.leaves(batch)[0])
@@ -312,6 +347,7 @@ def act(self, obs):
     a, core = self._eval_act_core(self.params, batch, self._core)
     self._core = np.array(core)
     a = self.spec.env_action(np.asarray(a))
+    if self._start is not None: a = a + self._start
     return a[0] if single else a
 
 # %% ../../nbs/runtime/47_evaluation.ipynb #ab7d9724

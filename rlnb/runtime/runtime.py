@@ -22,6 +22,7 @@ from ..core import ConfigError, in_thread, patch_to, preallocate, run_sync
 from ..parallel import local_devices, make_mesh
 from ..envs.pixels import pixel_env
 from ..envs.core import check_env_id
+from ..envs.worker import index_space
 from ..coax.workers import EpochStats, Roles
 from .spec import (RuntimeConfig, Spec, actor_envs, adam_clipped, check_options,
                                check_renamed, env_kind, env_spaces, make_actors, make_vector_env,
@@ -132,6 +133,8 @@ def _build(self, algo, env, eval_env, kind, pool, devices, func):
     w0 = pool.workers[0]
     obs_space, act_space = ((w0.observation_space, w0.single_action_space)
                             if w0.single_action_space is not None else env_spaces(env))
+    # a Discrete(n, start=s) env: the policy acts by index, as its workers show it
+    act_space = index_space(act_space)[0]
     mesh = make_mesh(devices)
     # over several processes, batch_size is this process's share of the batch
     n_local = len(local_devices(mesh))

@@ -21,6 +21,7 @@ import gymnasium as gym
 
 from ..core import ConfigError, patch_to
 from ..envs.pool import AsyncEnvWorker, SyncEnvWorker, env_factory, get_worker_pool
+from ..envs.core import checked_factory
 from ..envs.envpool import EnvPoolEnv, backend_of
 from ..envs.pixels import pixel_env
 from ..coax.functions import preprocessed_shape
@@ -166,7 +167,8 @@ def make_vector_env(env, num_envs:int) -> gym.vector.VectorEnv:
     if isinstance(env, EnvPoolEnv): return env.make_vec(num_envs)
     if isinstance(env, str):
         return gym.make_vec(env, num_envs, vectorization_mode=_vector_mode(env))
-    if callable(env): return gym.vector.SyncVectorEnv([env] * num_envs)
+    # a factory that returns no env: a ConfigError naming it (`checked_factory`)
+    if callable(env): return gym.vector.SyncVectorEnv([checked_factory(env)] * num_envs)
     raise ConfigError("need an env id or a zero-argument env factory to "
                       f"build {num_envs} copies, got {type(env).__name__}.")
 
