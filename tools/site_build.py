@@ -13,9 +13,9 @@ are on the site. nbconvert renders each processed notebook to HTML inside one pa
 also has its markdown twin at `PAGE.html.md`, the address the module docstrings link to. Links to the site's own
 address (https://rlnb.github.io/rlnb/...) become relative, so the site works from any folder or server.
 
-A chapter whose import cells fail when run alone (nbdev runs a cell that imports anything, so a cell that imports and
-then uses a name from an earlier test cell fails) is run whole instead, and the build names it on stderr: the fix
-belongs in the notebook (the import in a cell of its own).
+nbdev runs every cell that imports anything, so a cell that imports and then uses a name from an earlier test cell fails
+when run for the docs. The build leaves such a cell's output out and names it on stderr (the fix belongs in the notebook:
+the import in a cell of its own); a chapter whose export or `show_doc` cells fail is run whole instead, and named too.
 """
 import argparse
 import concurrent.futures as cf
@@ -84,13 +84,30 @@ def _process(job):
         class Whole(FilterDefaults):
             def base_procs(self): return [exec_all if p is P.exec_show_docs else p for p in super().base_procs()]
         filt = Whole()
-    else: filt = FilterDefaults()
+    else:
+        class exec_docs(P.exec_show_docs):
+            "nbdev's rule, except that a cell run only because it imports something may fail (then it shows no output)."
+            def __call__(self, cell):
+                if not self.nb.has_docs_ or not hasattr(self, "k") or not P._do_eval(cell): return
+                fm = getattr(self.nb, "frontmatter_", {})
+                if str(fm.get("skip_showdoc", "")).lower() in ("true", "1", "yes"): return
+                needed = (cell.directives_ or {}).keys() & {"export", "exports", "exporti", "exec_doc"} or P._show_docs(cell.parsed_())
+                outputs = cell.get("outputs", [])
+                self.k.cell(cell)
+                if (e := self.k.exc) is None: return
+                if needed: raise Exception(f"Error in cell {cell.idx_}:\n{cell.source}\n{type(e).__name__}: {e}") from e
+                tolerated.append(f"cell {cell.idx_} ({cell.source.splitlines()[0][:80]!r}): {type(e).__name__}: {e}"[:300])
+                cell.outputs = outputs
+        class Docs(FilterDefaults):
+            def base_procs(self): return [exec_docs if p is P.exec_show_docs else p for p in super().base_procs()]
+        filt = Docs()
+    tolerated = []
     try:
         nb = read_nb(src)
         filt(nb)
         dst.parent.mkdir(parents=True, exist_ok=True)
         write_nb(nb, dst)
-        return True, time.time() - t0, ""
+        return True, time.time() - t0, "\n".join(tolerated)
     except Exception as e:
         return False, time.time() - t0, f"{type(e).__name__}: {e}"[-3000:]
 
@@ -101,17 +118,28 @@ def process(rels, execute: bool, workers: int) -> dict:
     jobs = {rel: (NBS / rel, PROC / rel, execute and is_walkthrough(rel)) for rel in rels}
     timing, failed = {}, {}
     ctx = multiprocessing.get_context("spawn")
-    with cf.ProcessPoolExecutor(workers, mp_context=ctx, max_tasks_per_child=1) as ex:
-        futs = {ex.submit(_process, job): rel for rel, job in jobs.items()}
+    # the workers find `_process` by this module's name: IPython, which runs the cells, takes over `__main__` in a worker
+    sys.path.insert(0, str(Path(__file__).parent))
+    from site_build import _process
+    # Two lanes: the API pages in processes that live on (imports are paid once, as nbdev's proc_nbs does), and the
+    # chapters run whole each in a fresh process (they start actors, threads and processes of their own).
+    n_whole = max(1, workers // 2) if any(j[2] for j in jobs.values()) else 1
+    with cf.ProcessPoolExecutor(max(1, workers - n_whole) if n_whole < workers else 1, mp_context=ctx) as api, \
+         cf.ProcessPoolExecutor(n_whole, mp_context=ctx, max_tasks_per_child=1) as whole:
+        futs = {(whole if job[2] else api).submit(_process, job): rel
+                for rel, job in sorted(jobs.items(), key=lambda kv: not kv[1][2])}
         retry = {}
         for f in cf.as_completed(futs):
             rel = futs[f]
             ok, s, err = f.result()
-            if ok: timing[rel] = ("whole" if jobs[rel][2] else "api", s)
+            if ok:
+                timing[rel] = ("whole" if jobs[rel][2] else "api", s)
+                if err: print(f"site: {rel}: cells that nbdev runs for their imports fail alone (their outputs are left out; fix the notebook:"
+                              f" the import in a cell of its own):\n  " + err.replace("\n", "\n  "), file=sys.stderr)
             elif not jobs[rel][2]:  # run it whole instead, and say so
                 print(f"site: {rel}: its docs cells fail when run alone; running it whole instead. Fix the notebook:\n  {err.splitlines()[0]}\n"
                       + "\n".join("    " + l for l in err.splitlines()[1:12]), file=sys.stderr)
-                retry[ex.submit(_process, (NBS / rel, PROC / rel, True))] = rel
+                retry[whole.submit(_process, (NBS / rel, PROC / rel, True))] = rel
             else: failed[rel] = err
         for f in cf.as_completed(retry):
             rel = retry[f]
