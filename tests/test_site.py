@@ -41,7 +41,7 @@ def test_a_good_site_passes(tmp_path):
 
 def test_broken_links_tracebacks_and_missing_names_fail(tmp_path):
     bad = ('<a href="nowhere.html">gone</a><a href="../index.html#no-such-anchor">anchor</a><img src="https://example.org/x.png">'
-           '<div class="jp-OutputArea-output"><pre>Traceback (most recent call last):\n  File "x", line 1\nNameError: tb</pre></div>')
+           '<div class="output_area"><pre>Traceback (most recent call last):\n  File "x", line 1\nNameError: tb</pre></div>')
     res = _site(tmp_path, bad)
     assert not res["ok"]
     assert any("nowhere.html" in b for b in res["broken_links"]) and any("no-such-anchor" in b for b in res["broken_links"]), res

@@ -34,6 +34,7 @@ NBS, PROC, OUT = ROOT / "nbs", ROOT / "_proc", ROOT / "_docs"
 SITE_URL = "https://rlnb.github.io/rlnb/"
 REPO_URL = "https://github.com/rlnb/rlnb"
 WALKTHROUGH = ["index.ipynb", "agent/72_agent.ipynb", "algos/5*.ipynb"]  # run whole at build time
+# The sidebar: the home page, then the chapters by number, grouped by section, then the other pages ("More").
 SECTIONS = {".": "Base", "envs": "Env workers", "replay": "Replay", "coax": "The coax layer", "runtime": "The runtime",
             "algos": "Algorithms", "jax_envs": "JAX envs", "agent": "The agent"}
 LAST = {"80_cli.ipynb": "Command line"}  # top-level chapters after the sections
@@ -44,7 +45,7 @@ def chapters() -> list:
     nbs = [p.relative_to(NBS) for p in NBS.rglob("*.ipynb") if not any(s.startswith((".", "_")) for s in p.relative_to(NBS).parts)]
     def key(p):
         m = re.match(r"(\d+)_", p.name)
-        return (0 if p.name == "index.ipynb" else 2 if m else 1, int(m.group(1)) if m else 0, p.as_posix())
+        return (0 if p.name == "index.ipynb" else 1 if m else 2, int(m.group(1)) if m else 0, p.as_posix())
     return sorted(nbs, key=key)
 
 
@@ -185,11 +186,11 @@ def prepare(nb):
             d, c.source = _directives(c.source)
             if d.get("include") == "false": continue
             if d.get("output") == "false": c.outputs = []
-            if d.get("echo") == "false": c.source = ""
+            if d.get("echo") == "false": c.source, c.metadata = "", {"tags": ["remove_input"]}
             for o in c.get("outputs", []):
                 if "data" in o and "text/markdown" in o.data: o.data["text/markdown"] = _pandoc_md(o.data["text/markdown"])
             if not c.source and not c.get("outputs"): continue
-        c.metadata = {}
+        c.metadata = {k: v for k, v in c.metadata.items() if k == "tags"}
         for k in list(c.keys()):
             if k not in ("cell_type", "id", "metadata", "source", "outputs", "execution_count", "attachments"): del c[k]
         cells.append(c)
@@ -237,7 +238,10 @@ def render(rels) -> list:
     "Every page's (rel, path, title, section, html body, markdown)."
     import nbformat
     from nbconvert import HTMLExporter, MarkdownExporter
-    hx, mx = HTMLExporter(template_name="basic", exclude_input_prompt=True, exclude_output_prompt=True), MarkdownExporter()
+    from traitlets.config import Config
+    cfg = Config({"TagRemovePreprocessor": {"enabled": True, "remove_input_tags": {"remove_input"}}})
+    hx = HTMLExporter(config=cfg, template_name="basic", exclude_input_prompt=True, exclude_output_prompt=True)
+    mx = MarkdownExporter(config=cfg)
     pages = []
     for rel in rels:
         nb = nbformat.read(PROC / rel, as_version=4)
@@ -247,7 +251,7 @@ def render(rels) -> list:
         head = f"# {title}\n\n" + (f"> {fm['description']}\n\n" if fm.get("description") else "")
         body, _ = hx.from_notebook_node(nb)
         md, _ = mx.from_notebook_node(nb)
-        section = "" if rel.name == "index.ipynb" or not re.match(r"\d+_", rel.name) else (LAST.get(rel.as_posix()) or SECTIONS.get(rel.parent.as_posix(), rel.parent.as_posix()))
+        section = "" if rel.name == "index.ipynb" else "More" if not re.match(r"\d+_", rel.name) else (LAST.get(rel.as_posix()) or SECTIONS.get(rel.parent.as_posix(), rel.parent.as_posix()))
         pages.append(dict(rel=rel.as_posix(), path=path, title=title, description=fm.get("description", ""), section=section,
                           body=body, md=head + md))
     return pages
@@ -279,9 +283,10 @@ main a { color: var(--accent); }
 .alt-format { float: right; font-size: .85rem; }
 pre, code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .88em; }
 pre { background: #f6f8fa; padding: .6rem .8rem; overflow: auto; border-radius: 4px; }
-.jp-OutputArea pre { background: white; border-left: 3px solid var(--border); }
-.jp-Cell { margin: .6rem 0; }
-.jp-InputPrompt, .jp-OutputPrompt { display: none; }
+.output_area pre, .output_text pre { background: white; border-left: 3px solid var(--border); }
+.output_stderr pre { border-left-color: #e0b4b4; }
+.cell { margin: .6rem 0; }
+.prompt { display: none; }
 table { border-collapse: collapse; margin: .8rem 0; font-size: .9rem; display: block; overflow: auto; }
 th, td { border: 1px solid var(--border); padding: .25rem .5rem; vertical-align: top; }
 img { max-width: 100%; }
