@@ -124,8 +124,8 @@ def process(rels, execute: bool, workers: int) -> dict:
     from site_build import _process
     # Two lanes: the API pages in processes that live on (imports are paid once, as nbdev's proc_nbs does), and the
     # chapters run whole each in a fresh process (they start actors, threads and processes of their own).
-    n_whole = max(1, workers // 2) if any(j[2] for j in jobs.values()) else 1
-    with cf.ProcessPoolExecutor(max(1, workers - n_whole) if n_whole < workers else 1, mp_context=ctx) as api, \
+    n_whole = max(1, workers // 2)  # the lanes share the cores: a chapter run whole waits on its actors and processes
+    with cf.ProcessPoolExecutor(workers, mp_context=ctx) as api, \
          cf.ProcessPoolExecutor(n_whole, mp_context=ctx, max_tasks_per_child=1) as whole:
         futs = {(whole if job[2] else api).submit(_process, job): rel
                 for rel, job in sorted(jobs.items(), key=lambda kv: not kv[1][2])}
@@ -420,6 +420,7 @@ def main():
     whole = {r.as_posix(): round(s) for r, (m, s) in timing.items() if m.startswith("whole")}
     print(json.dumps(dict(pages=len(pages), out=str(OUT.relative_to(ROOT)), process_s=round(t1 - t0), render_s=round(time.time() - t1),
                           total_s=round(time.time() - t0), run_whole_s=whole,
+                          slowest_api_s=dict(sorted(((r.as_posix(), round(s)) for r, (m, s) in timing.items() if m == "api"), key=lambda kv: -kv[1])[:5]),
                           fallback=[r.as_posix() for r, (m, s) in timing.items() if "fallback" in m])))
 
 
