@@ -78,30 +78,23 @@ def _process(job):
             if str(d.get("eval", "")).lower() in ("false", "['false']"): return
             return True
         P._do_eval = _do_eval
-        class exec_all(P.exec_show_docs):
-            def __call__(self, cell):
-                self.nb.has_docs_ = True
-                super().__call__(cell)
-        class Whole(FilterDefaults):
-            def base_procs(self): return [exec_all if p is P.exec_show_docs else p for p in super().base_procs()]
-        filt = Whole()
-    else:
-        class exec_docs(P.exec_show_docs):
-            "nbdev's rule, except that a cell run only because it imports something may fail (then it shows no output)."
-            def __call__(self, cell):
-                if not self.nb.has_docs_ or not hasattr(self, "k") or not P._do_eval(cell): return
-                fm = getattr(self.nb, "frontmatter_", {})
-                if str(fm.get("skip_showdoc", "")).lower() in ("true", "1", "yes"): return
-                needed = (cell.directives_ or {}).keys() & {"export", "exports", "exporti", "exec_doc"} or P._show_docs(cell.parsed_())
-                outputs = cell.get("outputs", [])
-                self.k.cell(cell)
-                if (e := self.k.exc) is None: return
-                if needed: raise Exception(f"Error in cell {cell.idx_}:\n{cell.source}\n{type(e).__name__}: {e}") from e
-                tolerated.append(f"cell {cell.idx_} ({cell.source.splitlines()[0][:80]!r}): {type(e).__name__}: {e}"[:300])
-                cell.outputs = outputs
-        class Docs(FilterDefaults):
-            def base_procs(self): return [exec_docs if p is P.exec_show_docs else p for p in super().base_procs()]
-        filt = Docs()
+    class exec_docs(P.exec_show_docs):
+        "nbdev's rule (run whole: every cell nbdev-test runs), except that a cell no API doc needs may fail: it shows no output."
+        def __call__(self, cell):
+            if whole: self.nb.has_docs_ = True
+            if not self.nb.has_docs_ or not hasattr(self, "k") or not P._do_eval(cell): return
+            fm = getattr(self.nb, "frontmatter_", {})
+            if str(fm.get("skip_showdoc", "")).lower() in ("true", "1", "yes"): return
+            needed = (cell.directives_ or {}).keys() & {"export", "exports", "exporti", "exec_doc"} or P._show_docs(cell.parsed_())
+            outputs = cell.get("outputs", [])
+            self.k.cell(cell)
+            if (e := self.k.exc) is None: return
+            if needed: raise Exception(f"Error in cell {cell.idx_}:\n{cell.source}\n{type(e).__name__}: {e}") from e
+            tolerated.append(f"cell {cell.idx_} ({cell.source.splitlines()[0][:80]!r}): {type(e).__name__}: {e}"[:300])
+            cell.outputs = outputs
+    class Docs(FilterDefaults):
+        def base_procs(self): return [exec_docs if p is P.exec_show_docs else p for p in super().base_procs()]
+    filt = Docs()
     tolerated = []
     try:
         nb = read_nb(src)
@@ -113,11 +106,15 @@ def _process(job):
         return False, time.time() - t0, f"{type(e).__name__}: {e}"[-3000:]
 
 
+failed_cells = {}  # {notebook: the cells that failed and were left without output}
+
+
 def process(rels, execute: bool, workers: int) -> dict:
     "Process every notebook into _proc/; returns {rel: (mode, seconds)} and exits on a failure."
     shutil.rmtree(PROC, ignore_errors=True)
     jobs = {rel: (NBS / rel, PROC / rel, execute and is_walkthrough(rel)) for rel in rels}
     timing, failed = {}, {}
+    failed_cells.clear()
     ctx = multiprocessing.get_context("spawn")
     # the workers find `_process` by this module's name: IPython, which runs the cells, takes over `__main__` in a worker
     sys.path.insert(0, str(Path(__file__).parent))
@@ -135,8 +132,10 @@ def process(rels, execute: bool, workers: int) -> dict:
             ok, s, err = f.result()
             if ok:
                 timing[rel] = ("whole" if jobs[rel][2] else "api", s)
-                if err: print(f"site: {rel}: cells that nbdev runs for their imports fail alone (their outputs are left out; fix the notebook:"
-                              f" the import in a cell of its own):\n  " + err.replace("\n", "\n  "), file=sys.stderr)
+                if err: print(f"site: {rel}: cells that fail (their outputs are left out; run whole: the chapter's test fails, see"
+                              f" nbdev-test; else: a cell nbdev runs for its imports needs an earlier test cell, so the import belongs in a"
+                              f" cell of its own):\n  " + err.replace("\n", "\n  "), file=sys.stderr)
+                if err: failed_cells[rel.as_posix()] = err.splitlines()
             elif not jobs[rel][2]:  # run it whole instead, and say so
                 print(f"site: {rel}: its docs cells fail when run alone; running it whole instead. Fix the notebook:\n  {err.splitlines()[0]}\n"
                       + "\n".join("    " + l for l in err.splitlines()[1:12]), file=sys.stderr)
@@ -387,8 +386,14 @@ def write_site(pages, out=OUT):
     (tmp / ".nojekyll").write_text("")
     known = {p["rel"]: p["path"] for p in pages if "rel" in p}
     entries = []
-    for p in pages:
-        p["body"] = _fix_links(_fix_headings(p["body"]), p["path"], known)
+    for p in pages: p["body"] = _fix_links(_fix_headings(p["body"]), p["path"], known)
+    ids = {p["path"]: set(re.findall(r'\sid="([^"]+)"', p["body"])) for p in pages}
+    for p in pages:  # nbdev links every backticked name it knows, private ones and fields too: no anchor, no link
+        def unlink(m, here=p["path"]):
+            target, _, frag = m.group(1).partition("#")
+            page = os.path.normpath(os.path.join(os.path.dirname(here), target)) if target else here
+            return m.group(2) if frag and page in ids and frag not in ids[page] else m.group(0)
+        p["body"] = re.sub(r'<a href="([^"]*#[^"]*)">(<code>[^<]*</code>)</a>', unlink, p["body"])
         md = re.sub(r"\]\(" + re.escape(SITE_URL) + r"([^)]*)\)", lambda m: "](" + "../" * p["path"].count("/") + m.group(1) + ")", p.get("md", ""))
         root = "../" * p["path"].count("/")
         f = tmp / p["path"]
@@ -421,7 +426,7 @@ def main():
     print(json.dumps(dict(pages=len(pages), out=str(OUT.relative_to(ROOT)), process_s=round(t1 - t0), render_s=round(time.time() - t1),
                           total_s=round(time.time() - t0), run_whole_s=whole,
                           slowest_api_s=dict(sorted(((r.as_posix(), round(s)) for r, (m, s) in timing.items() if m == "api"), key=lambda kv: -kv[1])[:5]),
-                          fallback=[r.as_posix() for r, (m, s) in timing.items() if "fallback" in m])))
+                          fallback=[r.as_posix() for r, (m, s) in timing.items() if "fallback" in m], cells_failed=failed_cells)))
 
 
 if __name__ == "__main__":
