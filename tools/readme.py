@@ -1,4 +1,4 @@
-"""Generate README.md from nbs/index.ipynb (nbdev's own renderer needs Quarto, which is not installed here).
+"""Generate README.md from nbs/index.ipynb (nbdev's own renderer needs Quarto, which cannot be installed here).
 
     python tools/readme.py          # write README.md
     python tools/readme.py --check  # exit 1 if README.md is out of step with the notebook
@@ -9,17 +9,18 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
+SITE_ONLY = "<!-- site only"  # a markdown cell that starts so is on the book's home page, not in README.md
 
 
 def render() -> str:
-    "Markdown cells as they are, code cells as python blocks; outputs are not included."
+    "Markdown cells as they are, code cells as python blocks; outputs are not included, nor cells marked for the site only."
     nb = nbformat.read(ROOT / "nbs" / "index.ipynb", as_version=4)
     parts = []
     for c in nb.cells:
         src = c.source.strip()
         lines = src.splitlines()
         directives = [l for l in lines if l.startswith("#|")]
-        if not src or any("hide" in d or "export" in d for d in directives): continue
+        if not src or any("hide" in d or "export" in d for d in directives) or src.startswith(SITE_ONLY): continue
         src = "\n".join(l for l in lines if not l.startswith("#|")).strip()
         parts.append(src if c.cell_type == "markdown" else f"```python\n{src}\n```")
     body = "\n\n".join(parts) + "\n"
