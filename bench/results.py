@@ -20,7 +20,7 @@ stratified bootstrap, which for one task resamples its seeds); the machine, the 
 the preset was tuned on (0-2, which the tests use too), move to [result.tuning], and a `status` saying why it had no
 runs goes. Until every seed has run, the [result] covers the seeds that have, with `planned_seeds` naming all of them
 (the table shows "3 of 5 so far"). The markdown table goes to
-bench/results/presets_table.md and between the markers of nbs/index.ipynb (then run `python tools/readme.py`).
+bench/results/presets_table.md and between the markers of nbs/results.ipynb (the results page of the site).
 Learning results, not timings: `wall_s` is for orientation only (runs share the machine's cores).
 """
 import argparse
@@ -47,7 +47,7 @@ from rlnb.agent.seeds import RESAMPLES, bootstrap_ci, iqm  # noqa: E402  (the st
 SEEDS = [100, 101, 102, 103, 104]  # no test and no tuning run uses these (tests and bench/presets.py use 0-9)
 LOG = ROOT / "bench" / "results" / "presets_table.jsonl"
 TABLE_MD = ROOT / "bench" / "results" / "presets_table.md"
-INDEX = ROOT / "nbs" / "index.ipynb"
+INDEX = ROOT / "nbs" / "results.ipynb"
 BEGIN, END = "<!-- results table: written by bench/results.py -->", "<!-- end of the results table -->"
 # Changes of the code that alter what some presets reach: (commit, what it changed, the presets it touches). A run made
 # before one, on a preset it touches, no longer counts as done: the next call runs that seed again, and until then the

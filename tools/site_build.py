@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NBS, PROC, OUT = ROOT / "nbs", ROOT / "_proc", ROOT / "_docs"
 SITE_URL = "https://rlnb.github.io/rlnb/"
 REPO_URL = "https://github.com/rlnb/rlnb"
-WALKTHROUGH = ["index.ipynb", "agent/72_agent.ipynb", "algos/5*.ipynb"]  # run whole at build time
+WALKTHROUGH = ["index.ipynb", "agent/73_agent.ipynb", "algos/5*.ipynb"]  # run whole at build time
 # The sidebar: the home page, then the chapters by number, grouped by section, then the other pages ("More").
 SECTIONS = {".": "Base", "envs": "Env workers", "replay": "Replay", "coax": "The coax layer", "runtime": "The runtime",
             "algos": "Algorithms", "jax_envs": "JAX envs", "agent": "The agent"}
