@@ -23,8 +23,6 @@ from ..core import ConfigError, patch_to
 from ..envs.core import check_env_id
 from ..envs.checks import EXTRAS, missing_dependency
 from ..envs.pixels import is_image_space, pixel_env
-from ..runtime.runtime import ALGOS, get_algo
-from ..runtime.spec import check_renamed, env_kind, env_spaces
 
 # %% auto #0
 __all__ = ['PRESET_DIR', 'TRAIN_KEYS', 'FAMILIES', 'Preset', 'read_preset', 'env_family', 'family_preset', 'preset_line',
@@ -89,6 +87,9 @@ def _config_value(cfg_cls, name, v):
 # %% ../../nbs/agent/70_presets.ipynb #6a25fa04
 def read_preset(path) -> Preset:
     "Read and check a preset file."
+    # here, not above: `rlnb presets` (`presets_listing`) imports no runtime
+    from rlnb.runtime.runtime import ALGOS, get_algo
+    from rlnb.runtime.spec import check_renamed
     path = pathlib.Path(path)
     if not path.is_file(): raise ConfigError(f"preset file {path} does not exist.")
     try: raw = tomllib.loads(path.read_text())
@@ -146,6 +147,7 @@ def env_family(env) -> str|None:
     # Atari stacks and MinAtar grids, known without making one
     if isinstance(env, str) and env.startswith(('ALE/', 'MinAtar/')): return '<images>'
     if isinstance(env, str) and env in FAMILIES: return env
+    from rlnb.runtime.spec import env_spaces
     try: obs_space, _ = env_spaces(pixel_env(env))
     # an unknown id, a missing package, a failing factory: the run reports it, not the preset lookup
     except Exception: return None
@@ -224,6 +226,7 @@ def default_target(preset:Preset|None, env) -> float|None:
     if preset is not None and 'target_return' in preset.train:
         return float(preset.train['target_return'])
     if not isinstance(env, str): return None
+    from rlnb.runtime.spec import env_kind
     if (kind := env_kind(env)) is not None: return kind.reward_threshold(env)  # 'gymnax:...'
     try: return gym.spec(env).reward_threshold
     except gym.error.Error: return None  # an unknown id, or one whose package is missing
