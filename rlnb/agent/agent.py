@@ -24,7 +24,8 @@ from .presets import Preset, find_preset, preset_line, resolve_preset
 from ..envs.monitor import TensorBoardSink, WandbSink, _logger, read_wandb_offline
 # load_policy, _metrics, MetricsTable, _progress_bar: re-exported
 from .checkpoints import AgentCheckpoints, _read_run, load_policy
-from .rows import AgentRows, MetricsTable, _HEAD, _TAIL, _metrics, _progress_bar
+from .rows import (AgentRows, MetricsTable, Rounded, LOG_INTERVAL, _HEAD, _TAIL, _metrics,
+                             _progress_bar)
 from ..checkpoint import (CKPT_DIR, check_run_dir, find_checkpoint, list_checkpoints,
                              one_run_dir, process_dir, release_run_dir)
 from ..checkpoint import prune_checkpoints, read_checkpoint, write_checkpoint
@@ -268,6 +269,7 @@ def _end_session(self, bar, goal:int):
     "Count the session's wall-clock, close the progress bar and the TensorBoard sink."
     self._stop_requested = False
     self.wall_s += time.perf_counter() - self._session[0]
+    self._bar_postfix(bar)  # after the final evaluation: the bar left on screen shows it
     bar.update(min(self.algo.env_steps, goal) - bar.n); bar.close()
     if self._tb is not None:
         try: self._tb.close()
@@ -296,7 +298,7 @@ async def _prepare(self, init_model_path, wandb, compile:bool):
 async def atrain(self,
                  num_train_steps:int|None=None,  # env steps to train to; None: `default_steps`
                  init_model_path=None,  # checkpoint file or run directory to resume from first
-                 log_interval:float=1.0,  # seconds between metrics rows; 0: none
+                 log_interval:float=LOG_INTERVAL,  # seconds between metrics rows; 0: none
                  eval_interval:int|None=5_000,  # env steps between evaluations (None: at the end)
                  save_interval:int|None=5_000,  # env steps between checkpoints (None: at the end)
                  num_eval_episodes:int=10,  # episodes per evaluation
@@ -312,6 +314,7 @@ async def atrain(self,
     goal = self._check_train_args(num_train_steps, log_interval, eval_interval, save_interval,
                                   num_eval_episodes)
     await self._prepare(init_model_path, wandb, compile)
+    if verbose and target_return is None: self._note_target()  # what `rlnb train` would stop at
     a = self.algo
     bar = _progress_bar(total=goal, initial=min(a.env_steps, goal), unit='step', desc=self.tag,
                         disable=not progress, dynamic_ncols=True)
@@ -321,10 +324,7 @@ async def atrain(self,
     def tick(_) -> bool:
         ("The loop's callback: the progress bar, a metrics row every `log_interval` s; true once "
          "a stop is asked for.")
-        bar.update(min(a.env_steps, goal) - bar.n)
-        bar.set_postfix(G=f"{a.stats.mean('G', 0):.0f}",
-                        eval=f"{self.evals[-1]['mean']:.0f}" if self.evals else '-',
-                        upd=a.updates, refresh=False)
+        bar.update(min(a.env_steps, goal) - bar.n); self._bar_postfix(bar)
         if log_interval and time.perf_counter() >= next_log[0]:
             next_log[0] = time.perf_counter() + log_interval
             self._emit(self._row(), verbose)
@@ -353,16 +353,16 @@ async def atrain(self,
 # %% ../../nbs/agent/73_agent.ipynb #b072ebaf
 @patch_to(DistributedAgent)
 def _result(self, res:dict, stopped:bool, target_return) -> dict:
-    "What `atrain` returns, from the runtime's result; draws curve.png."
-    a = self.algo
-    dt = max(self.wall_s, 1e-9)
+    "What `atrain` returns (`eval_env_steps`: the env step of `eval`); draws curve.png."
+    a, ev, dt = self.algo, res['eval'], max(self.wall_s, 1e-9)
     if self.history: self.plot(self.work_dir / 'curve.png')
-    reached = (target_return is not None and res['eval'] is not None
-               and res['eval']['mean'] >= target_return)
-    return dict(eval=res['eval'], env_steps=a.env_steps, updates=a.updates, episodes=a.episodes,
-                stopped=stopped, reached_target=reached, env_steps_per_s=a.env_steps / dt,
-                updates_per_s=a.updates / dt, wall_s=self.wall_s,
-                checkpoint=str(self.last_checkpoint), work_dir=str(self.work_dir))
+    reached = target_return is not None and ev is not None and ev['mean'] >= target_return
+    return Rounded(eval=None if ev is None else Rounded(ev),
+                   eval_env_steps=None if ev is None else self.evals[-1]['env_steps'],
+                   env_steps=a.env_steps, updates=a.updates, episodes=a.episodes, stopped=stopped,
+                   reached_target=reached, env_steps_per_s=a.env_steps / dt,
+                   updates_per_s=a.updates / dt, wall_s=self.wall_s,
+                   checkpoint=str(self.last_checkpoint), work_dir=str(self.work_dir))
 
 # %% ../../nbs/agent/73_agent.ipynb #2888c24e
 @patch_to(DistributedAgent)

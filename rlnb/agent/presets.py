@@ -9,23 +9,25 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import importlib.util
 import json
 import pathlib
 import tomllib
 import warnings
 
+import gymnasium as gym
+
 import rlnb
 
 from ..core import ConfigError, patch_to
 from ..envs.core import check_env_id
+from ..envs.checks import EXTRAS, missing_dependency
 from ..envs.pixels import is_image_space, pixel_env
-from ..runtime.runtime import ALGOS, get_algo
-from ..runtime.spec import check_renamed, env_spaces
 
 # %% auto #0
 __all__ = ['PRESET_DIR', 'TRAIN_KEYS', 'FAMILIES', 'Preset', 'read_preset', 'env_family', 'family_preset', 'preset_line',
-           'presets', 'find_preset', 'get_preset', 'resolve_preset', 'env_unavailable', 'result_cells', 'results_table',
-           'presets_listing']
+           'presets', 'find_preset', 'get_preset', 'resolve_preset', 'default_target', 'env_unavailable', 'env_missing',
+           'result_cells', 'results_table', 'listed_preset', 'presets_listing']
 
 # %% ../../nbs/agent/70_presets.ipynb #38bc54b9
 PRESET_DIR = pathlib.Path(rlnb.__file__).parent / 'hyperparams'  # the presets shipped with rlnb
@@ -85,6 +87,9 @@ def _config_value(cfg_cls, name, v):
 # %% ../../nbs/agent/70_presets.ipynb #6a25fa04
 def read_preset(path) -> Preset:
     "Read and check a preset file."
+    # here, not above: `rlnb presets` (`presets_listing`) imports no runtime
+    from rlnb.runtime.runtime import ALGOS, get_algo
+    from rlnb.runtime.spec import check_renamed
     path = pathlib.Path(path)
     if not path.is_file(): raise ConfigError(f"preset file {path} does not exist.")
     try: raw = tomllib.loads(path.read_text())
@@ -142,6 +147,7 @@ def env_family(env) -> str|None:
     # Atari stacks and MinAtar grids, known without making one
     if isinstance(env, str) and env.startswith(('ALE/', 'MinAtar/')): return '<images>'
     if isinstance(env, str) and env in FAMILIES: return env
+    from rlnb.runtime.spec import env_spaces
     try: obs_space, _ = env_spaces(pixel_env(env))
     # an unknown id, a missing package, a failing factory: the run reports it, not the preset lookup
     except Exception: return None
@@ -213,6 +219,18 @@ def resolve_preset(preset, algo:str, env) -> Preset|None:
         warnings.warn(f"preset {p.name} was tuned on {p.env}; using it on {env}.", stacklevel=2)
     return p
 
+# %% ../../nbs/agent/70_presets.ipynb #f1476452
+def default_target(preset:Preset|None, env) -> float|None:
+    ("The target return `rlnb train` takes by default for `env`: `preset`'s `target_return`, else "
+     "the env's `reward_threshold` (None for neither, or for an env that is not an id).")
+    if preset is not None and 'target_return' in preset.train:
+        return float(preset.train['target_return'])
+    if not isinstance(env, str): return None
+    from rlnb.runtime.spec import env_kind
+    if (kind := env_kind(env)) is not None: return kind.reward_threshold(env)  # 'gymnax:...'
+    try: return gym.spec(env).reward_threshold
+    except gym.error.Error: return None  # an unknown id, or one whose package is missing
+
 # %% ../../nbs/agent/70_presets.ipynb #d1bff251
 def env_unavailable(env:str) -> ConfigError|None:
     ("Why env id `env` cannot be made here: the error making it would raise (a missing package "
@@ -225,6 +243,22 @@ def env_unavailable(env:str) -> ConfigError|None:
         if isinstance(made, str): check_env_id(made)
     except ConfigError as e: return e
     return None
+
+# %% ../../nbs/agent/70_presets.ipynb #b0dfdbca
+def env_missing(env:str) -> ConfigError|None:
+    ("`env_unavailable` without making the env or importing its module: the package its id needs "
+     "(`EXTRAS`) if `importlib.util.find_spec` finds none; an unknown id: `env_unavailable`.")
+    if env in FAMILIES: return None
+    top = 'ale_py' if env.startswith('ALE/') else 'minatar' if env.startswith('MinAtar/') else None
+    if top is None:
+        spec = gym.registry.get(env)
+        if spec is None: return env_unavailable(env)  # an unknown id: the ids it may have meant
+        ep = spec.entry_point
+        parts = ep.split(':')[0].split('.') if isinstance(ep, str) else []
+        top = next((m for m in EXTRAS if m.lower() in map(str.lower, parts)),
+                   parts[0] if parts else None)
+    if top is None or importlib.util.find_spec(top) is not None: return None
+    return missing_dependency(top, f"env id {env!r}")
 
 # %% ../../nbs/agent/70_presets.ipynb #f0c90294
 def _seeds_text(seeds) -> str:
@@ -302,6 +336,30 @@ def _short_reason(e:ConfigError) -> str:
     extra, package = getattr(e, 'extra', None), getattr(e, 'package', None)
     return f"needs rlnb[{extra}]" if extra else f"needs {package}" if package else "unknown env id"
 
+# %% ../../nbs/agent/70_presets.ipynb #5b7bf7de
+def _stored_fields() -> dict:
+    "Each algorithm's config field names, from the stored table `rlnb/cli_fields.json` ({}: none)."
+    path = pathlib.Path(rlnb.__file__).parent / 'cli_fields.json'  # `rlnb.cli_fields.TABLE_PATH`
+    try: algos = json.loads(path.read_text())['algos']
+    except (OSError, ValueError, KeyError): return {}
+    return {a: {f['name'] for f in t['fields']} for a, t in algos.items()}
+
+def listed_preset(path, fields:dict) -> Preset:
+    ("Preset file `path` as `rlnb presets` lists it: its tables checked against `fields` "
+     "(`_stored_fields`), no algorithm imported; a file that does not pass goes to `read_preset`.")
+    path = pathlib.Path(path)
+    try: raw = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError): return read_preset(path)
+    config, train = raw.get('config', {}), raw.get('train', {})
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in train.values())
+    if not (set(raw) <= {'algo', 'env', 'description', 'config', 'train', 'result'}
+            and isinstance(raw.get('env'), str) and raw.get('algo') in fields
+            and set(config) <= fields[raw['algo']] - {'seed', 'deterministic'}
+            and set(train) <= set(TRAIN_KEYS) and numbers):
+        return read_preset(path)  # says what is wrong
+    return Preset(path.stem, raw['algo'], raw['env'], dict(config), dict(train),
+                  dict(raw.get('result', {})), str(raw.get('description', '')), path)
+
 # %% ../../nbs/agent/70_presets.ipynb #9e31648a
 def presets_listing(name:str|None=None,  # a preset's name or .toml path: its file's text
                     # only the presets of this algorithm / env
@@ -311,8 +369,10 @@ def presets_listing(name:str|None=None,  # a preset's name or .toml path: its fi
     ("The shipped presets as a table (those whose env cannot be made here marked, and why), as "
      "JSON lines, or one preset's file.")
     if name is not None: return get_preset(name).path.read_text()
-    found = presets(algo, env)
-    why = {e: env_unavailable(e) for e in sorted({p.env for p in found})}  # one check per env
+    fields = _stored_fields()
+    found = [p for p in (listed_preset(f, fields) for f in sorted(PRESET_DIR.glob('*.toml')))
+             if (algo is None or p.algo == algo) and (env is None or p.env == env)]
+    why = {e: env_missing(e) for e in sorted({p.env for p in found})}  # one check per env
     if as_json:
         return ''.join(json.dumps(dict(name=p.name, algo=p.algo, env=p.env,
                                        steps=p.train.get('steps'),

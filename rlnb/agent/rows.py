@@ -8,7 +8,10 @@ Docs: https://rlnb.github.io/rlnb/agent/rows.html.md"""
 from __future__ import annotations
 
 import dataclasses
+import functools
+import io
 import math
+import sys
 import time
 from pathlib import Path
 
@@ -16,10 +19,11 @@ import numpy as np
 
 from ..core import ConfigError
 from ..runtime.runtime import patch_to
-from ..envs.monitor import CSVSink, TensorBoardSink, WandbSink, _fmt
+from ..envs.monitor import CSVSink, TensorBoardSink, WandbSink
+from .presets import default_target
 
 # %% auto #0
-__all__ = ['AgentRows', 'MetricsTable']
+__all__ = ['LOG_INTERVAL', 'AgentRows', 'Rounded', 'MetricsTable']
 
 # %% ../../nbs/agent/72_rows.ipynb #2b04c7cc
 # columns before the algorithm's metrics
@@ -35,6 +39,35 @@ class AgentRows:
     Owns: `history`, `columns`, and the session's `_session`, `_last_row`, `_tb` and `_wandb`
     (`_begin_session` and `_open_wandb` open them, the agent closes them); `_record_eval` appends
     to `evals`."""
+
+# %% ../../nbs/agent/72_rows.ipynb #b9e0843e
+def _shown(v, digits:int=4) -> str:
+    ("A number as a person reads it: an int with thousands separators, a float to `digits` "
+     "significant digits and all of its integer part.")
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)): return str(v)
+    if isinstance(v, (int, np.integer)): return f"{v:,d}"
+    if not math.isfinite(v) or v == 0: return f"{v:g}"
+    mag = math.floor(math.log10(abs(v)))
+    return f"{v:.{digits}g}" if mag < -3 else f"{v:,.{max(0, digits - 1 - mag)}f}"
+
+# %% ../../nbs/agent/72_rows.ipynb #1e06e0e4
+def _rounded(v, digits:int=4):
+    "`v` with every float in it rounded as `_shown` writes it (dicts, lists and tuples followed)."
+    if isinstance(v, dict): return {k: _rounded(x, digits) for k, x in v.items()}
+    if isinstance(v, (list, tuple)): return type(v)(_rounded(x, digits) for x in v)
+    if isinstance(v, (float, np.floating)) and math.isfinite(v) and v != 0:
+        mag = math.floor(math.log10(abs(v)))
+        return float(f"{v:.{digits}g}") if mag < -3 else round(float(v), max(0, digits - 1 - mag))
+    return v
+
+class Rounded(dict):
+    "A dict of full-precision values that shows its floats rounded to 4 significant digits."
+    def __repr__(self): return repr(_rounded(dict(self)))
+    def _repr_pretty_(self, p, cycle): p.pretty(_rounded(dict(self)))  # IPython's display
+
+# %% ../../nbs/agent/72_rows.ipynb #0a8dfcd7
+# seconds between metrics rows (and log lines): `atrain`'s default, and `rlnb train`'s
+LOG_INTERVAL = 10.0
 
 # %% ../../nbs/agent/72_rows.ipynb #d15b65c0
 def _metrics(self) -> dict:
@@ -54,7 +87,7 @@ def _metrics(self) -> dict:
     out['lag_max'] = a.stats.max('lag_max')
     out['eval_return'] = self.evals[-1]['mean'] if self.evals else float('nan')
     out['checkpoint'] = str(self.last_checkpoint) if self.last_checkpoint else None
-    return out
+    return Rounded(out)
 AgentRows.metrics = property(_metrics)  # a property, which `patch_to` does not make
 
 # %% ../../nbs/agent/72_rows.ipynb #c5f2507c
@@ -85,7 +118,7 @@ def _emit(self, row:dict, verbose:bool):
         keys = (('env_steps', 'episodes', 'updates', 'avg_G', 'loss', 'lag_mean', 'env_steps_per_s')
                 if math.isnan(row['eval_return'])
                 else ('env_steps', 'updates', 'eval_return', 'eval_std'))
-        self.logger.info(',\t'.join(f"{k}: {_fmt(row[k])}" for k in keys
+        self.logger.info(',\t'.join(f"{k}: {_shown(row[k])}" for k in keys
                                     if k in row
                                     and not (isinstance(row[k], float) and math.isnan(row[k]))))
 
@@ -116,6 +149,27 @@ def _progress_bar(**kwargs):
     class Bar(tqdm): monitor_interval = 0
     return Bar(**kwargs)
 
+# %% ../../nbs/agent/72_rows.ipynb #93620fba
+@patch_to(AgentRows)
+def _bar_postfix(self, bar, refresh:bool=False):
+    "Set `bar`'s postfix: recent return G, the last evaluation, updates."
+    bar.set_postfix(G=_shown(self.algo.stats.mean('G', 0)),
+                    eval=_shown(self.evals[-1]['mean']) if self.evals else '-',
+                    upd=f"{self.algo.updates:,}", refresh=refresh)
+
+# %% ../../nbs/agent/72_rows.ipynb #3b66e5a4
+_TARGET_NOTED: set = set()  # (algo, env) pairs whose default target this process named
+
+@patch_to(AgentRows)
+def _note_target(self):
+    "Log once per (algo, env) that `rlnb train` would stop at `default_target`, and how to ask."
+    target, key = default_target(self.preset, self.env_id), (self.algo_name, str(self.env_id))
+    if target is None or key in _TARGET_NOTED: return
+    _TARGET_NOTED.add(key)
+    self.logger.info(f"target_return=None: training runs every env step asked for; `rlnb train` "
+                     f"stops at the first evaluation reaching {target:g} (pass target_return="
+                     f"{target:g} for that)")
+
 # %% ../../nbs/agent/72_rows.ipynb #01c2095f
 @patch_to(AgentRows)
 async def _open_wandb(self, opts) -> WandbSink:
@@ -138,6 +192,17 @@ class MetricsTable(str):
     "Metrics rows as a markdown table: a notebook renders it, `print` shows the markdown."
     def _repr_markdown_(self): return str(self)
 
+# %% ../../nbs/agent/72_rows.ipynb #ca70ebd2
+def _figure_png(fig) -> bytes:
+    "`fig` as PNG bytes: its `_repr_png_`, which IPython displays (no pyplot needed)."
+    buf = io.BytesIO()
+    fig.savefig(buf, format='png', dpi=100, bbox_inches='tight')
+    return buf.getvalue()
+
+def _in_ipython() -> bool:
+    "True in IPython or a Jupyter kernel (where a returned figure is displayed)."
+    return 'IPython' in sys.modules and sys.modules['IPython'].get_ipython() is not None
+
 # %% ../../nbs/agent/72_rows.ipynb #787448d5
 @patch_to(AgentRows)
 def plot(self,
@@ -145,8 +210,10 @@ def plot(self,
          ax=None,  # draw into this matplotlib Axes
         ):
     ("Learning curve: mean training return (recent episodes) and evaluation returns against env "
-     "steps; returns the Figure.")
+     "steps; returns the Figure, which a notebook shows (in a script without `path` or `ax` it "
+     "is written to work_dir/curve.png).")
     from matplotlib.figure import Figure
+    ax_given = ax
     fig = ax.figure if ax is not None else Figure(figsize=(7, 3.5))
     ax = ax if ax is not None else fig.add_subplot()
     rows = [r for r in self.history if not math.isnan(r['avg_G'])]
@@ -161,6 +228,10 @@ def plot(self,
     ax.set_xlabel('environment steps'); ax.set_ylabel('return'); ax.grid(alpha=0.3)
     ax.set_title(f"{self.algo_name}: {self.tag}, seed {self.seed}")
     if rows or self.evals: ax.legend(loc='best')
+    if ax_given is None: fig._repr_png_ = functools.partial(_figure_png, fig)  # shown once
+    if path is None and ax_given is None and not _in_ipython():
+        path = self.work_dir / 'curve.png'
+        self.logger.info(f"learning curve written to {path}")
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=100, bbox_inches='tight')

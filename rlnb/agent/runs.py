@@ -20,7 +20,7 @@ from ..core import ConfigError, NonFiniteError, RLNBError, patch_to, run_sync
 from ..runtime.registry import get_algo
 from ..checkpoint import claim_run_dir, release_run_dir
 from ..envs.monitor import _logger
-from .agent import DistributedAgent, MetricsTable, _progress_bar
+from .agent import DistributedAgent, MetricsTable, LOG_INTERVAL, _progress_bar
 from .seeds import (RESAMPLES, bootstrap_ci, curve_band, iqm, parse_seeds,
                               structural_fields, summarize, sweep_points)
 _all_ = ['summarize']  # re-exported: its chapter is 74_seeds now
@@ -277,7 +277,7 @@ def _prepare(self, init_model_path) -> Path|None:
 async def atrain(self,
                  num_train_steps:int|None=None,  # env steps of every run; None: `default_steps`
                  init_model_path=None,  # a directory of many runs to resume every run from
-                 log_interval:float=10.0,  # seconds between the summary log lines; 0: none
+                 log_interval:float=LOG_INTERVAL,  # seconds between the summary log lines; 0: none
                  eval_interval:int|None=5_000,  # env steps between evaluations of each run
                  save_interval:int|None=5_000,  # env steps between checkpoints of each run
                  num_eval_episodes:int=10,  # episodes per evaluation
