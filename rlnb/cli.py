@@ -20,6 +20,8 @@ import sys
 import threading
 import time
 
+from .cli_args import _Interrupted, _ignore_signals, _reported
+
 # %% auto #0
 __all__ = ['make_env', 'smoke', 'run_name', 'train', 'evaluate', 'main', 'train_many', 'RUN_OPTIONS', 'config_flag',
            'add_config_arguments', 'config_overrides']
@@ -95,35 +97,35 @@ def _record_options(run, steps, target_return, eval_interval, num_eval_episodes,
                                   log_interval=log_interval, **more))
 
 # %% ../nbs/80_cli.ipynb #69be69e3
-class _Interrupted(KeyboardInterrupt):
-    "A signal that arrived before there was a run to stop."
-    def __init__(self, signum): super().__init__(signum); self.signum = signum
-
 class _SignalStop:
     ("While `train` runs from the command line: the first SIGINT or SIGTERM stops the run with a "
      "checkpoint.")
-    def __init__(self): self.agent, self.signum, self.count, self.old = None, None, 0, {}
+    def __init__(self):
+        self.agent, self.signum, self.count, self.old, self.raised = None, None, 0, {}, False
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self.old[sig] = signal.signal(sig, self._handle)
         return self
     def __exit__(self, *exc):
-        for sig, h in self.old.items(): signal.signal(sig, h)
+        # after a signal the process is ending: a later press is ignored, not a traceback
+        for sig, h in self.old.items(): signal.signal(sig, h if not self.count else signal.SIG_IGN)
     def _handle(self, signum, frame):
         self.count += 1
-        # nothing is training yet: nothing to save
-        if self.agent is None: raise _Interrupted(signum)
+        # an interrupt is on its way out (closing the run): a later press changes nothing
+        if self.raised: return
         if self.count == 1:
             self.signum = signum
-            self.agent.request_stop()
+            # the run being built stops once it is (`_train_one`): no half-built run left behind
+            if self.agent is not None: self.agent.request_stop()
             print(f"rlnb: {signal.Signals(signum).name}: "
-                  "stopping after the current step and writing a checkpoint "
-                  "(a third Ctrl-C aborts without one)", file=sys.stderr, flush=True)
+                  + ("stopping after the current step and writing a checkpoint "
+                     if self.agent is not None else "stopping once the run is set up ")
+                  + "(a third Ctrl-C aborts without one)", file=sys.stderr, flush=True)
         elif self.count == 2:
             print("rlnb: still stopping: the checkpoint is being written", file=sys.stderr,
                   flush=True)
-        else: raise _Interrupted(self.signum)
+        else: self.raised = True; raise _Interrupted(self.signum)
 
 # %% ../nbs/80_cli.ipynb #6d75f857
 def _train_steps(steps:int|None, pre:Preset|None, algo:str) -> int:
@@ -274,6 +276,9 @@ def _train_one(algo:str, env_id:str, steps:int|None, seed:int, num_actors:int|No
         agent = _build_agent(algo, env_id, run, seed, devices, resume, deterministic, pre,
                              _flag_config(config, num_actors), existing_run)
         if sig is not None: sig.agent = agent
+        if sig is not None and sig.signum is not None:  # a signal while the run was set up
+            agent.close()
+            raise _reported(_Interrupted(sig.signum), 'rlnb: interrupted before training.')
         pre_name = (pre.name if pre is not None
                     else read_train_options(resume).get('preset') if resume is not None else None)
         _record_options(agent.work_dir, steps, target_return, eval_interval, num_eval_episodes,
@@ -283,13 +288,11 @@ def _train_one(algo:str, env_id:str, steps:int|None, seed:int, num_actors:int|No
                               save_interval=save_interval, num_eval_episodes=num_eval_episodes,
                               target_return=target_return, progress=progress, verbose=progress,
                               wandb=wandb)
-        except KeyboardInterrupt:
-            print(_stopped_message(agent, algo, env_id), file=sys.stderr)
-            raise
+        except KeyboardInterrupt as e:
+            raise _reported(e, _stopped_message(agent, algo, env_id))
         finally: agent.close()
     if sig is not None and sig.signum is not None:
-        print(_stopped_message(agent, algo, env_id), file=sys.stderr)
-        raise _Interrupted(sig.signum)
+        raise _reported(_Interrupted(sig.signum), _stopped_message(agent, algo, env_id))
     return _write_result(agent, res, algo, env_id, pre_name, deterministic)
 
 # %% ../nbs/80_cli.ipynb #dfd55c74
@@ -375,15 +378,14 @@ def _run_tune(args:argparse.Namespace):
     print(json.dumps(_rounded(r)))
 
 # %% ../nbs/80_cli.ipynb #b52a356b
-def main(argv:list[str]|None=None) -> int:
-    "Console entry point `rlnb`; returns the process exit code."
-    p = _parser(sys.argv[1:] if argv is None else argv)  # the help of `train ALGO --env ENV`
+def _main(argv:list[str]|None, p) -> int:
+    "`main` but for a signal: run the command `argv` asks for, parsed by `p`."
     args = p.parse_args(argv)
     _check_options(p, args)
+    from rlnb.core import EnvWorkerError, RLNBError, TrainingError  # no JAX for `--help`
+    from rlnb.envs.core import MissingDependencyError
+    from rlnb.agent.presets import presets_listing
     try:
-        from rlnb.core import EnvWorkerError, RLNBError, TrainingError  # no JAX for `--help`
-        from rlnb.envs.core import MissingDependencyError
-        from rlnb.agent.presets import presets_listing
         if args.command == 'smoke':
             print(json.dumps(_rounded(smoke(args.env, args.steps, args.seed))))
         elif args.command == 'presets':
@@ -402,15 +404,23 @@ def main(argv:list[str]|None=None) -> int:
         return 2
     # the error names the help of its command
     except RLNBError as e: _command_parser(p, args).error(_with_notes(e))
-    except KeyboardInterrupt as e:
-        if args.command != 'train': print('rlnb: interrupted.', file=sys.stderr)
-        return 128 + getattr(e, 'signum', signal.SIGINT)  # 130 for Ctrl-C, 143 for SIGTERM
     # the reader stopped reading (`rlnb presets | head`): the rest of the output goes nowhere,
     # quietly
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     return 0
+
+# %% ../nbs/80_cli.ipynb #96ada563
+def main(argv:list[str]|None=None) -> int:
+    "Console entry point `rlnb`; returns the process exit code."
+    try:
+        p = _parser(sys.argv[1:] if argv is None else argv)  # the help of `train ALGO --env ENV`
+        return _main(argv, p)
+    except KeyboardInterrupt as e:
+        if argv is None: _ignore_signals()  # the console script: only its exit is left
+        if not getattr(e, 'reported', False): print('rlnb: interrupted.', file=sys.stderr)
+        return 128 + getattr(e, 'signum', signal.SIGINT)  # 130 for Ctrl-C, 143 for SIGTERM
 
 # %% ../nbs/80_cli.ipynb #7179cf20
 def _with_notes(e:BaseException) -> str: return '\n'.join([str(e), *getattr(e, '__notes__', [])])
@@ -478,11 +488,12 @@ def train_many(algo:str, env_id:str, steps:int|None, seeds, sweep, num_actors:in
             res = agent.train(steps, log_interval=log_interval, eval_interval=eval_interval,
                               save_interval=save_interval, num_eval_episodes=num_eval_episodes,
                               target_return=target_return, progress=progress, verbose=progress)
-        except KeyboardInterrupt:
-            stopped_message()
+        except KeyboardInterrupt as e:
+            stopped_message(); e.reported = True
             raise
         finally: agent.close()
     if sig is not None and sig.signum is not None:
         stopped_message()
-        raise _Interrupted(sig.signum)
+        e = _Interrupted(sig.signum); e.reported = True
+        raise e
     return dict(res, table=str(agent.table()))

@@ -8,7 +8,9 @@ Docs: https://rlnb.github.io/rlnb/cli_args.html.md"""
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 
 from .cli_fields import (_field_help, algo_table, config_fields, field_default, help_preset,
                              shipped_presets)
@@ -366,3 +368,19 @@ def _keep_run_options(args:argparse.Namespace, p:argparse.ArgumentParser):
         print(f"rlnb: resuming with the run's own {' '.join(kept) or 'options'}"
               + (f"; replaced by this command: {' '.join(given)}" if given else ''),
               file=sys.stderr)
+
+# %% ../nbs/79_cli_args.ipynb #4e541e02
+class _Interrupted(KeyboardInterrupt):
+    "A signal that arrived before there was a run to stop."
+    def __init__(self, signum): super().__init__(signum); self.signum = signum
+
+def _reported(e:BaseException, message:str) -> BaseException:
+    "`e`, once `message` is printed to stderr: `main` then prints no other."
+    print(message, file=sys.stderr, flush=True)
+    e.reported = True
+    return e
+
+def _ignore_signals():
+    "The process is ending: SIGINT and SIGTERM change nothing from here on (main thread only)."
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM): signal.signal(sig, signal.SIG_IGN)

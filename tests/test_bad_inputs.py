@@ -88,6 +88,11 @@ def _truncated(tmp):
     return p
 
 
+def _sequence_replay(capacity):
+    from rlnb.algos.sequence_replay import SequenceReplay, zero_sequences
+    return SequenceReplay(capacity, zero_sequences(gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2), 24, 64, 1))
+
+
 def _other_algo_checkpoint(tmp):
     ppo = DistributedAgent('CartPole-v1', algo='ppo', work_dir=tmp / 'ppo', num_learners=1, num_actors=1, envs_per_actor=2, batch_size=8, unroll_length=4)
     try: ppo.save()
@@ -132,6 +137,12 @@ CASES = [
      r'env id .ALE/Pong-v5. needs ale-py .* pip install "rlnb\[atari\]"'),
     ('cli-unknown-env-not-itself', lambda t: cli('train', 'ppo', '--env', 'LunarLander-v9'), 2, r"Did you mean LunarLander-v3(?!.*LunarLander-v9,)"),
     ('cli-frame-replay-vector', lambda t: cli('train', 'apex-dqn', '--frame-replay', 'true', '--out', str(t / 'r')), 2, r"frame_replay=True needs observations of stacked frames"),
+    ('cli-hidden-zero', lambda t: cli('train', 'ppo', '--hidden', '0', '--out', str(t / 'r')), 2, r"PPOConfig.hidden=\(0,\): must be layer widths, each an int >= 1"),
+    ('cli-hidden-negative', lambda t: cli('train', 'impala', '--hidden', '64', '-3', '--out', str(t / 'r')), 2, r"hidden=\(64, -3\): must be layer widths.*--hidden 64 64"),
+    ('cli-buffer-too-big', lambda t: cli('train', 'apex-dqn', '--buffer-capacity', '10000000000', '--out', str(t / 'r')), 2,
+     r"capacity=10,000,000,000 transitions need about [\d.]+ GiB of host memory.*at most [\d,]+"),
+    ('cli-sac-buffer-too-big', lambda t: cli('train', 'sac', '--env', 'Pendulum-v1', '--buffer-capacity', '10000000000', '--out', str(t / 'r')), 2,
+     r"ReplayBuffer: capacity=10,000,000,000 transitions need about [\d.]+ GiB"),
     # agent
     ('agent-unknown-option', lambda t: DistributedAgent('CartPole-v1', hiden=(32,)), ConfigError, r"unknown option\(s\) hiden for apex-dqn; ApeXConfig has .*hidden"),
     ('agent-too-many-learners', lambda t: DistributedAgent('CartPole-v1', num_learners=99), ConfigError, r"num_learners=99.*pass 1\.\.8"),
@@ -149,6 +160,10 @@ CASES = [
     ('ppo-gamma', lambda t: get_algo('ppo').Config(gamma=1.5), ConfigError, r"PPOConfig.gamma=1.5: must be in \(0, 1\]"),
     ('impala-unroll', lambda t: get_algo('impala').Config(unroll_length=0), ConfigError, r"IMPALAConfig.unroll_length=0: must be an int >= 1"),
     ('td3-policy-delay', lambda t: get_algo('td3').Config(policy_delay=0), ConfigError, r"TD3Config.policy_delay=0: must be an int >= 1"),
+    ('config-hidden-zero-width', lambda t: get_algo('sac').Config(hidden=(256, 0)), ConfigError, r"SACConfig.hidden=\(256, 0\): must be layer widths"),
+    ('config-priority-beta', lambda t: get_algo('apex-dqn').Config(priority_beta=1.5), ConfigError, r"priority_beta=1.5: must be in \[0, 1\]"),
+    ('config-seed-negative', lambda t: get_algo('r2d2').Config(seed=-1), ConfigError, r"R2D2Config.seed=-1: must be an int >= 0"),
+    ('sequence-replay-too-big', lambda t: _sequence_replay(10**10), ConfigError, r"SequenceReplay: capacity=10,000,000,000 sequences need about [\d.]+ GiB"),
     ('runtime-actor-mode', lambda t: RuntimeConfig(actor_mode='fork'), ConfigError, r"actor_mode='fork': must be 'sync', 'thread' or 'process'"),
     ('runtime-step-timeout', lambda t: RuntimeConfig(step_timeout=-1), ConfigError, r"step_timeout=-1: must be a number of seconds > 0, or None"),
     ('agent-act-wrong-shape', lambda t: agent('CartPole-v1')(lambda a: a.act(np.zeros((5, 3), np.float32))), SpaceMismatchError, r"obs: expected shape \(batch, 4\).*got \(5, 3\)"),

@@ -443,3 +443,45 @@ def test_exit_2_hint_names_the_help_that_lists_the_flag():
     assert "--num-train-steps" in _help_of("train", "ppo")[1]
     proc = run("train", "ppo", "--gae-lambda", "0.9")
     assert proc.returncode == 2 and "(`rlnb train ppo --help` lists the options)" in proc.stderr, proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("when", ["starting", "saving"])
+def test_ctrl_c_three_times_exits_130_without_traceback(tmp_path, when):
+    "Ctrl-C pressed three times in quick succession, while JAX is imported and the run set up ('starting'), or once the run saves every 200 steps, the later presses while the stop's checkpoint is written ('saving'): exit 130, a short message, no traceback, the newest complete checkpoint readable."
+    p = subprocess.Popen([RLNB, "train", "apex-dqn", "--env", "CartPole-v1", "--out", str(tmp_path), "--no-progress", "--num-actors", "2",
+                          "--save-interval", "200", "--eval-interval", "100000", "--target-return", "none"],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ckpts = lambda: sorted((tmp_path / "checkpoints").glob("ckpt-*.msgpack"))
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(p.stderr.readline, '')), daemon=True)
+    reader.start()
+    try:
+        if when == "starting":
+            time.sleep(3)  # importing JAX, building the run
+            for _ in range(3):
+                p.send_signal(signal.SIGINT); time.sleep(0.05)
+            p.wait(timeout=120)
+            reader.join(10)
+            err = ''.join(lines)
+            assert p.returncode == 130 and "Traceback" not in err and "interrupted" in err, (p.returncode, err[-3000:])
+            return
+        _wait_for(lambda: len(ckpts()) >= 2, 300, p, lines)  # saving every 200 steps: a save is often under way
+        p.send_signal(signal.SIGINT)
+        t0 = time.monotonic()  # the first press is taken (the handler's message), then two more at once: the stop's save is being written
+        while not any("SIGINT: stopping" in l for l in lines) and p.poll() is None and time.monotonic() - t0 < 60:
+            time.sleep(0.002)
+        for _ in range(2):
+            if p.poll() is None: p.send_signal(signal.SIGINT)
+            time.sleep(0.01)
+        p.wait(timeout=120)
+        reader.join(10)
+        err = ''.join(lines)
+        assert p.returncode == 130, (p.returncode, err[-3000:])
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
+        assert "interrupted" in err, err[-3000:]
+    finally:
+        if p.poll() is None:
+            p.kill()
+    from rlnb.agent.agent import read_checkpoint
+    assert read_checkpoint(ckpts()[-1])["env_steps"] > 0  # the newest complete checkpoint survived

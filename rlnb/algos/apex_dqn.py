@@ -23,7 +23,7 @@ from ..envs.pixels import image_encoder, is_image_space
 from ..replay.frames import FrameTracer, PrioritizedFrameReplayBuffer
 from ..replay.buffers import PrioritizedReplayBuffer
 from ..runtime.runtime import ReplayRatio, Runtime, RuntimeConfig, adam_clipped, need, numpy_init
-from ..runtime.spec import FUNC_CHECK_BATCH, Spec, check_func
+from ..runtime.spec import FUNC_CHECK_BATCH, Spec, check_func, is_count, need_widths
 from ..coax.td_learning import DoubleQLearning
 from ..replay.tracing import BatchedNStep
 
@@ -47,8 +47,11 @@ class ReplayConfig(RuntimeConfig):
              'buffer_capacity', 'must be an int >= 1')
         need(self, self.replay_ratio > 0, 'replay_ratio',
              'must be > 0 (updates per inserted transition)')
-        need(self, 0 <= self.buffer_warmup <= self.buffer_capacity, 'buffer_warmup',
-             'must be in [0, buffer_capacity]')
+        need(self, is_count(self.buffer_warmup) and self.buffer_warmup <= self.buffer_capacity,
+             'buffer_warmup', 'must be in [0, buffer_capacity] (an int)')
+        need(self, is_count(self.actor_slack), 'actor_slack', 'must be an int >= 0')
+        need(self, self.priority_alpha >= 0, 'priority_alpha', 'must be >= 0 (0: uniform)')
+        need(self, 0 <= self.priority_beta <= 1, 'priority_beta', 'must be in [0, 1]')
         need(self, self.batch_size <= self.buffer_capacity, 'batch_size',
              'must not exceed buffer_capacity')
         need(self, self.actor_slack >= self.updates_per_dispatch, 'actor_slack',
@@ -83,6 +86,10 @@ class ApeXConfig(ReplayConfig):
             need(self, isinstance(getattr(self, name), int) and getattr(self, name) >= 1, name,
                  'must be an int >= 1')
         need(self, 0 < self.epsilon <= 1, 'epsilon', 'must be in (0, 1]')
+        need(self, self.eps_alpha >= 0, 'eps_alpha', 'must be >= 0')
+        need(self, self.max_grad_norm > 0, 'max_grad_norm', 'must be > 0')
+        need(self, isinstance(self.dueling, bool), 'dueling', 'must be True or False')
+        need_widths(self)
         need(self, 0 < self.gamma <= 1, 'gamma', 'must be in (0, 1]')
         need(self, self.learning_rate > 0, 'learning_rate', 'must be > 0')
         need(self, self.frame_replay in (None, True, False), 'frame_replay',

@@ -23,7 +23,8 @@ from ..parallel import pmean
 from ..coax.policy_gradient import DiagGaussian, distribution_for, vtrace
 from ..runtime.runtime import (OnPolicyQueue, Runtime, RuntimeConfig, adam_clipped, need,
                                   numpy_init)
-from ..runtime.spec import FUNC_CHECK_BATCH, Spec, check_func, func_inputs, module_init
+from ..runtime.spec import (FUNC_CHECK_BATCH, Spec, check_func, func_inputs, module_init,
+                              need_widths)
 from ..replay.tracing import BatchedUnroll
 
 # %% auto #0
@@ -65,6 +66,7 @@ class IMPALAConfig(RuntimeConfig):
         need(self, isinstance(self.unroll_length, int) and self.unroll_length >= 1, 'unroll_length',
              'must be an int >= 1')
         check_recurrent(self)
+        need_widths(self)
         need(self, 0 < self.gamma <= 1, 'gamma', 'must be in (0, 1]')
         need(self, 0 <= self.lambda_ <= 1, 'lambda_', 'must be in [0, 1]')
         for name in ('clip_rho', 'clip_pg_rho', 'clip_c', 'learning_rate', 'max_grad_norm',

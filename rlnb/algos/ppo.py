@@ -21,6 +21,7 @@ from .impala import (ActorCriticSpec, check_recurrent, episode_starts, replay_un
 from ..parallel import axis_index, axis_size, gather, pmean
 from ..coax.policy_gradient import gae
 from ..runtime.runtime import OnPolicyQueue, Runtime, RuntimeConfig, need, zero_init
+from ..runtime.spec import is_count, need_widths
 
 # %% auto #0
 __all__ = ['PPOConfig', 'PPOState', 'normalize_obs', 'update_moments', 'ppo_optimizer', 'linear_decay', 'PPOSpec', 'PPO']
@@ -56,6 +57,7 @@ class PPOConfig(RuntimeConfig):
         need(self, isinstance(self.unroll_length, int) and self.unroll_length >= 1, 'unroll_length',
              'must be an int >= 1')
         check_recurrent(self)
+        need_widths(self)
         need(self, self.recurrent is None or self.batch_size % self.unroll_length == 0,
              'batch_size',
              f'must be a multiple of unroll_length={self.unroll_length} with recurrent: '
@@ -74,7 +76,7 @@ class PPOConfig(RuntimeConfig):
             need(self, getattr(self, name) > 0, name, 'must be > 0')
         need(self, self.clip_value is None or self.clip_value > 0, 'clip_value',
              'must be None or > 0')
-        need(self, isinstance(self.schedule_steps, int) and self.schedule_steps >= 0,
+        need(self, is_count(self.schedule_steps),
              'schedule_steps',
              'must be an int >= 0 (0: constant)')
         for name in ('entropy_coef', 'value_coef'):

@@ -8,6 +8,7 @@ Docs: https://rlnb.github.io/rlnb/algos/sac.html.md"""
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Sequence
 
@@ -23,7 +24,8 @@ from ..core import ConfigError, TransitionBatch, patch_to
 from ..parallel import pmean
 from ..replay.buffers import PrioritizedReplayBuffer, ReplayBuffer
 from ..runtime.runtime import ReplayRatio, Runtime, need, numpy_init, zero_init
-from ..runtime.spec import FUNC_CHECK_BATCH, Spec, check_func, func_inputs, module_init
+from ..runtime.spec import (FUNC_CHECK_BATCH, Spec, check_func, func_inputs, module_init,
+                              need_widths)
 from ..replay.tracing import BatchedNStep
 
 # %% auto #0
@@ -55,6 +57,7 @@ class OffPolicyConfig(ReplayConfig):
         need(self, 0 < self.gamma <= 1, 'gamma', 'must be in (0, 1]')
         need(self, 0 < self.tau <= 1, 'tau', 'must be in (0, 1]')
         need(self, self.learning_rate > 0, 'learning_rate', 'must be > 0')
+        need_widths(self)
         need(self, self.initial_sampling_policy in ('random', 'policy'), 'initial_sampling_policy',
              "must be 'random' or 'policy'")
         need(self, isinstance(self.prioritized, bool), 'prioritized', 'must be True or False')
@@ -76,6 +79,8 @@ class SACConfig(OffPolicyConfig):
         need(self, self.init_alpha > 0, 'init_alpha', 'must be > 0')
         need(self, isinstance(self.autotune, bool), 'autotune', 'must be True or False')
         need(self, self.log_std_min < self.log_std_max, 'log_std_min', 'must be < log_std_max')
+        need(self, self.target_entropy is None or math.isfinite(self.target_entropy),
+             'target_entropy', 'must be None (-|A|) or a finite number')
 
 # %% ../../nbs/algos/53_sac.ipynb #efab3799
 def squashed_gaussian(mean, log_std, eps):

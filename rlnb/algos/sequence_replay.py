@@ -19,6 +19,7 @@ from ..core import ConfigError, SpaceMismatchError, RLNBError, patch_to, preallo
 from ..runtime.pacing import ReplayRatio
 from ..replay.buffers import WaitReady, _rng_state, _set_rng_state
 from ..replay.sumtree import SumTree
+from ..replay.warmup import check_memory
 from ..replay.tracing import InsufficientCacheError, Tracer
 
 # %% auto #0
@@ -251,6 +252,10 @@ class SequenceReplay(WaitReady):
                               f"{alpha!r}, {beta!r}, {epsilon!r}.")
         self.capacity, self.alpha, self.beta, self.epsilon = (int(capacity), float(alpha),
                                                               float(beta), float(epsilon))
+        # before anything is allocated: the windows, their insertion numbers and sum tree
+        stored = jax.tree.leaves(like.replace(W=None, idx=None))
+        check_memory('SequenceReplay', self.capacity,
+                     sum(np.asarray(x)[:1].nbytes for x in stored) + 13, 'sequences')
         self._store = jax.tree.map(
             lambda x: np.zeros((self.capacity, *np.shape(x)[1:]), np.asarray(x).dtype),
             like.replace(W=None, idx=None))

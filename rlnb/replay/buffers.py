@@ -19,7 +19,7 @@ from ..core import (TransitionBatch, ConfigError, SpaceMismatchError, RLNBError,
                        patch_to)
 from .sumtree import SumTree
 from .warmup import (WaitReady, ainit_replay_buffer, init_replay_buffer, _rng_state,
-                                _set_rng_state, _words, _int)
+                                _set_rng_state, _words, _int, check_memory)
 
 # re-exported: `from rlnb.replay.buffers import SumTree, WaitReady, init_replay_buffer` works too
 _all_ = ['SumTree', 'WaitReady', 'init_replay_buffer', 'ainit_replay_buffer']
@@ -107,6 +107,9 @@ def _allocate(self, like:dict):
     ("Preallocate storage for `capacity` rows shaped like the rows of `like` (field -> pytree of "
      "arrays).")
     cap, widths, places, bigs = self.capacity, {}, [], []
+    # before anything is allocated: the rows (and a prioritized buffer's sum tree) must fit
+    row = sum(x.itemsize * int(np.prod(x.shape[1:])) for x in jax.tree.leaves(like))
+    check_memory(type(self).__name__, cap, row + (5 if self.prioritized else 0))
     for k in _FIELDS:
         for x in jax.tree.leaves(like[k]):
             tail, dt = tuple(np.shape(x)[1:]), np.asarray(x).dtype

@@ -13,7 +13,7 @@ import gymnasium as gym
 
 from ..core import ConfigError, SpaceMismatchError, preallocate, patch_to
 from .sumtree import SumTree
-from .warmup import WaitReady
+from .warmup import WaitReady, check_memory
 
 # %% auto #0
 __all__ = ['FIRST', 'TERM', 'TRUNC', 'FINAL', 'nstep_window', 'stack_offsets', 'FrameStore']
@@ -162,6 +162,10 @@ def _allocate_storage(self):
     ("Preallocate the frames (with a strided view of their stacks), the per-row arrays and the sum "
      "tree.")
     N = self.capacity
+    # before anything is allocated: a frame, an action, reward, flags, version, valid, sum tree
+    check_memory(type(self).__name__, N,
+                 int(np.prod(self.frame_shape)) * self.frame_dtype.itemsize
+                 + int(np.prod(self.action_shape)) * self.action_dtype.itemsize + 19, 'frames')
     # the last frame stays zero: the zero padding
     self._frames = np.zeros((N + 1, *self.frame_shape), self.frame_dtype)
     self._flat = self._frames.reshape(N + 1, -1)

@@ -8,6 +8,7 @@ Docs: https://rlnb.github.io/rlnb/replay/warmup.html.md"""
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Callable
 
 import numpy as np
@@ -16,7 +17,35 @@ import gymnasium as gym
 from ..core import ConfigError, patch_to
 
 # %% auto #0
-__all__ = ['WaitReady', 'init_replay_buffer', 'ainit_replay_buffer']
+__all__ = ['available_memory', 'check_memory', 'WaitReady', 'init_replay_buffer', 'ainit_replay_buffer']
+
+# %% ../../nbs/replay/23_warmup.ipynb #e055186f
+def available_memory() -> int|None:
+    ("Bytes of host memory available now: `/proc/meminfo`'s MemAvailable, else the free "
+     "physical pages (`os.sysconf`); None where neither is known.")
+    try:
+        with open('/proc/meminfo') as f:
+            for line in f:
+                if line.startswith('MemAvailable:'): return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError): pass
+    try: return os.sysconf('SC_AVPHYS_PAGES') * os.sysconf('SC_PAGE_SIZE')
+    except (ValueError, OSError, AttributeError): return None
+
+# %% ../../nbs/replay/23_warmup.ipynb #c2143afc
+def check_memory(owner:str,  # the buffer, named in the error
+                 capacity:int,  # rows it preallocates
+                 row_bytes:int,  # bytes of one row (all its arrays)
+                 what:str='transitions',  # what a row is
+                ):
+    ("Raise a `ConfigError` before `capacity` rows of `row_bytes` are allocated "
+     "if they need more than the host memory available (`available_memory`).")
+    total, avail = int(capacity) * int(row_bytes), available_memory()
+    if avail is None or total <= avail: return
+    raise ConfigError(
+        f"{owner}: capacity={capacity:,} {what} need about {total / 2**30:.1f} GiB of host "
+        f"memory ({row_bytes:,} bytes each), more than the {avail / 2**30:.1f} GiB available; "
+        f"pass a capacity (buffer_capacity, --buffer-capacity) of at most "
+        f"{avail // max(int(row_bytes), 1):,}.")
 
 # %% ../../nbs/replay/23_warmup.ipynb #f5b8846a
 class WaitReady:

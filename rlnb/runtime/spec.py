@@ -10,6 +10,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import importlib
+import numbers
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -27,14 +28,27 @@ from ..envs.pixels import pixel_env
 from ..coax.functions import preprocessed_shape
 
 # %% auto #0
-__all__ = ['RENAMED', 'ENV_KINDS', 'FUNC_CHECK_BATCH', 'need', 'RuntimeConfig', 'renamed_message', 'check_renamed',
-           'check_options', 'env_kind', 'make_vector_env', 'make_actors', 'actor_envs', 'env_spaces', 'numpy_init',
-           'module_init', 'func_inputs', 'check_func', 'zero_init', 'adam_clipped', 'Spec']
+__all__ = ['RENAMED', 'ENV_KINDS', 'FUNC_CHECK_BATCH', 'need', 'is_count', 'need_widths', 'RuntimeConfig', 'renamed_message',
+           'check_renamed', 'check_options', 'env_kind', 'make_vector_env', 'make_actors', 'actor_envs', 'env_spaces',
+           'numpy_init', 'module_init', 'func_inputs', 'check_func', 'zero_init', 'adam_clipped', 'Spec']
 
 # %% ../../nbs/runtime/40_spec.ipynb #9f7a1448
 def need(cfg, ok:bool, name:str, what:str):
     "Raise a `ConfigError` naming `cfg`'s field `name` and what it must be, unless `ok`."
     if not ok: raise ConfigError(f"{type(cfg).__name__}.{name}={getattr(cfg, name)!r}: {what}.")
+
+# %% ../../nbs/runtime/40_spec.ipynb #54688025
+def is_count(v, least:int=0) -> bool:
+    "Is `v` an int (not a bool) >= `least`?"
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= least
+
+def need_widths(cfg, name:str='hidden'):
+    ("Raise a `ConfigError` unless `cfg`'s field `name` is a tuple (or list) of layer "
+     "widths, each an int >= 1.")
+    v = getattr(cfg, name)
+    need(cfg, isinstance(v, (tuple, list)) and all(is_count(w, 1) for w in v), name,
+         f"must be layer widths, each an int >= 1: pass e.g. {name}=(64, 64) "
+         f"(--{name.replace('_', '-')} 64 64)")
 
 # %% ../../nbs/runtime/40_spec.ipynb #7f42925c
 @dataclass(frozen=True)
@@ -76,8 +90,9 @@ def check(self):
          'actor_mode',
          "must be 'sync', 'thread' or 'process' (or 'ray': Ray actors, the `ray` extra; 'envpool': "
          "EnvPool, the `envpool` extra; 'auto': EnvPool where it has the env)")
-    need(self, self.max_policy_lag is None or self.max_policy_lag >= 0, 'max_policy_lag',
-         'must be None or >= 0')
+    need(self, self.max_policy_lag is None or is_count(self.max_policy_lag), 'max_policy_lag',
+         'must be None or an int >= 0')
+    need(self, is_count(self.seed), 'seed', 'must be an int >= 0')
     need(self, isinstance(self.publish_ready, bool), 'publish_ready', 'must be True or False')
     need(self, not (self.publish_ready and self.max_policy_lag is not None), 'publish_ready',
          'publishes finished params only, while max_policy_lag publishes params whose '
