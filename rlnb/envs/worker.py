@@ -35,8 +35,7 @@ class EnvWorker(abc.ABC):
         if not isinstance(max_restarts, int) or max_restarts < 0:
             raise ConfigError(f"max_restarts must be an int >= 0, got {max_restarts!r}.")
         self.rank, self.world_size, self.base_seed = int(rank), int(world_size), int(seed)
-        # every env it starts resets with `seed` itself (evaluation: a restart replays the same
-        # episodes)
+        # every env it starts resets with `seed` itself (evaluation: a restart replays episodes)
         self.fixed_seed = bool(fixed_seed)
         self.seed = int(seed) if self.fixed_seed else worker_seed(seed, rank)
         self.name = name or f"env-worker-{rank}/{self.mode}"
