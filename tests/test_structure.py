@@ -180,3 +180,25 @@ def test_ppo_reading_list_is_true_and_short():
     spec_part = len(spec) - next(i for i, l in enumerate(spec) if l.startswith('class Spec('))
     assert f'its last {spec_part + 1} lines' in intro or f'its last {spec_part} lines' in intro, spec_part
     assert sum(lines.values()) - lines['runtime/spec.py'] + spec_part <= 1_200
+
+
+MAX_EXPORT_CELL_LINES = 60
+
+
+def _export_cells():
+    "(notebook, cell index, line count) of every exported code cell in the book."
+    for p in sorted((ROOT / 'nbs').rglob('*.ipynb')):
+        if '.ipynb_checkpoints' in p.parts: continue
+        for i, c in enumerate(json.loads(p.read_text())['cells']):
+            src = ''.join(c['source'])
+            if c['cell_type'] == 'code' and re.search(r'^#\|\s*export', src, re.M):
+                yield p.relative_to(ROOT / 'nbs').as_posix(), i, src.count('\n') + 1
+
+
+def test_export_cells_are_small():
+    "One definition (or a small family) per exported cell: none over 60 lines, the median about 15 (issue 54)."
+    cells = list(_export_cells())
+    big = [f'{nb} cell {i}: {n} lines' for nb, i, n in cells if n > MAX_EXPORT_CELL_LINES]
+    assert not big, f'export cells over {MAX_EXPORT_CELL_LINES} lines: {big}'
+    sizes = sorted(n for _, _, n in cells)
+    assert sizes[len(sizes) // 2] <= 16, f'the median export cell is {sizes[len(sizes) // 2]} lines'
