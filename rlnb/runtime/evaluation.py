@@ -303,15 +303,15 @@ class TrainedPolicy:
             raise ConfigError("TrainedPolicy needs a runtime state dict, "
                               f"got {type(state).__name__}.")
         # a Discrete(n, start=s) env: the run's actors showed it as Discrete(n), driven by index
-        index_space, self._start = index_space(action_space)
+        act_index, self._start = index_space(action_space)
         for k, space in (('observation', observation_space), ('action', action_space)):
             if state['spaces'][k] != str(space) and not (k == 'action'
-                                                         and state['spaces'][k] == str(index_space)):
+                                                         and state['spaces'][k] == str(act_index)):
                 raise ConfigError(f"TrainedPolicy: the run's {k} space is {state['spaces'][k]}, "
                                   f"the env's {space}.")
         # the algorithm alone: no actors, no pacing
-        spec = cls(config_from_state(cls.Config, state['config']), observation_space, index_space)
-        spec.check_spaces(observation_space, index_space)
+        spec = cls(config_from_state(cls.Config, state['config']), observation_space, act_index)
+        spec.check_spaces(observation_space, act_index)
         template = spec.setup(func)
         try: learner = serialization.from_state_dict(jax.tree.map(np.asarray, template),
                                                      spec.upgrade_learner(state['learner']))
