@@ -446,11 +446,11 @@ def count_episodes(self, r, done, valid):
 
 # %% ../../nbs/runtime/44_acting.ipynb #963a9fd6
 @patch_to(HostActors)
-def fresh(self):
-    ("New actor envs seeded from (seed, env_steps), an empty tracer and queue: where a "
-     "deterministic chunk or a resumed run starts. Returns the old pool, for the caller to close.")
-    old = self.pool
-    self.pool = make_actors(self.env, self.config, seed=_derived_seed(self.config.seed, self.env_steps))
+def fresh(self, pool=None):
+    ("New actor envs seeded from (seed, env_steps), or `pool` (a run axis seeds each run's), an empty "
+     "tracer and queue: where a deterministic chunk or a resumed run starts. Returns the old pool.")
+    old, seed = self.pool, _derived_seed(self.config.seed, self.env_steps)
+    self.pool = make_actors(self.env, self.config, seed=seed) if pool is None else pool
     self.env_states = None
     # the new actors have nothing in flight
     if self.in_flight is not None: self.in_flight = self._nothing_in_flight()
