@@ -168,7 +168,7 @@ def prepare(self, data):
     active = interleave([np.full((1,) * ax + (n,), on, np.float32) for on in self.active], ax, D)
     return dict(runs=runs, active=active)
 
-# %% ../../nbs/runtime/59_run_axis.ipynb #4d7937cf
+# %% ../../nbs/runtime/59_run_axis.ipynb #d572eee0
 @patch_to(RunAxisSpec)
 def learner_step(self, state, batch):
     K, ax = self.K, self.batch_axis
@@ -177,8 +177,10 @@ def learner_step(self, state, batch):
     new, m = self.over_runs(self.specs[0].learner_step, state['runs'], b,
                             on=stepped & ~state['diverged'])
     m = {k: jnp.asarray(m[k], jnp.float32) for k in self.metric_names}
-    finite = (jnp.stack([jnp.isfinite(v) for v in m.values()]).all(0) if m
-              else jnp.ones(K, bool))
+    # a run is finite where its metrics and every float of its new state are
+    finite = jnp.stack([jnp.isfinite(v) for v in m.values()]
+                       + [jnp.isfinite(x).reshape(K, -1).all(1) for x in jax.tree.leaves(new)
+                          if jnp.issubdtype(x.dtype, jnp.floating)]).all(0)
     took = stepped & finite & ~state['diverged']
     keep = lambda a, b: jnp.where(took.reshape((K,) + (1,) * (a.ndim - 1)), a, b)
     n = took.sum()
@@ -346,7 +348,7 @@ async def _round(self, reqs:dict):
                 "stops alone with its last finite state; the other runs go on."))
         else: fut.set_result(ended.get(k))
 
-# %% ../../nbs/runtime/59_run_axis.ipynb #08bba0c4
+# %% ../../nbs/runtime/59_run_axis.ipynb #e11c4974
 @patch_to(RunAxis)
 async def _train(self, reqs:dict) -> dict:
     rt, K, loop = self.rt, self.K, asyncio.get_running_loop()
@@ -373,8 +375,13 @@ async def _train(self, reqs:dict) -> dict:
             if rt.tracer: await rt.pacing.insert(rt.tracer.flush())
             while rt.pacing.learner_may_run():
                 await rt.learner.dispatch()
-                self.updates[active] += 1
-                for k in np.flatnonzero(active): self.runtimes[k].stats.count(updates=1)
+                # which runs took the update (a run that diverged stops stepping now)
+                flags = rt.learner.state['diverged']
+                await ready(flags)
+                self.diverged = np.array(flags)
+                took = active & ~self.diverged
+                self.updates[took] += 1
+                for k in np.flatnonzero(took): self.runtimes[k].stats.count(updates=1)
             if loop.time() >= poll:
                 poll = loop.time() + 0.01
                 for k, (_, cb, _) in reqs.items():
