@@ -1,4 +1,4 @@
-"""Seeds and hyperparameter grids of one algorithm trained side by side in one program: each run in its own directory with its own envs, replay, RNG, counters and evaluations; one summary over the seeds of every setting.
+"""Seeds and hyperparameter grids of one algorithm trained in one program, on a run axis where the algorithm allows: each run in its own directory with its own envs, replay, RNG, counters and evaluations; one summary over the seeds of every setting.
 
 Docs: https://rlnb.github.io/rlnb/agent/runs.html.md"""
 
