@@ -21,14 +21,14 @@ from ..checkpoint import claim_run_dir, release_run_dir
 from ..envs.monitor import _logger
 from .agent import DistributedAgent, MetricsTable, LOG_INTERVAL, _progress_bar
 from .seeds import (ENV_PROCESS_BYTES, RESAMPLES, available_bytes, bootstrap_ci,
-                              check_fits, curve_band, iqm, parse_seeds, run_bytes,
+                              check_fits, curve_band, iqm, parse_seeds, read_plan, run_bytes,
                               structural_fields, summarize, sweep_points)
 from ..runtime.run_axis import RunAxis
 # re-exported: their chapter is 74_seeds now
-_all_ = ['summarize', 'ENV_PROCESS_BYTES', 'run_bytes', 'available_bytes', 'check_fits']
+_all_ = ['summarize', 'ENV_PROCESS_BYTES', 'run_bytes', 'available_bytes', 'check_fits', 'read_plan']
 
 # %% auto #0
-__all__ = ['MultiRunAgent', 'read_plan', 'summarize', 'ENV_PROCESS_BYTES', 'run_bytes', 'available_bytes', 'check_fits']
+__all__ = ['MultiRunAgent', 'summarize', 'ENV_PROCESS_BYTES', 'run_bytes', 'available_bytes', 'check_fits', 'read_plan']
 
 # %% ../../nbs/agent/75_runs.ipynb #3151064b
 class MultiRunAgent:
@@ -192,18 +192,6 @@ def _plan(self) -> dict:
                 tag=self.tag, seeds=self.seeds, settings=self.points, structural=self.structural,
                 options=self.options, runs=[dict(r, dir=f"run-{r['run']}") for r in self.runs])
 
-# %% ../../nbs/agent/75_runs.ipynb #7379dd76
-def read_plan(path) -> dict:
-    ("The runs.json of a directory of many runs, or a `ConfigError` that says what the directory "
-     "is instead.")
-    f = Path(path) / 'runs.json'
-    if not f.exists():
-        raise ConfigError(f"{str(path)!r} is not a directory of many runs (no runs.json)"
-                          + ("; it holds one run: resume it with "
-                             "DistributedAgent(...).atrain(init_model_path=...)."
-                             if (Path(path) / 'checkpoints').exists() else "."))
-    return json.loads(f.read_text())
-
 # %% ../../nbs/agent/75_runs.ipynb #7f0fc525
 @patch_to(MultiRunAgent)
 def _claim(self, init_model_path) -> Path|None:
@@ -265,6 +253,20 @@ def _run_axes(self) -> list:
                      f"{'vmap' if a.stack == 'vmap' else 'lax.map'}")
     return axes
 
+# %% ../../nbs/agent/75_runs.ipynb #4c71c4b1
+@patch_to(MultiRunAgent)
+def _launch(self, goal:int, src, compile:bool, kw:dict) -> tuple:
+    ("Start every run's `atrain` as a task, on its setting's run axis where there is one; "
+     "returns the tasks and the axes.")
+    axes = self._run_axes()
+    # a run on a run axis compiles nothing of its own: its axis compiles for all its runs
+    tasks = [asyncio.ensure_future(a.atrain(goal, init_model_path=None if src is None
+                                            else src / f"run-{r['run']}",
+                                            compile=compile and not axes, **kw))
+             for r, a in zip(self.runs, self.agents)]
+    for idx, axis in axes: axis.track([tasks[i] for i in idx])
+    return tasks, axes
+
 # %% ../../nbs/agent/75_runs.ipynb #a1354d79
 @patch_to(MultiRunAgent)
 async def atrain(self,
@@ -281,8 +283,8 @@ async def atrain(self,
                  compile:bool=True,  # each run compiles its programs before its clock starts
                  on_eval=None,  # `on_eval(i, evaluation)` per evaluation of run i; true stops it
                 ) -> dict:
-    ("Train every run side by side; returns `results` (one entry per run), `summary` (one per "
-     "setting) and the paths written.")
+    ("Train every run (on run axes where they can, else side by side); returns `results` (one "
+     "entry per run), `summary` (one per setting) and the paths written.")
     if self.running and self._task is not asyncio.current_task():
         raise ConfigError(f"[{self.tag}] a background call is in progress; "
                           f"`await agent.stop()` first.")
@@ -293,13 +295,7 @@ async def atrain(self,
               eval_interval=eval_interval, save_interval=save_interval,
               num_eval_episodes=num_eval_episodes, target_return=target_return, progress=False,
               verbose=False, tensorboard=tensorboard)
-    axes = self._run_axes()
-    # a run on a run axis compiles nothing of its own: its axis compiles for all its runs
-    tasks = [asyncio.ensure_future(a.atrain(goal, init_model_path=None if src is None
-                                            else src / f"run-{r['run']}",
-                                            compile=compile and not axes, **kw))
-             for r, a in zip(self.runs, self.agents)]
-    for idx, axis in axes: axis.track([tasks[i] for i in idx])
+    tasks, axes = self._launch(goal, src, compile, kw)
     bar = _progress_bar(total=goal * len(tasks),
                         initial=min(sum(a.algo.env_steps for a in self.agents), goal * len(tasks)),
                         unit='step', desc=f"{self.tag} ({len(tasks)} runs)", disable=not progress,

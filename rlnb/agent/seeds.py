@@ -23,7 +23,7 @@ from ..runtime.spec import check_options
 # %% auto #0
 __all__ = ['RESAMPLES', 'ENV_PROCESS_BYTES', 'iqm', 'bootstrap_ci', 'summarize', 'parse_seeds', 'zipped', 'sweep_points',
            'structural_fields', 'field_value', 'field_name', 'sweep_from_text', 'curve_band', 'run_bytes',
-           'available_bytes', 'check_fits']
+           'available_bytes', 'check_fits', 'read_plan']
 
 # %% ../../nbs/agent/74_seeds.ipynb #ad40b063
 RESAMPLES = 10_000  # bootstrap resamples of an interval
@@ -247,3 +247,15 @@ def check_fits(per_run:dict, runs:int, available:int|None=None, share:float=0.8)
                       f"{_gib(available)} is available, so {fits} "
                       f"run{'s' * (fits != 1)} fit{'s' * (fits == 1)}. "
                       f"Pass fewer seeds or settings, or a smaller buffer_capacity.")
+
+# %% ../../nbs/agent/74_seeds.ipynb #7379dd76
+def read_plan(path) -> dict:
+    ("The runs.json of a directory of many runs, or a `ConfigError` that says what the directory "
+     "is instead.")
+    f = Path(path) / 'runs.json'
+    if not f.exists():
+        raise ConfigError(f"{str(path)!r} is not a directory of many runs (no runs.json)"
+                          + ("; it holds one run: resume it with "
+                             "DistributedAgent(...).atrain(init_model_path=...)."
+                             if (Path(path) / 'checkpoints').exists() else "."))
+    return json.loads(f.read_text())
