@@ -382,8 +382,9 @@ def _main(argv:list[str]|None, p) -> int:
     "`main` but for a signal: run the command `argv` asks for, parsed by `p`."
     args = p.parse_args(argv)
     _check_options(p, args)
-    from rlnb.core import EnvWorkerError, RLNBError, TrainingError  # no JAX for `--help`
-    from rlnb.envs.core import MissingDependencyError
+    # no JAX for `--help` and `presets`
+    from rlnb.base import EnvWorkerError, RLNBError, TrainingError
+    from rlnb.envs.checks import MissingDependencyError
     from rlnb.agent.presets import presets_listing
     try:
         if args.command == 'smoke':

@@ -428,6 +428,19 @@ def test_help_imports_no_jax():
     assert proc.stdout.strip() == "[]", proc.stdout
 
 
+def test_presets_imports_no_jax():
+    "Issue 60 trap 8: `rlnb presets` (the console script, as a user runs it) imports no JAX: PYTHONPROFILEIMPORTTIME lists every module it imported."
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    for argv in (["presets"], ["presets", "ppo-CartPole-v1"]):
+        proc = subprocess.run([RLNB, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert "ppo-CartPole-v1" in proc.stdout or 'algo = "ppo"' in proc.stdout, proc.stdout
+        imported = {l.rsplit("|", 1)[1].strip() for l in proc.stderr.splitlines() if l.startswith("import time:")}
+        assert {"rlnb.cli", "rlnb.agent.presets"} <= imported, sorted(imported)[:20]  # the list is read: this check can fail
+        heavy = sorted(m for m in imported if m.split(".")[0] in ("jax", "jaxlib", "flax", "optax", "chex"))
+        assert not heavy, (argv, heavy[:10])
+
+
 def test_help_table_in_step_with_the_configs():
     "The stored table of config fields (rlnb/cli_fields.json) that help reads is the one the configs give now."
     from rlnb.cli_fields import REGENERATE, TABLE_PATH, cli_table
