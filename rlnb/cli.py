@@ -231,7 +231,8 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
           save_interval:int=5_000,  # env steps between checkpoints
           resume:str|None=None,  # run directory or checkpoint file to continue from
           deterministic:bool=False,  # fixed seeded schedule (bit-for-bit repeatable, slower)
-          log_interval:float=10.0,  # seconds between log lines / metrics rows
+          # seconds between log lines / metrics rows (None: rlnb.agent.rows.LOG_INTERVAL, as in Python)
+          log_interval:float|None=None,
           # config fields to override (e.g. dict(learning_rate=1e-3)); they win over the preset's
           config:dict|None=None,
           # Ctrl-C and SIGTERM stop the run with a checkpoint (the command line's way)
@@ -246,6 +247,9 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
          ) -> dict:
     ("Train `algo` on `env_id` with a `DistributedAgent`, write the run directory, "
      "return the result and its paths.")
+    if log_interval is None:
+        from rlnb.agent.rows import LOG_INTERVAL
+        log_interval = LOG_INTERVAL
     if (seeds is not None or sweep is not None
             or (resume is not None and (pathlib.Path(resume) / 'runs.json').exists())):
         return train_many(algo, env_id, steps, seeds, sweep, num_actors, devices, out,
@@ -347,7 +351,7 @@ def _run_train(args:argparse.Namespace, p:argparse.ArgumentParser):
     r = train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out,
               args.eval_interval or train_opts.get('eval_interval', 5_000), episodes,
               _target_of(args, pre), not args.no_progress, args.save_interval or 5_000, args.resume,
-              args.deterministic, 10.0 if args.log_interval is None else args.log_interval,
+              args.deterministic, args.log_interval,
               config_overrides(args), handle_signals=True, preset=pre,
               wandb=dict(project=args.wandb_project) if args.wandb else False,
               existing_run=args.existing_run, seeds=seeds, sweep=sweep)
