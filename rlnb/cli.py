@@ -231,8 +231,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
           save_interval:int=5_000,  # env steps between checkpoints
           resume:str|None=None,  # run directory or checkpoint file to continue from
           deterministic:bool=False,  # fixed seeded schedule (bit-for-bit repeatable, slower)
-          # seconds between log lines / metrics rows (None: rlnb.agent.rows.LOG_INTERVAL, as in Python)
-          log_interval:float|None=None,
+          log_interval:float|None=None,  # seconds between log lines (None: Python's LOG_INTERVAL)
           # config fields to override (e.g. dict(learning_rate=1e-3)); they win over the preset's
           config:dict|None=None,
           # Ctrl-C and SIGTERM stop the run with a checkpoint (the command line's way)
@@ -247,9 +246,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
          ) -> dict:
     ("Train `algo` on `env_id` with a `DistributedAgent`, write the run directory, "
      "return the result and its paths.")
-    if log_interval is None:
-        from rlnb.agent.rows import LOG_INTERVAL
-        log_interval = LOG_INTERVAL
+    if log_interval is None: from rlnb.agent.rows import LOG_INTERVAL as log_interval
     if (seeds is not None or sweep is not None
             or (resume is not None and (pathlib.Path(resume) / 'runs.json').exists())):
         return train_many(algo, env_id, steps, seeds, sweep, num_actors, devices, out,
@@ -386,8 +383,7 @@ def _main(argv:list[str]|None, p) -> int:
     "`main` but for a signal: run the command `argv` asks for, parsed by `p`."
     args = p.parse_args(argv)
     _check_options(p, args)
-    # no JAX for `--help` and `presets`
-    from rlnb.base import EnvWorkerError, RLNBError, TrainingError
+    from rlnb.base import EnvWorkerError, RLNBError, TrainingError  # no JAX: --help, presets
     from rlnb.envs.checks import MissingDependencyError
     from rlnb.agent.presets import presets_listing
     try:
