@@ -5,8 +5,15 @@ One round runs, interleaved in random order:
   * `processes`: `rlnb train ALGO --env ENV --seed s` for each seed, `--parallel` processes at a time (2: the 2 cores of CI).
 Both take the preset's budget and target (`rlnb presets`), so each run stops at the first evaluation reaching the target.
 Prints JSON: per round the wall times, the ratio one_call / processes and the runs solved; medians over the rounds.
+One call trains its seeds on a run axis where the algorithm allows (`rlnb.runtime.run_axis`: PPO), else side by side.
 
     python bench/many_runs.py --algo ppo --seeds 16 --rounds 3
+
+`--scaling 1 4 16 64` instead times one call for each K seeds (K = 1, 4, ...) at a fixed budget of `--steps` env steps
+per run (no target, so every run does the same work), `--rounds` times each, interleaved; JSON with the medians, seconds
+per run, and a plot (`--plot PATH`).
+
+    python bench/many_runs.py --scaling 1 4 16 64 --steps 20000 --rounds 3 --plot bench/results/many_runs_scaling.png
 """
 import argparse
 import json
@@ -56,6 +63,35 @@ def processes(algo, env, seeds, out, parallel, extra):
                 env_steps=[r["env_steps"] for r in sorted(done, key=lambda r: r["seed"])])
 
 
+def scaling(args):
+    "Wall time of one call for each K, at the same env steps per run."
+    extra = ["--devices", "1", "--num-train-steps", str(args.steps), "--target-return", "none"]
+    times = {k: [] for k in args.scaling}
+    for i in range(args.rounds):
+        ks = list(args.scaling)
+        random.Random(i).shuffle(ks)
+        for k in ks:
+            with tempfile.TemporaryDirectory() as d:
+                r = one_call(args.algo, args.env, k, os.path.join(d, "many"), extra)
+            times[k].append(r["wall_s"])
+            print(json.dumps(dict(round=i, K=k, wall_s=r["wall_s"])), file=sys.stderr, flush=True)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    out = dict(provenance(), algo=args.algo, env=args.env, steps_per_run=args.steps, wall_s=times,
+               median_wall_s=med, median_s_per_run={k: round(v / k, 2) for k, v in med.items()})
+    if args.plot:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(5, 3.5))
+        ks = sorted(med)
+        ax.plot(ks, [med[k] for k in ks], "o-", label="one call (wall s)")
+        ax.plot(ks, [med[1] * k for k in ks], "--", color="gray", label="K x one run")
+        ax.set(xscale="log", yscale="log", xlabel="runs K (seeds)", ylabel="wall seconds",
+               title=f"{args.algo} on {args.env}, {args.steps:,} env steps per run")
+        ax.legend(); fig.tight_layout(); fig.savefig(args.plot, dpi=100)
+    print(json.dumps(out, indent=1))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--algo", default="ppo")
@@ -64,7 +100,11 @@ def main():
     ap.add_argument("--parallel", type=int, default=2, help="separate processes at a time")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--target", type=float, default=475.0, help="target return (runs stop at the first evaluation reaching it)")
+    ap.add_argument("--scaling", type=int, nargs="+", help="time one call for each of these K instead")
+    ap.add_argument("--steps", type=int, default=20_000, help="env steps per run (--scaling)")
+    ap.add_argument("--plot", help="where --scaling writes its plot")
     args = ap.parse_args()
+    if args.scaling: return scaling(args)
     extra = ["--devices", "1", "--target-return", str(args.target)]
     rounds = []
     for i in range(args.rounds):

@@ -1,4 +1,4 @@
-"""Seeds and hyperparameter grids of one algorithm trained side by side in one program: each run in its own directory with its own envs, replay, RNG, counters and evaluations; one summary over the seeds of every setting.
+"""Seeds and hyperparameter grids of one algorithm trained in one program, on a run axis where the algorithm allows: each run in its own directory with its own envs, replay, RNG, counters and evaluations; one summary over the seeds of every setting.
 
 Docs: https://rlnb.github.io/rlnb/agent/runs.html.md"""
 
@@ -14,58 +14,21 @@ import math
 from pathlib import Path
 
 import numpy as np
-import jax
 
 from ..core import ConfigError, NonFiniteError, RLNBError, patch_to, run_sync
 from ..runtime.registry import get_algo
 from ..checkpoint import claim_run_dir, release_run_dir
 from ..envs.monitor import _logger
 from .agent import DistributedAgent, MetricsTable, LOG_INTERVAL, _progress_bar
-from .seeds import (RESAMPLES, bootstrap_ci, curve_band, iqm, parse_seeds,
+from .seeds import (ENV_PROCESS_BYTES, RESAMPLES, available_bytes, bootstrap_ci,
+                              check_fits, curve_band, iqm, parse_seeds, run_bytes,
                               structural_fields, summarize, sweep_points)
-_all_ = ['summarize']  # re-exported: its chapter is 74_seeds now
+from ..runtime.run_axis import RunAxis
+# re-exported: their chapter is 74_seeds now
+_all_ = ['summarize', 'ENV_PROCESS_BYTES', 'run_bytes', 'available_bytes', 'check_fits']
 
 # %% auto #0
-__all__ = ['ENV_PROCESS_BYTES', 'run_bytes', 'available_bytes', 'check_fits', 'MultiRunAgent', 'read_plan', 'summarize']
-
-# %% ../../nbs/agent/75_runs.ipynb #ee19cc7e
-ENV_PROCESS_BYTES = 200 * 2**20  # an env worker process: an interpreter with the env's libraries
-
-def run_bytes(agent) -> dict:
-    ("About the memory one run holds once its replay is full: `learner` (params, optimizer state; "
-     "twice, the update's copy), `replay`, `envs` (worker processes).")
-    a = agent.algo
-    learner = 2 * sum(int(np.size(x)) * np.dtype(x.dtype).itemsize
-                      for x in jax.tree.leaves(a.learner.state))
-    replay = int(getattr(a.buffer, 'nbytes', 0) or 0)
-    envs = a.config.num_actors * ENV_PROCESS_BYTES if a.config.actor_mode == 'process' else 0
-    return dict(learner=learner, replay=replay, envs=envs)
-
-# %% ../../nbs/agent/75_runs.ipynb #f04de9d8
-def available_bytes() -> int|None:
-    ("The memory the operating system can give this process now (Linux's MemAvailable), or None "
-     "where it does not say.")
-    try:
-        for line in Path('/proc/meminfo').read_text().splitlines():
-            if line.startswith('MemAvailable:'): return int(line.split()[1]) * 1024
-    except OSError: return None
-    return None
-
-def _gib(n:int) -> str: return f"{n / 2**30:.2f} GiB"
-
-# %% ../../nbs/agent/75_runs.ipynb #0a41c73e
-def check_fits(per_run:dict, runs:int, available:int|None=None, share:float=0.8):
-    ("Raise a `ConfigError` unless `runs` runs of `per_run` bytes (`run_bytes`) fit in `share` of "
-     "the memory `available` (None: `available_bytes()`).")
-    available = available_bytes() if available is None else available
-    one = sum(per_run.values())
-    if available is None or one * runs <= share * available: return
-    fits = int(share * available // max(one, 1))
-    parts = ', '.join(f"{k} {_gib(v)}" for k, v in per_run.items() if v)
-    raise ConfigError(f"{runs} runs need about {_gib(one * runs)} ({_gib(one)} each: {parts}); "
-                      f"{_gib(available)} is available, so {fits} "
-                      f"run{'s' * (fits != 1)} fit{'s' * (fits == 1)}. "
-                      f"Pass fewer seeds or settings, or a smaller buffer_capacity.")
+__all__ = ['MultiRunAgent', 'read_plan', 'summarize', 'ENV_PROCESS_BYTES', 'run_bytes', 'available_bytes', 'check_fits']
 
 # %% ../../nbs/agent/75_runs.ipynb #3151064b
 class MultiRunAgent:
@@ -80,6 +43,7 @@ class MultiRunAgent:
                  algo:str='apex-dqn',  # algorithm, a key of `ALGOS`
                  existing_run:str='new',  # another run in work_dir: 'new' (next free dir), 'error'
                  memory_share:float=0.8,  # the share of the available memory the runs may hold
+                 run_axis='auto',  # each setting's seeds as one `RunAxis`: 'auto' (where they can), True (or an error), False (side by side)
                  **kwargs,  # everything else `DistributedAgent` takes; a swept field wins
                 ):
         if 'seed' in kwargs:
@@ -89,7 +53,7 @@ class MultiRunAgent:
             raise ConfigError("init_model_path= with many runs: resume them with "
                               "atrain(init_model_path=DIR) or MultiRunAgent.from_checkpoint(DIR).")
         self._setup(algo, tag, env if isinstance(env, str) else None, seeds, sweep, work_dir,
-                    existing_run, {k: v for k, v in kwargs.items() if _plain(v)})
+                    existing_run, {k: v for k, v in kwargs.items() if _plain(v)}, run_axis)
         both = sorted({k for p in self.points for k in p} & set(kwargs))
         if both:
             raise ConfigError(f"{', '.join(both)} is both swept and set (={kwargs[both[0]]!r}); "
@@ -115,12 +79,15 @@ def _plain(v) -> bool:
 
 # %% ../../nbs/agent/75_runs.ipynb #8bf691d7
 @patch_to(MultiRunAgent)
-def _setup(self, algo, tag, env_id, seeds, sweep, work_dir, existing_run, options):
+def _setup(self, algo, tag, env_id, seeds, sweep, work_dir, existing_run, options, run_axis='auto'):
     ("Check the plan and record it: the runs (index, seed, setting), the directory, the options "
      "runs.json keeps.")
     cls = get_algo(algo)
     self.seeds, self.points = (parse_seeds([0] if seeds is None else seeds),
                                sweep_points(sweep, cls.Config))
+    if run_axis not in ('auto', True, False):
+        raise ConfigError(f"run_axis={run_axis!r}: use 'auto' (a run axis where the runs can share "
+                          "one), True (always; an error says why not) or False (side by side).")
     if existing_run not in ('new', 'error'):
         raise ConfigError(f"existing_run={existing_run!r}: "
                           f"use 'new' (a fresh numbered run directory) or 'error'.")
@@ -133,6 +100,7 @@ def _setup(self, algo, tag, env_id, seeds, sweep, work_dir, existing_run, option
         Path(work_dir if work_dir is not None else Path('runs') / tag), False, None)
     self.logger, self.structural = _logger(tag), structural_fields(self.points, cls.Config)
     self.agents: list[DistributedAgent] = []
+    self.run_axis = run_axis
     self._task, self.results = None, None
 
 # %% ../../nbs/agent/75_runs.ipynb #37ccb89f
@@ -153,7 +121,7 @@ def _build(self, make, memory_share:float=0.8):
                        for k in dict.fromkeys(k for p in self.points for k in p))
         self.logger.info(f"{len(self.runs)} runs: {len(self.points)} settings x {len(self.seeds)} "
                          f"seed{'s' * (len(self.seeds) != 1)}; swept {sw}; "
-                         f"each run compiles its own programs")
+                         f"each setting trains on programs of its own")
 
 # %% ../../nbs/agent/75_runs.ipynb #ff38013c
 @patch_to(MultiRunAgent)
@@ -174,7 +142,8 @@ def from_checkpoint(cls,
     settings = plan['settings']
     self._setup(plan['algo'], kwargs.pop('tag', plan['tag']), env if isinstance(env, str) else None,
                 plan['seeds'], None if settings == [{}] else settings,
-                path, kwargs.pop('existing_run', 'new'), plan['options'])
+                path, kwargs.pop('existing_run', 'new'), plan['options'],
+                kwargs.pop('run_axis', 'auto'))
     self._build(lambda r: DistributedAgent.from_checkpoint(
         path / f"run-{r['run']}", env, work_dir=path / f"run-{r['run']}",
         tag=f"{self.tag}-run-{r['run']}", **kwargs))
@@ -272,6 +241,30 @@ def _prepare(self, init_model_path) -> Path|None:
     for a in self.agents: a._stop_requested = False
     return src
 
+# %% ../../nbs/agent/75_runs.ipynb #2a440c6d
+@patch_to(MultiRunAgent)
+def _run_axes(self) -> list:
+    ("One `RunAxis` per setting (over its seeds, as `(run indices, axis)`), where the runs can "
+     "share one and `run_axis` allows; [] for side by side. Logs which.")
+    if self.run_axis is False: return []
+    axes = []
+    try:
+        for p in self.points:
+            idx = [i for i, r in enumerate(self.runs) if r['setting'] == p]
+            axes.append((idx, RunAxis([self.agents[i].algo for i in idx],
+                                      name=f"{self.tag}-axis-{len(axes)}")))
+    except ConfigError as e:
+        for _, axis in axes: axis.close()
+        if self.run_axis is True: raise ConfigError(f"run_axis=True: {e}") from None
+        self.logger.info(f"{len(self.runs)} runs side by side: {e}")
+        return []
+    a = axes[0][1]
+    self.logger.info(f"{len(self.runs)} runs on {len(axes)} run ax{'es' if len(axes) > 1 else 'is'} "
+                     f"of {len(axes[0][0])}: one tick, one policy call and one learner step "
+                     f"for every run of an axis; programs over the runs by "
+                     f"{'vmap' if a.stack == 'vmap' else 'lax.map'}")
+    return axes
+
 # %% ../../nbs/agent/75_runs.ipynb #a1354d79
 @patch_to(MultiRunAgent)
 async def atrain(self,
@@ -299,10 +292,14 @@ async def atrain(self,
     kw = dict(log_interval=min(log_interval, 1.0) if log_interval else 0,
               eval_interval=eval_interval, save_interval=save_interval,
               num_eval_episodes=num_eval_episodes, target_return=target_return, progress=False,
-              verbose=False, tensorboard=tensorboard, compile=compile)
+              verbose=False, tensorboard=tensorboard)
+    axes = self._run_axes()
+    # a run on a run axis compiles nothing of its own: its axis compiles for all its runs
     tasks = [asyncio.ensure_future(a.atrain(goal, init_model_path=None if src is None
-                                            else src / f"run-{r['run']}", **kw))
+                                            else src / f"run-{r['run']}",
+                                            compile=compile and not axes, **kw))
              for r, a in zip(self.runs, self.agents)]
+    for idx, axis in axes: axis.track([tasks[i] for i in idx])
     bar = _progress_bar(total=goal * len(tasks),
                         initial=min(sum(a.algo.env_steps for a in self.agents), goal * len(tasks)),
                         unit='step', desc=f"{self.tag} ({len(tasks)} runs)", disable=not progress,
@@ -326,7 +323,9 @@ async def atrain(self,
         for t in tasks: t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
-    finally: bar.close()
+    finally:
+        bar.close()
+        for _, axis in axes: await axis.aclose()
     unexpected = [e for e in outcome.values()
                   if isinstance(e, BaseException) and not isinstance(e, RLNBError)]
     if unexpected: raise unexpected[0]  # a bug, not a run's fault: every run has ended

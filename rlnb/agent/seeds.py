@@ -12,15 +12,18 @@ import itertools
 import json
 import math
 import typing
+from pathlib import Path
 
 import numpy as np
+import jax
 
 from ..core import ConfigError
 from ..runtime.spec import check_options
 
 # %% auto #0
-__all__ = ['RESAMPLES', 'iqm', 'bootstrap_ci', 'summarize', 'parse_seeds', 'zipped', 'sweep_points', 'structural_fields',
-           'field_value', 'field_name', 'sweep_from_text', 'curve_band']
+__all__ = ['RESAMPLES', 'ENV_PROCESS_BYTES', 'iqm', 'bootstrap_ci', 'summarize', 'parse_seeds', 'zipped', 'sweep_points',
+           'structural_fields', 'field_value', 'field_name', 'sweep_from_text', 'curve_band', 'run_bytes',
+           'available_bytes', 'check_fits']
 
 # %% ../../nbs/agent/74_seeds.ipynb #ad40b063
 RESAMPLES = 10_000  # bootstrap resamples of an interval
@@ -205,3 +208,42 @@ def curve_band(curves:list, resamples:int=1_000, seed:int=0) -> tuple:
     for k in range(n):
         lo[k], hi[k] = bootstrap_ci(ys[:, k], stat=np.mean, resamples=resamples, seed=seed)
     return xs, mean, lo, hi
+
+# %% ../../nbs/agent/74_seeds.ipynb #ee19cc7e
+ENV_PROCESS_BYTES = 200 * 2**20  # an env worker process: an interpreter with the env's libraries
+
+def run_bytes(agent) -> dict:
+    ("About the memory one run holds once its replay is full: `learner` (params, optimizer state; "
+     "twice, the update's copy), `replay`, `envs` (worker processes).")
+    a = agent.algo
+    learner = 2 * sum(int(np.size(x)) * np.dtype(x.dtype).itemsize
+                      for x in jax.tree.leaves(a.learner.state))
+    replay = int(getattr(a.buffer, 'nbytes', 0) or 0)
+    envs = a.config.num_actors * ENV_PROCESS_BYTES if a.config.actor_mode == 'process' else 0
+    return dict(learner=learner, replay=replay, envs=envs)
+
+# %% ../../nbs/agent/74_seeds.ipynb #f04de9d8
+def available_bytes() -> int|None:
+    ("The memory the operating system can give this process now (Linux's MemAvailable), or None "
+     "where it does not say.")
+    try:
+        for line in Path('/proc/meminfo').read_text().splitlines():
+            if line.startswith('MemAvailable:'): return int(line.split()[1]) * 1024
+    except OSError: return None
+    return None
+
+def _gib(n:int) -> str: return f"{n / 2**30:.2f} GiB"
+
+# %% ../../nbs/agent/74_seeds.ipynb #0a41c73e
+def check_fits(per_run:dict, runs:int, available:int|None=None, share:float=0.8):
+    ("Raise a `ConfigError` unless `runs` runs of `per_run` bytes (`run_bytes`) fit in `share` of "
+     "the memory `available` (None: `available_bytes()`).")
+    available = available_bytes() if available is None else available
+    one = sum(per_run.values())
+    if available is None or one * runs <= share * available: return
+    fits = int(share * available // max(one, 1))
+    parts = ', '.join(f"{k} {_gib(v)}" for k, v in per_run.items() if v)
+    raise ConfigError(f"{runs} runs need about {_gib(one * runs)} ({_gib(one)} each: {parts}); "
+                      f"{_gib(available)} is available, so {fits} "
+                      f"run{'s' * (fits != 1)} fit{'s' * (fits == 1)}. "
+                      f"Pass fewer seeds or settings, or a smaller buffer_capacity.")

@@ -105,9 +105,8 @@ def place(self, params):
 
 @patch_to(HostActors)
 def _to_host(self, out):
-    ("The policy's outputs `out`, their copy to the host started where the "
-     "actors act on an accelerator (it then runs as soon as they are "
-     "computed, not when the tick reads them); on the host CPU, as they are.")
+    ("The policy's outputs `out`, their copy to the host started where the actors act on an "
+     "accelerator (it runs as soon as they are computed); on the host CPU, as they are.")
     return out if self.actor_device.platform == 'cpu' else to_host_async(out)
 
 # %% ../../nbs/runtime/44_acting.ipynb #8b08cc57
@@ -141,9 +140,9 @@ async def first_states(self):
 
 # %% ../../nbs/runtime/44_acting.ipynb #0d7bb93c
 @patch_to(HostActors)
-async def tick(self, states:list, policy=None):
-    ("Every env steps once: one batched policy call (or `policy`'s host actions), "
-     "actions out, states in (placed by worker id), tracing, episode counting.")
+async def tick(self, states:list, policy=None, workers=None):
+    ("Every env steps once (or those of the actors `workers`; the others' steps count as not taken): "
+     "one batched policy call (or `policy`'s host actions), actions out, states in, tracing, counting.")
     if self.in_flight is not None:  # EnvPool actors taken as they come back: see below
         return await (self._ready_tick if self.pacing.batch_axis == 0 else self._unroll_tick)(states, policy)
     pool, cfg = self.pool, self.config
@@ -173,10 +172,12 @@ async def tick(self, states:list, policy=None):
                         "log-std) and the learning rate.")
     version = self.version
     sent = self.spec.env_action(actions)
-    for i in range(N): pool.send_action(sent[i * E:(i + 1) * E], i)
-    for _ in range(N):
+    stepping = range(N) if workers is None else workers
+    for i in stepping: pool.send_action(sent[i * E:(i + 1) * E], i)
+    for _ in stepping:
         st, wid = await self.next_state(pool)
         states[wid] = st
+    for i in set(range(N)).difference(stepping): states[i] = states[i]._replace(first=np.ones(E, bool))
     # the state each step was acted from: the learner replays from it
     extras = None if self.core is None else dict(core=self.core)
     fresh = self._trace_step(obs, actions, logp, version, states, extras)
@@ -185,10 +186,9 @@ async def tick(self, states:list, policy=None):
 # %% ../../nbs/runtime/44_acting.ipynb #fbe0ef8b
 @patch_to(HostActors)
 def _trace_step(self, obs, actions, logp, version, states:list, extras=None):
-    ("Trace the step every env took from `obs` with `actions` (`states`: each actor's "
-     "states after it, by worker id): replaced actors, non-finite numbers, the tracer "
-     "(an unroll it completes is closed), episode counts. Returns the envs whose "
-     "next step starts afresh (an episode ended, or the step was not valid).")
+    ("Trace the step every env took from `obs` with `actions` (`states`: each actor's states after "
+     "it, by worker id): replaced actors, non-finite numbers, the tracer (an unroll it completes is "
+     "closed), episode counts. Returns the envs whose next step starts afresh (ended or not valid).")
     N = self.config.num_actors
     cat = lambda f: np.concatenate([getattr(st, f) for st in states]) if N > 1 else getattr(states[0], f)
     r, term, trunc, first = cat('reward'), cat('terminated'), cat('truncated'), cat('first')
@@ -446,11 +446,11 @@ def count_episodes(self, r, done, valid):
 
 # %% ../../nbs/runtime/44_acting.ipynb #963a9fd6
 @patch_to(HostActors)
-def fresh(self):
-    ("New actor envs seeded from (seed, env_steps), an empty tracer and queue: where a "
-     "deterministic chunk or a resumed run starts. Returns the old pool, for the caller to close.")
-    old = self.pool
-    self.pool = make_actors(self.env, self.config, seed=_derived_seed(self.config.seed, self.env_steps))
+def fresh(self, pool=None):
+    ("New actor envs seeded from (seed, env_steps), or `pool` (a run axis seeds each run's), an empty "
+     "tracer and queue: where a deterministic chunk or a resumed run starts. Returns the old pool.")
+    old, seed = self.pool, _derived_seed(self.config.seed, self.env_steps)
+    self.pool = make_actors(self.env, self.config, seed=seed) if pool is None else pool
     self.env_states = None
     # the new actors have nothing in flight
     if self.in_flight is not None: self.in_flight = self._nothing_in_flight()

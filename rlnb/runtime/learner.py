@@ -8,6 +8,7 @@ Docs: https://rlnb.github.io/rlnb/runtime/learner.html.md"""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Callable
 
 import numpy as np
@@ -158,16 +159,27 @@ def compile_job(self):
     return lambda: self.update(state, b)
 
 # %% ../../nbs/runtime/45_learner.ipynb #e189cc55
+# the metric names of a learner step, by what fixes them (`Learner.metric_names`)
+_METRIC_NAMES: dict = {}
+
 @patch_to(Learner)
 def metric_names(self) -> tuple:
     ("Names of the scalar metrics the learner step reports — a logger's "
      "columns — found by tracing it on shapes alone (nothing runs).")
+    if self._metric_names is not None: return self._metric_names
+    shapes = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), self.state)
+    spec = self.spec
+    # runs that differ in their seed alone (many runs of one setting) trace once
+    key = (type(spec), dataclasses.replace(self.config, seed=0), str(spec.observation_space),
+           str(spec.action_space), jax.tree.structure(shapes), tuple(jax.tree.leaves(shapes)))
+    try: self._metric_names = _METRIC_NAMES.get(key)
+    except TypeError: key = None  # a config field that cannot be hashed: no sharing
     if self._metric_names is None:
         b = self.zero_input(self.pacing.dispatch_size() // self.config.updates_per_dispatch,
                             fused=False)
-        shapes = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), self.state)
-        _, m = jax.eval_shape(self.spec.learner_step, shapes, b)
+        _, m = jax.eval_shape(spec.learner_step, shapes, b)
         self._metric_names = tuple(k for k, v in m.items() if v.ndim == 0)
+        if key is not None: _METRIC_NAMES[key] = self._metric_names
     return self._metric_names
 
 # %% ../../nbs/runtime/45_learner.ipynb #bcc43de6

@@ -91,6 +91,7 @@ class Runtime(TrainLoop):
                  eval_env=None,  # env id or factory for evaluation; None: `env`
                  name:str|None=None,  # the run's name, in logs and errors
                  algorithm:type|None=None,  # the algorithm, a `Spec` subclass; None: the one this class binds
+                 pool=None,  # the actors' env workers, made by the caller (a run axis seeds each run's own); None: `make_actors(env, config)`
                  **overrides,  # fields of the config
                 ):
         algo = algorithm if algorithm is not None else type(self).algorithm
@@ -114,7 +115,7 @@ class Runtime(TrainLoop):
         self.config, self.name = cfg, name or algo.algo_name
         # an unknown id or a missing package fails now, not at the first evaluation
         if isinstance(eval_env, str): check_env_id(eval_env)
-        pool = make_actors(env, cfg)
+        pool = make_actors(env, cfg) if pool is None else pool
         try: self._build(algo, env, eval_env, kind, pool, devices, func)
         except BaseException:
             pool.cleanup(); raise
