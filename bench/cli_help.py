@@ -4,8 +4,8 @@
 
 Each repetition runs every command once in a fresh interpreter on this checkout (`python -c "from rlnb.cli import
 main; ..."`, as the `rlnb` script does), commands interleaved so machine noise hits all of them. Prints one JSON object:
-the median wall seconds of each command, every repetition, whether help loaded JAX, and the provenance. Targets on a
-quiet machine: `rlnb --help` and `rlnb train ppo --help` under 1 s, `rlnb presets` under 2 s.
+the median wall seconds of each command, every repetition, whether each command loaded JAX (none should), and the
+provenance. Targets on a quiet machine: `rlnb --help` and `rlnb train ppo --help` under 1 s, `rlnb presets` under 2 s.
 """
 import argparse
 import json
@@ -29,10 +29,11 @@ def timed(args: list) -> float:
     return time.perf_counter() - t
 
 
-def help_loads_jax() -> bool:
+def loads_jax(args: list) -> bool:
+    "Whether `rlnb ARGS` imports JAX (its output thrown away; help's SystemExit caught)."
     code = ("import sys, contextlib, io\nfrom rlnb.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    try: main(['train', 'ppo', '--env', 'LunarLander-v3', '--help'])\n"
+            f"    try: main({args!r})\n"
             "    except SystemExit: pass\nprint('jax' in sys.modules)")
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           check=True).stdout.strip() == "True"
@@ -46,7 +47,10 @@ def main():
     for _ in range(a.reps):
         for name, args in COMMANDS.items(): runs[name].append(round(timed(args), 3))
     print(json.dumps(dict(median_s={k: statistics.median(v) for k, v in runs.items()}, runs_s=runs,
-                          help_loads_jax=help_loads_jax(), provenance=provenance())))
+                          loads_jax={name: loads_jax(args) for name, args in
+                                     {**COMMANDS, "rlnb train ppo --env LunarLander-v3 --help":
+                                      ["train", "ppo", "--env", "LunarLander-v3", "--help"]}.items()},
+                          provenance=provenance())))
 
 
 if __name__ == "__main__":

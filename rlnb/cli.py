@@ -231,7 +231,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
           save_interval:int=5_000,  # env steps between checkpoints
           resume:str|None=None,  # run directory or checkpoint file to continue from
           deterministic:bool=False,  # fixed seeded schedule (bit-for-bit repeatable, slower)
-          log_interval:float=10.0,  # seconds between log lines / metrics rows
+          log_interval:float|None=None,  # seconds between log lines (None: Python's LOG_INTERVAL)
           # config fields to override (e.g. dict(learning_rate=1e-3)); they win over the preset's
           config:dict|None=None,
           # Ctrl-C and SIGTERM stop the run with a checkpoint (the command line's way)
@@ -246,6 +246,7 @@ def train(algo:str='apex-dqn',  # algorithm name, one of `ALGOS`
          ) -> dict:
     ("Train `algo` on `env_id` with a `DistributedAgent`, write the run directory, "
      "return the result and its paths.")
+    if log_interval is None: from rlnb.agent.rows import LOG_INTERVAL as log_interval
     if (seeds is not None or sweep is not None
             or (resume is not None and (pathlib.Path(resume) / 'runs.json').exists())):
         return train_many(algo, env_id, steps, seeds, sweep, num_actors, devices, out,
@@ -347,7 +348,7 @@ def _run_train(args:argparse.Namespace, p:argparse.ArgumentParser):
     r = train(args.algo, args.env, args.steps, args.seed, args.num_actors, args.devices, args.out,
               args.eval_interval or train_opts.get('eval_interval', 5_000), episodes,
               _target_of(args, pre), not args.no_progress, args.save_interval or 5_000, args.resume,
-              args.deterministic, 10.0 if args.log_interval is None else args.log_interval,
+              args.deterministic, args.log_interval,
               config_overrides(args), handle_signals=True, preset=pre,
               wandb=dict(project=args.wandb_project) if args.wandb else False,
               existing_run=args.existing_run, seeds=seeds, sweep=sweep)
@@ -382,8 +383,8 @@ def _main(argv:list[str]|None, p) -> int:
     "`main` but for a signal: run the command `argv` asks for, parsed by `p`."
     args = p.parse_args(argv)
     _check_options(p, args)
-    from rlnb.core import EnvWorkerError, RLNBError, TrainingError  # no JAX for `--help`
-    from rlnb.envs.core import MissingDependencyError
+    from rlnb.base import EnvWorkerError, RLNBError, TrainingError  # no JAX: --help, presets
+    from rlnb.envs.checks import MissingDependencyError
     from rlnb.agent.presets import presets_listing
     try:
         if args.command == 'smoke':

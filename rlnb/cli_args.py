@@ -13,7 +13,7 @@ import sys
 import threading
 
 from .cli_fields import (_field_help, algo_table, config_fields, field_default, help_preset,
-                             shipped_presets)
+                             run_defaults, shipped_presets)
 
 # %% auto #0
 __all__ = ['RUN_OPTIONS', 'config_flag', 'add_config_arguments', 'config_overrides']
@@ -143,8 +143,8 @@ def _train_run_options(t, logs):
      "group `t`, evaluations, checkpoints and logs into `logs`.")
     t.add_argument('--target-return', type=_target, default=None, metavar='FLOAT|none',
                    help="stop at the first evaluation reaching it "
-                        "(default: the env's reward_threshold, e.g. 475 "
-                        "for CartPole-v1; 'none': train every step)")
+                        "(default: the preset's target_return, else the env's reward_threshold, "
+                        "e.g. 475 for CartPole-v1; 'none': train every step)")
     t.add_argument('--resume', default=None, metavar='RUN_DIR_or_CKPT',
                    help="continue a run from its latest checkpoint (or this file), "
                         "with the run's own budget, "
@@ -163,7 +163,8 @@ def _train_run_options(t, logs):
     logs.add_argument('--save-interval', type=int, default=None,
                       help='env steps between checkpoints (default: 5000)')
     logs.add_argument('--log-interval', type=float, default=None,
-                      help='seconds between log lines (default: 10)')
+                      help=f"seconds between log lines "
+                           f"(default: {run_defaults()['log_interval']:g}, as in Python)")
     logs.add_argument('--no-progress', action='store_true', help='no progress bar and no log lines')
     logs.add_argument('--wandb', action='store_true',
                       help="also log to Weights & Biases "
@@ -173,16 +174,11 @@ def _train_run_options(t, logs):
 
 # %% ../nbs/79_cli_args.ipynb #d8fab45a
 def _target_of(args, pre:Preset|None=None) -> float|None:
-    ("--target-return, else the preset's `target_return`, else the env's `reward_threshold` "
-     "(None where it has none).")
-    import gymnasium as gym
-    from rlnb.runtime.spec import env_kind
-    if args.target_return is not None: return args.target_return
-    if pre is not None and 'target_return' in pre.train: return float(pre.train['target_return'])
-    # e.g. 'gymnax:CartPole-v1'
-    if (kind := env_kind(args.env)) is not None: return kind.reward_threshold(args.env)
-    try: return gym.spec(args.env).reward_threshold
-    except gym.error.Error: return None  # an unknown env id: `train` says so
+    ("--target-return, else the target a run of the Python API is told about "
+     "(`rlnb.agent.presets.default_target`): the preset's `target_return`, else the env's "
+     "`reward_threshold` (None where it has none).")
+    from rlnb.agent.presets import default_target
+    return args.target_return if args.target_return is not None else default_target(pre, args.env)
 
 # %% ../nbs/79_cli_args.ipynb #2226c473
 class _Parser(argparse.ArgumentParser):

@@ -21,7 +21,7 @@ import rlnb
 
 # %% auto #0
 __all__ = ['TABLE_PATH', 'REGENERATE', 'PRESET_DIR', 'config_fields', 'field_default', 'cli_table', 'write_cli_table',
-           'algo_table', 'shipped_presets', 'help_preset']
+           'algo_table', 'run_defaults', 'shipped_presets', 'help_preset']
 
 # %% ../nbs/78_cli_fields.ipynb #d4ea6dff
 def _field_help(cls) -> dict:
@@ -63,7 +63,9 @@ def field_default(row:dict):
 
 # %% ../nbs/78_cli_fields.ipynb #97c7e3df
 def cli_table() -> dict:
-    "The table `rlnb` builds its help and flags from, read from the algorithms' configs (JAX)."
+    ("The table `rlnb` builds its help and flags from, read from the algorithms' configs and the "
+     "Python API's run defaults (JAX).")
+    from rlnb.agent.rows import LOG_INTERVAL
     from rlnb.runtime.registry import ALGOS, get_algo
     from rlnb.runtime.spec import RENAMED
     algos = {}
@@ -71,7 +73,7 @@ def cli_table() -> dict:
         spec = get_algo(name)
         algos[name] = dict(doc=(spec.__doc__ or '').strip(), train_steps=spec.train_steps,
                            config=spec.Config.__name__, fields=config_fields(spec.Config))
-    return dict(renamed=dict(RENAMED), algos=algos)
+    return dict(renamed=dict(RENAMED), algos=algos, run=dict(log_interval=LOG_INTERVAL))
 
 # %% ../nbs/78_cli_fields.ipynb #61248046
 TABLE_PATH = pathlib.Path(rlnb.__file__).parent / 'cli_fields.json'  # the stored table
@@ -95,6 +97,11 @@ def algo_table() -> dict:
     live = getattr(sys.modules.get('rlnb.runtime.registry'), 'ALGOS', {})
     if set(live) <= set(table['algos']): return table
     return cli_table()
+
+def run_defaults() -> dict:
+    ("The defaults the command line shares with the Python API, from the stored table (no JAX): "
+     "`log_interval`, `rlnb.agent.rows.LOG_INTERVAL`.")
+    return _stored_table()['run']
 
 # %% ../nbs/78_cli_fields.ipynb #086e874a
 PRESET_DIR = pathlib.Path(rlnb.__file__).parent / 'hyperparams'  # the presets shipped with rlnb

@@ -428,6 +428,47 @@ def test_help_imports_no_jax():
     assert proc.stdout.strip() == "[]", proc.stdout
 
 
+def test_presets_imports_no_jax():
+    "Issue 60 trap 8: `rlnb presets` (the console script, as a user runs it) imports no JAX: PYTHONPROFILEIMPORTTIME lists every module it imported."
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    for argv in (["presets"], ["presets", "ppo-CartPole-v1"]):
+        proc = subprocess.run([RLNB, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert "ppo-CartPole-v1" in proc.stdout or 'algo = "ppo"' in proc.stdout, proc.stdout
+        imported = {l.rsplit("|", 1)[1].strip() for l in proc.stderr.splitlines() if l.startswith("import time:")}
+        assert {"rlnb.cli", "rlnb.agent.presets"} <= imported, sorted(imported)[:20]  # the list is read: this check can fail
+        heavy = sorted(m for m in imported if m.split(".")[0] in ("jax", "jaxlib", "flax", "optax", "chex"))
+        assert not heavy, (argv, heavy[:10])
+
+
+def test_cli_defaults_are_the_python_api_defaults(monkeypatch):
+    "Issue 60 trap 5: `rlnb train` logs as often as `DistributedAgent.train` (LOG_INTERVAL) and stops at the target the agent names (`default_target`): the values that reach the run."
+    import inspect
+    import pytest
+    import rlnb.cli as cli
+    from rlnb.agent.agent import DistributedAgent
+    from rlnb.agent.presets import default_target, resolve_preset
+    from rlnb.agent.rows import LOG_INTERVAL
+    from rlnb.cli_fields import run_defaults
+    assert inspect.signature(DistributedAgent.atrain).parameters["log_interval"].default == LOG_INTERVAL == run_defaults()["log_interval"]  # `train` is its plain form
+    assert f"seconds between log lines (default: {LOG_INTERVAL:g}, as in Python)" in _help_of("train", "ppo")[1]
+
+    class Taken(Exception): pass
+    one = inspect.signature(cli._train_one)
+    def taken(*a, **kw): raise Taken(one.bind(*a, **kw).arguments)
+    monkeypatch.setattr(cli, "_train_one", taken)  # the run as the command line sets it up, not trained
+    targets = set()
+    for algo, env in (("ppo", "LunarLander-v3"), ("apex-dqn", "MountainCar-v0"), ("sac", "Pendulum-v1"), ("ppo", "Acrobot-v1")):
+        with pytest.raises(Taken) as e: cli.main(["train", algo, "--env", env, "--no-progress"])
+        run = e.value.args[0]
+        assert run["log_interval"] == LOG_INTERVAL, (algo, env, run["log_interval"])
+        assert run["target_return"] == default_target(resolve_preset("auto", algo, env), env), (algo, env, run["target_return"])
+        targets.add(run["target_return"])
+    assert len(targets) > 1 and None not in targets, targets  # each env its own target
+    with pytest.raises(Taken) as e: cli.main(["train", "ppo", "--env", "CartPole-v1", "--log-interval", "2", "--target-return", "none"])
+    assert (e.value.args[0]["log_interval"], e.value.args[0]["target_return"]) == (2.0, float("inf"))
+
+
 def test_help_table_in_step_with_the_configs():
     "The stored table of config fields (rlnb/cli_fields.json) that help reads is the one the configs give now."
     from rlnb.cli_fields import REGENERATE, TABLE_PATH, cli_table

@@ -72,4 +72,4 @@ def test_every_notebook_exports_or_is_documentation():
             assert "#| default_exp" in text, f"{name} has exported cells but no `#| default_exp` cell"
         else:
             docs.append(name)
-    assert "00_core.ipynb" not in docs and len(docs) < len(NOTEBOOKS) // 2, f"too many notebooks export nothing: {docs}"
+    assert "01_core.ipynb" not in docs and len(docs) < len(NOTEBOOKS) // 2, f"too many notebooks export nothing: {docs}"

@@ -1,7 +1,7 @@
 """Edit rlnb's notebooks as plain text: convert between `.ipynb` and a percent-format `.py`.
 
-    python tools/nbpy.py to-py nbs/00_core.ipynb > /tmp/core.py    # notebook -> text
-    python tools/nbpy.py to-nb /tmp/core.py nbs/00_core.ipynb      # text -> notebook
+    python tools/nbpy.py to-py nbs/01_core.ipynb > /tmp/core.py    # notebook -> text
+    python tools/nbpy.py to-nb /tmp/core.py nbs/01_core.ipynb      # text -> notebook
 
 In the text form a line `# %%` starts a code cell and `# %% [markdown]` a markdown cell
 whose lines are prefixed with `# `. Cell ids of an existing notebook are kept in order

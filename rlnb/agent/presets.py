@@ -19,10 +19,9 @@ import gymnasium as gym
 
 import rlnb
 
-from ..core import ConfigError, patch_to
-from ..envs.core import check_env_id
-from ..envs.checks import EXTRAS, missing_dependency
-from ..envs.pixels import is_image_space, pixel_env
+# no JAX here, so that `rlnb presets` starts fast: rlnb.envs.pixels is imported where an env is made
+from ..base import ConfigError, patch_to
+from ..envs.checks import EXTRAS, check_env_id, missing_dependency
 
 # %% auto #0
 __all__ = ['PRESET_DIR', 'TRAIN_KEYS', 'FAMILIES', 'Preset', 'read_preset', 'env_family', 'family_preset', 'preset_line',
@@ -147,6 +146,7 @@ def env_family(env) -> str|None:
     # Atari stacks and MinAtar grids, known without making one
     if isinstance(env, str) and env.startswith(('ALE/', 'MinAtar/')): return '<images>'
     if isinstance(env, str) and env in FAMILIES: return env
+    from rlnb.envs.pixels import is_image_space, pixel_env
     from rlnb.runtime.spec import env_spaces
     try: obs_space, _ = env_spaces(pixel_env(env))
     # an unknown id, a missing package, a failing factory: the run reports it, not the preset lookup
@@ -238,6 +238,7 @@ def env_unavailable(env:str) -> ConfigError|None:
      "`env`, `FAMILIES`).")
     # no env of its own: it serves whichever env of its kind a run names
     if env in FAMILIES: return None
+    from rlnb.envs.pixels import pixel_env
     try:
         made = pixel_env(env)  # ALE/ and MinAtar/ ids through their packages
         if isinstance(made, str): check_env_id(made)
@@ -248,7 +249,9 @@ def env_unavailable(env:str) -> ConfigError|None:
 def env_missing(env:str) -> ConfigError|None:
     ("`env_unavailable` without making the env or importing its module: the package its id needs "
      "(`EXTRAS`) if `importlib.util.find_spec` finds none; an unknown id: `env_unavailable`.")
-    if env in FAMILIES: return None
+    # rlnb's own ids (rlnb/CartPoleNoVel-v1) are registered by rlnb.envs.core, which imports JAX;
+    # they need rlnb only (a misspelt one is reported where a run makes it)
+    if env in FAMILIES or env.startswith('rlnb/'): return None
     top = 'ale_py' if env.startswith('ALE/') else 'minatar' if env.startswith('MinAtar/') else None
     if top is None:
         spec = gym.registry.get(env)
@@ -368,7 +371,10 @@ def presets_listing(name:str|None=None,  # a preset's name or .toml path: its fi
                    ) -> str:
     ("The shipped presets as a table (those whose env cannot be made here marked, and why), as "
      "JSON lines, or one preset's file.")
-    if name is not None: return get_preset(name).path.read_text()
+    if name is not None:
+        shipped = PRESET_DIR / f'{name}.toml'  # read as it is (the shipped files are tested): no JAX
+        if '/' not in name and shipped.is_file(): return shipped.read_text()
+        return get_preset(name).path.read_text()  # checked, or the names it may have meant
     fields = _stored_fields()
     found = [p for p in (listed_preset(f, fields) for f in sorted(PRESET_DIR.glob('*.toml')))
              if (algo is None or p.algo == algo) and (env is None or p.env == env)]

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 import gymnasium as gym
 
-from ..core import ConfigError, SpaceMismatchError
+from ..base import ConfigError, SpaceMismatchError  # no JAX: `rlnb presets` reads EXTRAS
 
 # %% auto #0
 __all__ = ['EXTRAS', 'MissingDependencyError', 'missing_dependency', 'dependency_error', 'check_env_id', 'action_checker']

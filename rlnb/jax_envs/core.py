@@ -25,7 +25,7 @@ from ..envs.pool import WorkerPool
 from ..parallel import axis_index, data_parallel, local_devices, ready
 from ..runtime.spec import ENV_KINDS, _derived_seed, check_renamed
 from ..runtime.acting import HostActors
-from ..runtime.evaluation import HostEvaluator
+from ..runtime.evaluation import EVAL_MAX_EPISODE_STEPS, HostEvaluator
 
 # %% auto #0
 __all__ = ['GYMNAX', 'JaxEnvKind', 'GymnaxKind', 'DevicePool', 'DeviceEnvs', 'reset_envs', 'step_envs', 'rollout',
@@ -323,10 +323,9 @@ class DeviceEvaluator(HostEvaluator):
 def _eval_program(self, n:int):
     if n not in self._eval_programs:
         env, ep = self.jax_env, self.jax_env_params
-        limit = int(getattr(ep, 'max_steps_in_episode', 100_000)) + 1
         def run(params, seed):
             envs = reset_envs(env, ep, seed, n)
-            def cond(c): return (c[0] < limit) & ~c[3].all()
+            def cond(c): return (c[0] < EVAL_MAX_EPISODE_STEPS) & ~c[3].all()
             def body(c):
                 t, envs, G, done = c
                 ks = jax.vmap(jax.random.split)(envs.key)
@@ -335,7 +334,7 @@ def _eval_program(self, n:int):
                                                        ks[:, 1], _env_action(self.spec, a))
                 return t + 1, envs, G + jnp.where(done, 0.0, r), done | term | trunc
             init = (0, envs, jnp.zeros(n, jnp.float32), jnp.zeros(n, bool))
-            return jax.lax.while_loop(cond, body, init)[2]
+            return jax.lax.while_loop(cond, body, init)[2:]  # returns, ended
         self._eval_programs[n] = jax.jit(run)
     return self._eval_programs[n]
 
@@ -344,7 +343,8 @@ def _eval_program(self, n:int):
 async def aevaluate(self, num_eval_episodes:int=10, seed:int|None=None, stop=None,
                     **kwargs) -> dict:
     ("Returns of `num_eval_episodes` greedy episodes, stepped together on the first learner "
-     "device (one program: `stop` is not polled inside it).")
+     "device (one program: `stop` is not polled inside it); `truncated`: episodes cut at "
+     "`EVAL_MAX_EPISODE_STEPS`, only where some were.")
     check_renamed(kwargs, 'aevaluate')
     if kwargs: raise TypeError(f"aevaluate got unexpected keyword argument(s) {', '.join(kwargs)}.")
     n = num_eval_episodes
@@ -353,10 +353,14 @@ async def aevaluate(self, num_eval_episodes:int=10, seed:int|None=None, stop=Non
     t0, params = time.perf_counter(), self.current_params()
     seed = np.int32(_derived_seed(self.config.seed + 10_000 if seed is None else seed))
     run = lambda: jax.block_until_ready(self._eval_program(n)(params, seed))
-    try: G = np.asarray(await in_thread(run), np.float64)
+    try: G, done = await in_thread(run)
     finally: self.eval_seconds += time.perf_counter() - t0
-    return dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()),
-                returns=G.tolist())
+    G, done = np.asarray(G, np.float64), np.array(done)
+    cut = 0 if done.all() else self._cut(done, EVAL_MAX_EPISODE_STEPS)  # logs it, as on the host
+    out = dict(mean=float(G.mean()), std=float(G.std()), min=float(G.min()), max=float(G.max()),
+               returns=G.tolist())
+    if cut: out['truncated'] = cut
+    return out
 
 # %% ../../nbs/jax_envs/60_core.ipynb #9d5a2038
 @patch_to(DeviceEvaluator)
