@@ -43,11 +43,11 @@ class PQNConfig(RuntimeConfig):
     unroll_length: int = 32  # T, the steps of one rollout in every env
     num_epochs: int = 4  # passes over the rollout per update
     gamma: float = 0.99  # discount factor
-    lambda_: float = 0.65  # lambda of the λ-returns (0: one-step Q-learning targets; 1: Monte Carlo returns bootstrapped at the rollout's end)
+    lambda_: float = 0.95  # lambda of the λ-returns (0: one-step Q-learning targets; 1: Monte Carlo returns bootstrapped at the rollout's end)
     epsilon_start: float = 1.0  # exploration rate at the first env step
     epsilon_end: float = 0.05  # exploration rate after epsilon_steps env steps
     epsilon_steps: int = 25_000  # env steps over which epsilon decays linearly from epsilon_start to epsilon_end (CleanRL's exploration_fraction * total_timesteps); 0: epsilon_end from the start
-    learning_rate: float = 2.5e-4  # RAdam step size
+    learning_rate: float = 1e-3  # RAdam step size
     schedule_steps: int = 0  # env steps over which the learning rate decays linearly to 0; 0: constant
     max_grad_norm: float = 10.0  # global gradient-norm clip
     reward_scale: float = 1.0  # the learner multiplies the rewards by this (Q then learns returns on that scale)
