@@ -179,12 +179,12 @@ class PQNSpec(Spec):
 
     def setup(self, func):
         cfg, mesh = self.config, getattr(self, 'mesh', None)
-        if mesh is not None and (cfg.num_envs % mesh.size or cfg.batch_size % mesh.size):
-            raise ConfigError(f"PQN splits the rollout's {cfg.num_envs} env columns and each "
-                              f"minibatch of batch_size={cfg.batch_size} over the {mesh.size} "
-                              f"learner devices: use a number of envs (num_actors * "
-                              f"envs_per_actor) and a batch_size that are multiples of "
-                              f"{mesh.size}, or fewer devices.")
+        # (the runtime checks that batch_size, each minibatch, splits over them)
+        if mesh is not None and cfg.num_envs % mesh.size:
+            raise ConfigError(f"PQN splits the rollout's {cfg.num_envs} env columns over the "
+                              f"{mesh.size} learner devices: use a number of envs (num_actors * "
+                              f"envs_per_actor) that is a multiple of {mesh.size}, "
+                              "or fewer devices.")
         params = self.init_params(func)
         self.lr_schedule = linear_decay(cfg.learning_rate, cfg.schedule_steps)
         self.epsilon_schedule = (
@@ -265,12 +265,7 @@ def act(self, params, obs, noise):
 def eval_act(self, params, obs):
     return jnp.argmax(self.net.apply(params[0], obs), axis=-1).astype(jnp.int32)
 
-# %% ../../nbs/algos/57_pqn.ipynb #1c33ee50
-class PQN(Runtime):
-    "PQN on the actor-learner runtime: `PQN('CartPole-v1').train(100_000)`."
-    algorithm = PQNSpec
-
-# %% ../../nbs/algos/57_pqn.ipynb #31a77228
+# %% ../../nbs/algos/57_pqn.ipynb #0fcb9f8e
 @patch_to(PQNSpec)
 def learner_step(self, state, batch):
     cfg, net = self.config, self.net
@@ -315,3 +310,8 @@ def learner_step(self, state, batch):
                    target=jnp.sum(w * data['G']) / n, epsilon=state.epsilon)
     return PQNState(params, opt_state, rollouts,
                     jnp.float32(self.epsilon_schedule(rollouts * N))), metrics
+
+# %% ../../nbs/algos/57_pqn.ipynb #d8a52505
+class PQN(Runtime):
+    "PQN on the actor-learner runtime: `PQN('CartPole-v1').train(100_000)`."
+    algorithm = PQNSpec
