@@ -221,8 +221,9 @@ def make_tracer(self, num_envs):
 def make_pacing(self): return OnPolicyQueue(self.config.unroll_length, columns=self.config.num_envs)
 
 @patch_to(PQNSpec)
-# one update per rollout, its epochs fused
-def device_updates(self, env_id:str, num_devices:int) -> int: return 1
+def device_updates(self, env_id:str, num_devices:int) -> int:
+    "Updates per rollout when the envs step on the device: one, its epochs fused."
+    return 1
 
 # %% ../../nbs/algos/57_pqn.ipynb #dc491ce1
 @patch_to(PQNSpec)
