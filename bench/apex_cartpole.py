@@ -7,7 +7,8 @@
     python bench/apex_cartpole.py --algos rlnb,rlnb_base,rlnb_ppo,rlnb_ppo_base --seeds 0,1,2,3,4,5,6,7,8,9 --base-tree /tmp/rlnb-before
 
 `rlnb` is rlnb's Ape-X DQN with its defaults; `rlnb_ppo` is rlnb's PPO with its defaults (rl-zoo3's CartPole-v1
-hyperparameters) and, like the zoo's `lin_` entries, the learning rate and clip range decaying linearly over --max-steps.
+hyperparameters) and, like the zoo's `lin_` entries, the learning rate and clip range decaying linearly over --max-steps;
+`rlnb_pqn` is rlnb's PQN with its CartPole preset (its defaults, rewards scaled by 0.1).
 `rlnb_base` (and `rlnb_ppo_base`) is rlnb's Ape-X (PPO) as checked out in --base-tree (e.g. `git worktree add /tmp/rlnb-before REV`), imported ahead of the
 installed one through PYTHONPATH, interleaved with the rest; the output then has `rlnb_vs_base` (`rlnb_ppo_vs_base`) as well.
 
@@ -50,9 +51,12 @@ def run_rlnb(name, seed, max_steps, devices):
     import jax
     from rlnb.algos.apex_dqn import ApeXDQN  # imported before the clock starts, as the peers' libraries are
     from rlnb.algos.ppo import PPO
-    kw = dict(schedule_steps=max_steps) if name.startswith("rlnb_ppo") else {}
+    from rlnb.algos.pqn import PQN
+    kw = (dict(schedule_steps=max_steps) if name.startswith("rlnb_ppo") else
+          dict(reward_scale=0.1) if name.startswith("rlnb_pqn") else {})
+    cls = PPO if name.startswith("rlnb_ppo") else PQN if name.startswith("rlnb_pqn") else ApeXDQN
     t0 = time.perf_counter()
-    agent = (PPO if name.startswith("rlnb_ppo") else ApeXDQN)("CartPole-v1", seed=seed, devices=jax.local_devices()[:devices], **kw)
+    agent = cls("CartPole-v1", seed=seed, devices=jax.local_devices()[:devices], **kw)
     res = agent.train(max_steps, eval_interval=EVAL_EVERY, num_eval_episodes=EVAL_EPISODES, target_return=TARGET)
     wall = time.perf_counter() - t0
     agent.close()
@@ -125,7 +129,7 @@ def main():
     peers = [v["median_train_s"] for k, v in summary.items() if not k.startswith("rlnb")]
     out = dict(provenance=provenance(), target=TARGET, eval_every=EVAL_EVERY, eval_episodes=EVAL_EPISODES, max_steps=args.max_steps,
                rlnb_devices=args.devices, xla_flags=flags, summary=summary, runs=results)
-    for mine in ("rlnb", "rlnb_ppo"):
+    for mine in ("rlnb", "rlnb_ppo", "rlnb_pqn"):
         if mine in summary and peers: out[f"{mine}_vs_best_peer"] = summary[mine]["median_train_s"] / min(peers)
     if "rlnb_base" in summary and peers: out["rlnb_base_vs_best_peer"] = summary["rlnb_base"]["median_train_s"] / min(peers)
     for mine in ("rlnb", "rlnb_ppo"):

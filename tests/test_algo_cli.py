@@ -1,8 +1,9 @@
-"""`rlnb train ALGO --env CartPole-v1` solves CartPole-v1 (evaluation mean >= 475 over 10 episodes) for the on-policy algorithms, and `rlnb train sac --env Pendulum-v1` solves Pendulum-v1 (>= -200).
+"""`rlnb train ALGO --env CartPole-v1` solves CartPole-v1 (evaluation mean >= 475 over 10 episodes) for the on-policy algorithms (PQN included), and `rlnb train sac --env Pendulum-v1` solves Pendulum-v1 (>= -200).
 
 One seed each, through the command a user types, with the learner on 8 host devices: IMPALA within 200k env steps, PPO
 (its defaults are rl-zoo3's, with the zoo's linear schedules over 100k steps) within 100k. The per-seed tables are
-`bench/impala_learning.py`'s and `bench/ppo_learning.py`'s.
+`bench/impala_learning.py`'s and `bench/ppo_learning.py`'s; PQN with its preset (150k env steps at most) is
+`bench/presets.py pqn-CartPole-v1`'s.
 """
 import json
 import os
@@ -19,6 +20,7 @@ CASES = {
     "impala": dict(flags=["--seed", "1", "--eval-interval", "10000"], budget=200_000, columns={"pg_loss", "v_loss", "entropy", "lag_mean"}),
     "ppo": dict(flags=["--seed", "0", "--eval-interval", "5000", "--steps", "100000", "--schedule-steps", "100000"], budget=100_000,
                 columns={"pg_loss", "v_loss", "entropy", "approx_kl", "clip_frac", "explained_variance"}),
+    "pqn": dict(flags=["--seed", "0", "--eval-interval", "5000"], budget=150_000, columns={"loss", "q", "target", "epsilon"}),
 }
 
 

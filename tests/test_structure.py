@@ -85,7 +85,7 @@ def _public(obj):
     return sorted(names - twins)
 
 
-@pytest.mark.parametrize('algo', ['apex-dqn', 'impala', 'ppo', 'sac', 'td3', 'r2d2'])
+@pytest.mark.parametrize('algo', ['apex-dqn', 'impala', 'ppo', 'sac', 'td3', 'r2d2', 'pqn'])
 def test_an_algorithm_object_has_a_bounded_public_surface(algo):
     from rlnb.runtime.registry import get_algo
     from rlnb.runtime.runtime import Runtime

@@ -20,7 +20,8 @@ __all__ = ['ALGOS', 'register', 'get_algo']
 ALGOS: dict[str, str|type] = {'apex-dqn': 'rlnb.algos.apex_dqn:ApeXDQNSpec',
                               'impala': 'rlnb.algos.impala:IMPALASpec',
                               'ppo': 'rlnb.algos.ppo:PPOSpec', 'r2d2': 'rlnb.algos.r2d2:R2D2Spec',
-                              'sac': 'rlnb.algos.sac:SACSpec', 'td3': 'rlnb.algos.td3:TD3Spec'}
+                              'sac': 'rlnb.algos.sac:SACSpec', 'td3': 'rlnb.algos.td3:TD3Spec',
+                              'pqn': 'rlnb.algos.pqn:PQNSpec'}
 
 def register(name:str, target:str|type):
     ("Make an algorithm available by `name` to `DistributedAgent` and the CLI: its spec (a `Spec` "
