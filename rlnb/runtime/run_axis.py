@@ -26,7 +26,7 @@ from .run_spec import RunAxisSpec
 # %% auto #0
 __all__ = ['RunAxis', 'check_run_axis', 'pick_stack']
 
-# %% ../../nbs/runtime/59_run_axis.ipynb #8610c463
+# %% ../../nbs/runtime/59_run_axis.ipynb #ed3b1640
 class RunAxis:
     ("K runs of one algorithm trained as one: their runtimes keep each run's books and call "
      "`stretch` where a single run trains; one runtime steps and updates them all.")
@@ -53,11 +53,16 @@ class RunAxis:
         self._returns = np.zeros(self.K * self.n)
         self.live, self.requests, self.eval_requests = set(range(self.K)), {}, {}
         self._task, self.compiled, self._eval_fn = None, False, jax.jit(self.spec.eval_act)
+        # runs whose replay takes priorities from the actors' params; their TD program, compiled once
+        tds = [getattr(rt.pacing, '_td', None) for rt in runtimes]
+        self._priorities, self._params_version = tds[0] is not None, -1
+        for rt in runtimes[1:]:
+            if self._priorities: rt.pacing._td = tds[0]
         for k, rt in enumerate(runtimes):
             rt._stretch = functools.partial(self.stretch, k)
             rt.aevaluate = functools.partial(self.evaluate, k)
 
-# %% ../../nbs/runtime/59_run_axis.ipynb #2e8173ac
+# %% ../../nbs/runtime/59_run_axis.ipynb #6e35a836
 def check_run_axis(runtimes:list):
     "Raise a `ConfigError` unless these runtimes can train on one run axis."
     if len(runtimes) < 1: raise ConfigError("a run axis needs at least one run.")
@@ -76,6 +81,10 @@ def check_run_axis(runtimes:list):
     if rt0.spec.initial_core(1) is not None:
         raise ConfigError(f"{rt0.spec.algo_name} with a recurrent core: policies with memory train "
                           "side by side, not on a run axis.")
+    if rt0.spec.initial_sampling_policy is not None:
+        raise ConfigError(f"{rt0.spec.algo_name} acts with its initial sampling policy while replay "
+                          "fills: its runs train side by side (initial_sampling_policy='policy' "
+                          "puts them on a run axis).")
 
 # %% ../../nbs/runtime/59_run_axis.ipynb #fdf46da8
 def pick_stack(stack:str, devices:list) -> str:
@@ -185,7 +194,7 @@ async def _round(self, reqs:dict):
                 "stops alone with its last finite state; the other runs go on."))
         else: fut.set_result(ended.get(k))
 
-# %% ../../nbs/runtime/59_run_axis.ipynb #5ba1b0d2
+# %% ../../nbs/runtime/59_run_axis.ipynb #e2d9ad87
 @patch_to(RunAxis)
 async def _train(self, reqs:dict) -> dict:
     rt, K, loop = self.rt, self.K, asyncio.get_running_loop()
@@ -208,26 +217,49 @@ async def _train(self, reqs:dict) -> dict:
             # only the stepping runs' actors step: a run that reached its goal costs its envs nothing
             await rt.actors.tick(states, workers=[k * N + i for k in np.flatnonzero(active)
                                                   for i in range(N)])
+            self._share_params(active)
             self._count(states, active)
             if rt.tracer: await rt.pacing.insert(rt.tracer.flush())
             while rt.pacing.learner_may_run():
-                await rt.learner.dispatch()
-                # which runs took the update (a run that diverged stops stepping now)
-                flags = rt.learner.state['diverged']
-                await ready(flags)
-                self.diverged = np.array(flags)
-                took = active & ~self.diverged
-                self.updates[took] += 1
-                for k in np.flatnonzero(took): self.runtimes[k].stats.count(updates=1)
+                await self._dispatch(rt.pacing.taking.copy())
             if loop.time() >= poll:
                 poll = loop.time() + 0.01
                 for k, (_, cb, _) in reqs.items():
                     if k not in ended and cb is not None and cb(self.runtimes[k]): ended[k] = 'stopped'
             await asyncio.sleep(0)
         await rt.learner.finish()
+        rt.pacing.settle()
     finally: self.spec.active[:] = False
     self.scatter(list(reqs))
     return ended
+
+# %% ../../nbs/runtime/59_run_axis.ipynb #5a1c79fd
+@patch_to(RunAxis)
+async def _dispatch(self, taking):
+    ("One dispatch for the runs whose pacing allows it (`taking`): their update counts before "
+     "and after it go to the spec (`after_updates`), each run's counter moves as its own would.")
+    U = self.rt.config.updates_per_dispatch
+    self.spec.counts = (self.updates.copy(), self.updates + U * taking)
+    await self.rt.learner.dispatch()
+    # which runs took it: a run whose update turned non-finite stops stepping now
+    flags = self.rt.learner.state['diverged']
+    await ready(flags)
+    self.diverged = np.array(flags)
+    for k in np.flatnonzero(taking & ~self.diverged):
+        self.updates[k] += U
+        rt = self.runtimes[k]
+        rt.learner.updates = int(self.updates[k])  # the run's pacing counts its updates owed
+        rt.stats.count(updates=U)
+
+@patch_to(RunAxis)
+def _share_params(self, active):
+    ("Where the runs' pacings compute priorities with their actors' params (prioritized replay), "
+     "give each stepping run its slice of the params the actors just acted with.")
+    acts = self.rt.actors
+    if not self._priorities or acts.version == self._params_version: return
+    self._params_version = acts.version
+    for k in np.flatnonzero(active):
+        self.runtimes[k].actors.params = jax.tree.map(lambda x: x[k], acts.params)
 
 # %% ../../nbs/runtime/59_run_axis.ipynb #ea534df2
 @patch_to(RunAxis)
