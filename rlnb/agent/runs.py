@@ -43,7 +43,7 @@ class MultiRunAgent:
                  algo:str='apex-dqn',  # algorithm, a key of `ALGOS`
                  existing_run:str='new',  # another run in work_dir: 'new' (next free dir), 'error'
                  memory_share:float=0.8,  # the share of the available memory the runs may hold
-                 run_axis='auto',  # each setting's seeds as one `RunAxis`: 'auto' (where they can), True (or an error), False (side by side)
+                 run_axis='auto',  # each setting's seeds as one `RunAxis`: 'auto' (where they can), True (or an error), False (side by side), 'vmap'/'map' (True, forcing `RunAxis`'s `stack`)
                  **kwargs,  # everything else `DistributedAgent` takes; a swept field wins
                 ):
         if 'seed' in kwargs:
@@ -85,9 +85,10 @@ def _setup(self, algo, tag, env_id, seeds, sweep, work_dir, existing_run, option
     cls = get_algo(algo)
     self.seeds, self.points = (parse_seeds([0] if seeds is None else seeds),
                                sweep_points(sweep, cls.Config))
-    if run_axis not in ('auto', True, False):
+    if run_axis not in ('auto', True, False, 'vmap', 'map'):
         raise ConfigError(f"run_axis={run_axis!r}: use 'auto' (a run axis where the runs can share "
-                          "one), True (always; an error says why not) or False (side by side).")
+                          "one), True (always; an error says why not), False (side by side), or "
+                          "'vmap' / 'map' (always, with the runs' programs batched or one by one).")
     if existing_run not in ('new', 'error'):
         raise ConfigError(f"existing_run={existing_run!r}: "
                           f"use 'new' (a fresh numbered run directory) or 'error'.")
@@ -235,15 +236,21 @@ def _run_axes(self) -> list:
     ("One `RunAxis` per setting (over its seeds, as `(run indices, axis)`), where the runs can "
      "share one and `run_axis` allows; [] for side by side. Logs which.")
     if self.run_axis is False: return []
+    if self.run_axis == 'auto' and self.agents[0].algo.pacing.buffer is not None:
+        self.logger.info(f"{len(self.runs)} runs side by side: replay-based runs train on a run axis "
+                         "when asked (run_axis=True); on a CPU host their lockstep schedule is "
+                         "slower than runs overlapping their actors and learner (bench/many_runs.py)")
+        return []
     axes = []
     try:
         for p in self.points:
             idx = [i for i, r in enumerate(self.runs) if r['setting'] == p]
-            axes.append((idx, RunAxis([self.agents[i].algo for i in idx],
-                                      name=f"{self.tag}-axis-{len(axes)}")))
+            axes.append((idx, RunAxis([self.agents[i].algo for i in idx], name=f"{self.tag}-axis-{len(axes)}",
+                                      stack=self.run_axis if self.run_axis in ('vmap', 'map') else 'auto')))
     except ConfigError as e:
         for _, axis in axes: axis.close()
-        if self.run_axis is True: raise ConfigError(f"run_axis=True: {e}") from None
+        if self.run_axis not in ('auto', False):
+            raise ConfigError(f"run_axis={self.run_axis!r}: {e}") from None
         self.logger.info(f"{len(self.runs)} runs side by side: {e}")
         return []
     a = axes[0][1]

@@ -26,7 +26,7 @@ from .run_spec import RunAxisSpec
 # %% auto #0
 __all__ = ['RunAxis', 'check_run_axis', 'pick_stack']
 
-# %% ../../nbs/runtime/59_run_axis.ipynb #ed3b1640
+# %% ../../nbs/runtime/59_run_axis.ipynb #bcfb0aed
 class RunAxis:
     ("K runs of one algorithm trained as one: their runtimes keep each run's books and call "
      "`stretch` where a single run trains; one runtime steps and updates them all.")
@@ -45,6 +45,7 @@ class RunAxis:
         self.rt = Runtime(rt0.actors.env, fused, devices=devices, name=name, pool=self.pool(),
                           algorithm=RunAxisSpec.bind(runtimes, self.stack))
         self.spec = self.rt.spec
+        self.spec.actors = self.rt.actors
         self.steps = np.array([rt.env_steps for rt in runtimes], np.int64)
         self.episodes = np.array([rt.episodes for rt in runtimes], np.int64)
         self.updates = np.array([rt.updates for rt in runtimes], np.int64)
@@ -62,7 +63,7 @@ class RunAxis:
             rt._stretch = functools.partial(self.stretch, k)
             rt.aevaluate = functools.partial(self.evaluate, k)
 
-# %% ../../nbs/runtime/59_run_axis.ipynb #6e35a836
+# %% ../../nbs/runtime/59_run_axis.ipynb #2e8173ac
 def check_run_axis(runtimes:list):
     "Raise a `ConfigError` unless these runtimes can train on one run axis."
     if len(runtimes) < 1: raise ConfigError("a run axis needs at least one run.")
@@ -81,10 +82,6 @@ def check_run_axis(runtimes:list):
     if rt0.spec.initial_core(1) is not None:
         raise ConfigError(f"{rt0.spec.algo_name} with a recurrent core: policies with memory train "
                           "side by side, not on a run axis.")
-    if rt0.spec.initial_sampling_policy is not None:
-        raise ConfigError(f"{rt0.spec.algo_name} acts with its initial sampling policy while replay "
-                          "fills: its runs train side by side (initial_sampling_policy='policy' "
-                          "puts them on a run axis).")
 
 # %% ../../nbs/runtime/59_run_axis.ipynb #fdf46da8
 def pick_stack(stack:str, devices:list) -> str:

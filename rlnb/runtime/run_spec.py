@@ -23,7 +23,7 @@ from .pacing import Pacing
 # %% auto #0
 __all__ = ['RunAxisSpec', 'RunsData', 'RunsTracer', 'RunsPacing', 'interleave', 'runs_first']
 
-# %% ../../nbs/runtime/58_run_spec.ipynb #1abe633c
+# %% ../../nbs/runtime/58_run_spec.ipynb #fe406420
 class RunAxisSpec(Spec):
     ("K runs of one algorithm as one spec: learner states stacked on a leading run axis, one "
      "vmapped learner step, one batched policy call; each run keeps its own spec and host RNG.")
@@ -43,6 +43,10 @@ class RunAxisSpec(Spec):
         self.batch_axis = self.pacings[0].batch_axis
         # each run's update count before and after the dispatch being made (`after_updates`)
         self.counts = (np.zeros(self.K, np.int64), np.zeros(self.K, np.int64))
+        # while some runs' replay fills, their initial policy acts for them (`warmup_actions`)
+        self.initial_sampling_policy = (None if self.specs[0].initial_sampling_policy is None
+                                        else self.warmup_actions)
+        self.actors, self._noise = None, None  # the actors acting with this spec (set by the run axis)
 
     @classmethod
     def bind(cls, runtimes:list, stack:str='vmap') -> type:
@@ -155,9 +159,13 @@ class RunsPacing(Pacing):
     def zero_data(self, n:int) -> RunsData:
         return RunsData([p.zero_data(n) for p in self.pacings], taken=np.zeros(len(self.pacings)))
 
-# %% ../../nbs/runtime/58_run_spec.ipynb #b3b7d4ff
+# %% ../../nbs/runtime/58_run_spec.ipynb #382546dc
 @patch_to(RunsPacing)
 def dispatch_size(self) -> int: return self.pacings[0].dispatch_size()
+
+@patch_to(RunsPacing)
+def filling(self) -> bool:
+    return any(bool(on) and p.filling() for p, on in zip(self.pacings, self.active))
 
 @patch_to(RunsPacing)
 def reset(self):
@@ -233,7 +241,7 @@ def actor_params(self, state): return self.specs[0].actor_params(state['runs'])
 @patch_to(RunAxisSpec)
 def env_action(self, actions): return self.specs[0].env_action(actions)
 
-# %% ../../nbs/runtime/58_run_spec.ipynb #1d82e430
+# %% ../../nbs/runtime/58_run_spec.ipynb #6c867f5f
 @patch_to(RunAxisSpec)
 def noise(self, rng:np.random.Generator, n:int):
     ("Each stepping run's noise from its own RNG, run after run (`rng` other than this spec's: "
@@ -241,7 +249,32 @@ def noise(self, rng:np.random.Generator, n:int):
     own = rng is self.rng
     parts = [s.noise(s.rng if own and on else rng if not own else np.random.default_rng(0),
                      n // self.K) for s, on in zip(self.specs, self.active)]
-    return None if parts[0] is None else jax.tree.map(lambda *x: np.concatenate(x), *parts)
+    out = None if parts[0] is None else jax.tree.map(lambda *x: np.concatenate(x), *parts)
+    if own: self._noise = out  # the tick's noise, for `warmup_actions`
+    return out
+
+# %% ../../nbs/runtime/58_run_spec.ipynb #c04a5d3f
+@patch_to(RunAxisSpec)
+def warmup_actions(self, obs):
+    "Actions of a tick where some stepping runs fill their replay: theirs from their initial policy."
+    n, filling = self.config.num_envs // self.K, self.pacings_filling()
+    out = None
+    if (~filling[self.active]).any():  # runs that act with their policy already
+        acts = self.actors
+        a = acts.act_fn(acts.params, obs, self._noise, acts.core)[0]
+        out = np.array(jax.device_get(a))
+    for k in np.flatnonzero(filling):
+        policy, rows = self.specs[k].initial_sampling_policy, slice(k * n, (k + 1) * n)
+        a = (self.specs[k].random_actions(self.specs[k].rng, n) if isinstance(policy, str)
+             else np.asarray(policy(_cols(obs, k, n))))
+        if out is None: out = np.zeros((self.K * n,) + a.shape[1:], a.dtype)
+        out[rows] = a
+    return out
+
+@patch_to(RunAxisSpec)
+def pacings_filling(self) -> np.ndarray:
+    "The stepping runs whose replay still fills."
+    return np.array([bool(on) and p.filling() for p, on in zip(self.pacings, self.active)])
 
 # %% ../../nbs/runtime/58_run_spec.ipynb #038c647f
 def interleave(parts:list, axis:int, devices:int, updates:int=1):
