@@ -202,3 +202,29 @@ def test_export_cells_are_small():
     assert not big, f'export cells over {MAX_EXPORT_CELL_LINES} lines: {big}'
     sizes = sorted(n for _, _, n in cells)
     assert sizes[len(sizes) // 2] <= 16, f'the median export cell is {sizes[len(sizes) // 2]} lines'
+
+
+JAX_ENV_FLAGS = {'gymnax': 'jaxenvs', 'brax': 'brax', 'jumanji': 'jumanji'}  # the extra each JAX env id needs, as a tst_flag
+_BUILDS_JAX_ENV = re.compile(r"\b(?:[A-Z]\w*|make_\w+)\(\s*['\"](gymnax|brax|jumanji):")
+
+
+def _unflagged_jax_env_cells(cells):
+    "(index, kind) of the test cells that build an agent or env on a JAX env id without the flag its optional extra has."
+    for i, c in enumerate(cells):
+        src = ''.join(c['source'])
+        if c['cell_type'] != 'code' or re.search(r'^#\|\s*(export|notest|slow)', src, re.M): continue
+        for kind in set(_BUILDS_JAX_ENV.findall(src)):
+            guarded = re.search(rf'^\s*try:\s*import {kind}\b', src, re.M)  # a cell that checks for the extra itself
+            if not guarded and not re.search(rf'^#\|\s*{JAX_ENV_FLAGS[kind]}\b', src, re.M): yield i, kind
+
+
+def test_cells_on_jax_envs_carry_their_extras_flag():
+    "A test cell that builds a gymnax/brax/jumanji env is flagged, so that a run without the extra (CI's newest-Python job) skips it."
+    bad = [f'{p.relative_to(ROOT / "nbs").as_posix()} cell {i} ({kind}: add `#| {JAX_ENV_FLAGS[kind]}`)'
+           for p in sorted((ROOT / 'nbs').rglob('*.ipynb')) if '.ipynb_checkpoints' not in p.parts
+           for i, kind in _unflagged_jax_env_cells(json.loads(p.read_text())['cells'])]
+    assert not bad, f'cells that fail where the extra is not installed: {bad}'
+    cell = lambda s: {'cell_type': 'code', 'source': [s]}
+    assert list(_unflagged_jax_env_cells([cell("ag = PQN('gymnax:CartPole-v1')")])) == [(0, 'gymnax')]
+    assert not list(_unflagged_jax_env_cells([cell("#| jaxenvs\nag = PQN('gymnax:CartPole-v1')"),
+                                              cell("test_eq(run_name('ppo', 'brax:ant'), 'x')")]))
