@@ -19,6 +19,7 @@ from ..core import ConfigError, TrainingError, fix_mmap_threshold, in_thread, ru
 from ..runtime.runtime import Runtime, TrainedPolicy, env_spaces, get_algo, patch_to
 from ..runtime.evaluation import _renamed_policy
 from ..runtime.spec import check_options, check_renamed
+from ..runtime.placement import resolve_devices
 from ..envs.envpool import backend_of
 from .presets import Preset, find_preset, preset_line, resolve_preset
 from ..envs.monitor import TensorBoardSink, WandbSink, _logger, read_wandb_offline
@@ -62,28 +63,6 @@ def _config_overrides(cls, algo:str, kwargs:dict, seed:int, deterministic:bool, 
         over[cls.rollout_field] = num_steps
     return over
 
-# %% ../../nbs/agent/73_agent.ipynb #bf88053c
-def _resolve_devices(devices, num_learners) -> list:
-    local = jax.local_devices()
-    # every device: this host's, and other processes' after `jax.distributed.initialize`
-    if devices is None: devs = jax.devices()
-    elif isinstance(devices, int) and not isinstance(devices, bool):
-        if not 1 <= devices <= len(local):
-            raise ConfigError(f"devices={devices}: this host has {len(local)} local devices; "
-                              f"pass 1..{len(local)}, a list of devices, or None for all.")
-        devs = list(local[:devices])
-    else:
-        devs = list(devices)
-        if not devs or not all(isinstance(d, jax.Device) for d in devs):
-            raise ConfigError(f"devices must be None, an int or a non-empty list of jax.Device, "
-                              f"got {devices!r}.")
-    if num_learners is None: return None if devices is None else devs  # None: the runtime places
-    if not isinstance(num_learners, int) or not 1 <= num_learners <= len(devs):
-        raise ConfigError(f"num_learners={num_learners!r}: on one host the learners are devices "
-                          f"of the data-parallel learner; pass 1..{len(devs)} (the devices "
-                          f"available), or None for all of them.")
-    return devs[:num_learners]
-
 # %% ../../nbs/agent/73_agent.ipynb #9e2292f2
 _PRESET_LEFT_OUT: set = set()  # (algo, env) pairs whose unused preset this process named
 
@@ -123,7 +102,7 @@ class DistributedAgent(AgentCheckpoints, AgentRows):
         if self.preset is not None: kwargs = {**self.preset.config, **kwargs}
         over = _config_overrides(cls, algo, kwargs, seed, deterministic, keep_checkpoints,
                                  num_actors, queue_size, num_steps)
-        self.devices = _resolve_devices(devices, num_learners)
+        self.devices = resolve_devices(devices, num_learners)
         self.tag, self.seed, self.algo_name, self.deterministic = (tag, seed, algo,
                                                                    bool(deterministic))
         # kept in checkpoints, so `from_checkpoint` can rebuild the agent
@@ -230,6 +209,25 @@ def default_steps(self) -> int:
      "`train_steps`.")
     return (int(self.preset.train.get('steps', self.algo.spec.train_steps))
             if self.preset is not None else self.algo.spec.train_steps)
+
+# %% ../../nbs/agent/73_agent.ipynb #508a2263
+@patch_to(DistributedAgent)
+def set(self, **values) -> dict:
+    ("Change steerable hyperparameters (`steerable`) while a run trains in the background (`start`) "
+     "or between `train` calls: the learner uses them from its next update on. Each change is a "
+     "line of `steering.jsonl` in the run dir; checkpoints keep the values.")
+    self._check_open()
+    taken = self.algo.steer(values)  # checked first: a refused call changes nothing
+    self._record_steering(taken)
+    return {k: float(v) for k, v in taken.items()}
+
+del set  # the method is `DistributedAgent.set`; in this module `set` stays the builtin
+
+@patch_to(DistributedAgent)
+@property
+def steerable(self) -> dict:
+    "The hyperparameters `set` can change, with the values the next update uses."
+    return self.algo.steerable()
 
 # %% ../../nbs/agent/73_agent.ipynb #41745bff
 @patch_to(DistributedAgent)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import io
+import json
 import math
 import sys
 import time
@@ -131,6 +132,20 @@ def _record_eval(self, res:dict, verbose:bool=False):
     self.evals.append(dict(env_steps=a.env_steps, updates=a.updates, mean=res['mean'],
                            std=res['std'], returns=res['returns']))
     self._emit(self._row(res), verbose)
+
+# %% ../../nbs/agent/72_rows.ipynb #9dfef5f0
+@patch_to(AgentRows)
+def _record_steering(self, values:dict):
+    ("A change of steered hyperparameters (`DistributedAgent.set`): a line of `steering.jsonl` in "
+     "the run dir (env steps, updates, time, values), and the log.")
+    a = self.algo
+    rec = dict(env_steps=a.env_steps, updates=a.updates, time=time.time(),
+               values={k: float(v) for k, v in values.items()})
+    self.claim_work_dir()
+    with open(self.work_dir / 'steering.jsonl', 'a') as f: f.write(json.dumps(rec) + '\n')
+    self.logger.info(f"set {', '.join(f'{k}={_shown(v)}' for k, v in rec['values'].items())} "
+                     f"at env step {a.env_steps:,}, update {a.updates:,}")
+    return rec
 
 # %% ../../nbs/agent/72_rows.ipynb #e348631d
 @patch_to(AgentRows)

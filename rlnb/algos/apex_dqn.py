@@ -133,6 +133,7 @@ class DQNState(NamedTuple):
 class ApeXDQNSpec(Spec):
     "Ape-X DQN: epsilon-ladder actors, prioritized n-step double-Q replay, data-parallel learner."
     Config, algo_name, rollout_field = ApeXConfig, 'apex-dqn', 'n_step'
+    steerable = {'learning_rate': (0.0, None)}  # hyperparameters a run can change as it trains (`rlnb.steer`)
     shape_fields = ('hidden', 'dueling', 'buffer_capacity', 'frame_replay')
 
     def check_spaces(self, observation_space, action_space):

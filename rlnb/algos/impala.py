@@ -380,6 +380,7 @@ class IMPALASpec(ActorCriticSpec):
     ("IMPALA: actors unroll a stochastic policy, a bounded queue feeds a data-parallel V-trace "
      "actor-critic learner.")
     Config, algo_name, train_steps = IMPALAConfig, 'impala', 200_000
+    steerable = {'learning_rate': (0.0, None), 'entropy_coef': (0.0, None), 'value_coef': (0.0, None)}  # hyperparameters a run can change as it trains (`rlnb.steer`)
     shape_fields = ('hidden', 'unroll_length', 'recurrent')
 
     def setup(self, func):
@@ -387,7 +388,8 @@ class IMPALASpec(ActorCriticSpec):
         # with schedule_steps: a schedule of the update count, which Adam's state keeps (so
         # checkpoints resume it)
         lr = cfg.learning_rate
-        if cfg.schedule_steps:
+        if cfg.schedule_steps:  # a schedule in Adam's state: its learning rate is not steerable
+            self.steerable = {k: v for k, v in type(self).steerable.items() if k != 'learning_rate'}
             lr = optax.linear_schedule(
                 cfg.learning_rate, 0.0,
                 max(1, cfg.schedule_steps // (cfg.batch_size * cfg.unroll_length)))

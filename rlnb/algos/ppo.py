@@ -126,6 +126,12 @@ def linear_decay(value:float, steps:int):
      "`lin_` schedules); constant if `steps` is 0.")
     return optax.linear_schedule(value, 0.0, steps) if steps else optax.constant_schedule(value)
 
+def _schedules(cfg, learned):
+    ("PPO's clipping range and learning rate after `learned` env steps, from the config (or its "
+     "steered values).")
+    return (linear_decay(cfg.clip_eps, cfg.schedule_steps)(learned),
+            linear_decay(cfg.learning_rate, cfg.schedule_steps)(learned))
+
 # %% ../../nbs/algos/52_ppo.ipynb #84e237b5
 def _minibatch_loss(net, dist, cfg, params, mine, stats, clip_eps, norm):
     pi, v = net.apply(params, norm(mine['S']))
@@ -157,6 +163,8 @@ class PPOSpec(ActorCriticSpec):
     ("PPO: N envs roll out T steps; every epoch of shuffled minibatches runs in one data-parallel "
      "device call.")
     Config, algo_name, train_steps = PPOConfig, 'ppo', 100_000
+    steerable = {'learning_rate': (0.0, None), 'clip_eps': (0.0, None), 'entropy_coef': (0.0, None),
+                 'value_coef': (0.0, None)}  # hyperparameters a run can change as it trains (`rlnb.steer`)
     shape_fields = ('hidden', 'recurrent')
 
     def setup(self, func):
@@ -179,9 +187,7 @@ class PPOSpec(ActorCriticSpec):
         if func is None:  # a near-uniform first policy
             head = params['params'][f'Dense_{len(self.net.hidden)}']  # the policy's output layer
             head['kernel'] = head['kernel'] * np.float32(0.01)
-        self.lr_schedule, self.clip_schedule = (linear_decay(cfg.learning_rate, cfg.schedule_steps),
-                                                linear_decay(cfg.clip_eps, cfg.schedule_steps))
-        # the state's structure; each update steps with the scheduled rate
+        # the state's structure; each update steps with the scheduled rate (`_schedules`)
         self.optimizer = ppo_optimizer(cfg.learning_rate, cfg.max_grad_norm)
         shape = self.observation_space.shape
         return PPOState(params, self.optimizer.init(params), np.zeros(shape, np.float32),
@@ -281,8 +287,8 @@ def learner_step(self, state, batch):
     # this device's share of each minibatch
     mine = jax.lax.dynamic_slice_in_dim(perms, axis_index() * (M // D), M // D, axis=1)
     learned = state.rollouts * N  # env steps learned from: the schedules' clock
-    clip_eps, optimizer = (self.clip_schedule(learned),
-                           ppo_optimizer(self.lr_schedule(learned), cfg.max_grad_norm))
+    clip_eps, lr = _schedules(cfg, learned)
+    optimizer = ppo_optimizer(lr, cfg.max_grad_norm)
 
     def minibatch(carry, idx):
         params, opt_state = carry
@@ -343,8 +349,8 @@ def _recurrent_step(self, state, batch):
     # this device's columns of each minibatch
     mine = jax.lax.dynamic_slice_in_dim(perms, axis_index() * (C // D), C // D, axis=1)
     learned = state.rollouts * T * B
-    clip_eps, optimizer = (self.clip_schedule(learned),
-                           ppo_optimizer(self.lr_schedule(learned), cfg.max_grad_norm))
+    clip_eps, lr = _schedules(cfg, learned)
+    optimizer = ppo_optimizer(lr, cfg.max_grad_norm)
 
     def loss(params, part, adv_stats):
         (pi, v), _ = unroll_core(apply(params), part['core'][0], part['S'],

@@ -162,6 +162,7 @@ class PQNSpec(Spec):
     ("PQN: epsilon-greedy actors on N envs roll out T steps; λ-returns from the rollout's own "
      "Q-values, then every epoch of shuffled minibatches in one data-parallel device call.")
     Config, algo_name, train_steps = PQNConfig, 'pqn', 100_000
+    steerable = {'learning_rate': (0.0, None)}  # hyperparameters a run can change as it trains (`rlnb.steer`)
     rollout_field, trajectories = 'unroll_length', True
     shape_fields = ('hidden', 'layer_norm')
     dist = Categorical  # the kind of the acting noise (Gumbel), which device-stepped envs draw too
@@ -186,7 +187,6 @@ class PQNSpec(Spec):
                               f"envs_per_actor) that is a multiple of {mesh.size}, "
                               "or fewer devices.")
         params = self.init_params(func)
-        self.lr_schedule = linear_decay(cfg.learning_rate, cfg.schedule_steps)
         self.epsilon_schedule = (
             optax.linear_schedule(cfg.epsilon_start, cfg.epsilon_end, cfg.epsilon_steps)
             if cfg.epsilon_steps else optax.constant_schedule(cfg.epsilon_end))
@@ -292,7 +292,7 @@ def learner_step(self, state, batch):
     perms = perms.reshape(-1, M)  # epoch after epoch, minibatch after minibatch
     # this device's share of each minibatch
     mine = jax.lax.dynamic_slice_in_dim(perms, axis_index() * (M // D), M // D, axis=1)
-    optimizer = pqn_optimizer(self.lr_schedule(state.rollouts * N), cfg.max_grad_norm)
+    optimizer = pqn_optimizer(linear_decay(cfg.learning_rate, cfg.schedule_steps)(state.rollouts * N), cfg.max_grad_norm)
 
     def minibatch(carry, idx):
         params, opt_state = carry

@@ -22,6 +22,7 @@ import gymnasium as gym
 from .apex_dqn import OnlineAndTarget, ReplayConfig
 from ..core import ConfigError, TransitionBatch, patch_to
 from ..parallel import pmean
+from ..steer import steered_adam
 from ..replay.buffers import PrioritizedReplayBuffer, ReplayBuffer
 from ..runtime.runtime import ReplayRatio, Runtime, need, numpy_init, zero_init
 from ..runtime.spec import (FUNC_CHECK_BATCH, Spec, check_func, func_inputs, module_init,
@@ -179,7 +180,7 @@ def q(self, critic_params, s, a):
 @patch_to(ContinuousOffPolicy)
 def adam(self):
     "Adam on one flat vector, with a shape-only init."
-    return zero_init(optax.flatten(optax.adam(self.config.learning_rate)))
+    return zero_init(optax.flatten(steered_adam(self.config.learning_rate)))
 
 # %% ../../nbs/algos/53_sac.ipynb #43654bca
 @patch_to(ContinuousOffPolicy)
@@ -277,6 +278,7 @@ class SACSpec(ContinuousOffPolicy):
     ("SAC: squashed-Gaussian actors over a bounded Box, twin soft-Q critics with Polyak targets, "
      "a learned temperature; replay at a fixed replay ratio.")
     Config, algo_name = SACConfig, 'sac'
+    steerable = {'learning_rate': (0.0, None), 'tau': (0.0, 1.0)}  # hyperparameters a run can change as it trains (`rlnb.steer`)
 
     def setup(self, func):
         cfg = self.config

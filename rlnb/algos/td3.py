@@ -84,6 +84,8 @@ class TD3Spec(ContinuousOffPolicy):
     ("TD3: deterministic actors with Gaussian exploration over a bounded Box, twin critics with "
      "target smoothing, delayed actor and target updates; replay at a fixed replay ratio.")
     Config, algo_name = TD3Config, 'td3'
+    steerable = {'learning_rate': (0.0, None), 'tau': (0.0, 1.0), 'target_noise': (0.0, None),
+                 'target_noise_clip': (0.0, None)}  # hyperparameters a run can change as it trains (`rlnb.steer`)
 
     def setup(self, func):
         cfg = self.config

@@ -22,7 +22,7 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 from ..core import ConfigError, in_thread, patch_to, run_sync
 from ..envs.pool import WorkerPool
-from ..parallel import axis_index, data_parallel, local_devices, ready
+from ..parallel import axis_index, local_devices, ready
 from ..runtime.spec import ENV_KINDS, _derived_seed, check_renamed
 from ..runtime.acting import HostActors
 from ..runtime.evaluation import EVAL_MAX_EPISODE_STEPS, HostEvaluator
@@ -216,8 +216,7 @@ class DeviceRollouts(HostActors):
                               f"{D} learner devices: use a multiple of {D}.")
         self.updates_per_rollout = K = self.spec.device_updates(env, D)
         self._device_update = (self.learner.update if K == 1 else
-                               data_parallel(self.spec.learner_step, mesh, num_fused=K,
-                                             batch_axis=1))
+                               self.learner.make_update(num_fused=K, batch_axis=1))
         self._carry, self._episodes_pending = None, None
         self._build_programs()
 

@@ -18,6 +18,7 @@ from ..core import NonFiniteError, in_thread, patch_to
 from ..parallel import (ParamStore, data_parallel, local_devices, ready, replicate,
                            spans_processes, to_host_async)
 from .acting import _first_device
+from ..steer import check_steer, steering
 
 # %% auto #0
 __all__ = ['Learner', 'Schedule']
@@ -40,8 +41,9 @@ class Learner:
         self.spec, self.mesh, self.pacing = spec, mesh, pacing
         self.compiles, self.stats, self.config = compiles, stats, config
         self._env_steps, self.name = env_steps, name
-        self.update = data_parallel(spec.learner_step, mesh, num_fused=config.updates_per_dispatch,
-                                    batch_axis=pacing.batch_axis)
+        # config fields steered so far (`steer`): their values, the learner program's inputs
+        self.steered, self._steered_on_mesh = {}, None
+        self.update = self.make_update(config.updates_per_dispatch, pacing.batch_axis)
         self.state = replicate(state, mesh)
         self.updates = 0
         # the params published, their version, and the update they are from
@@ -64,6 +66,47 @@ class Learner:
         ("The online params, as the actors receive them "
          "(a view of the first learner device's buffers).")
         return _first_device(self.spec.actor_params(self.state))
+
+# %% ../../nbs/runtime/45_learner.ipynb #7974881c
+@patch_to(Learner)
+def make_update(self, num_fused:int, batch_axis:int):
+    ("`data_parallel(spec.learner_step, ...)` on the learner's mesh, `(state, input) -> (state, "
+     "metrics)`: the config's program until a field is steered, then a program that takes the "
+     "steered values (`self.steered`) as inputs, one per set of steered fields.")
+    spec, mesh = self.spec, self.mesh
+    plain = data_parallel(spec.learner_step, mesh, num_fused=num_fused, batch_axis=batch_axis)
+
+    def with_values(carry, batch):
+        state, values = carry
+        with steering(spec, values): state, metrics = spec.learner_step(state, batch)
+        return (state, values), metrics
+
+    steered = data_parallel(with_values, mesh, num_fused=num_fused, batch_axis=batch_axis)
+
+    def update(state, b):
+        if not self.steered: return plain(state, b)
+        (state, _), metrics = steered((state, self._steered_on_mesh), b)
+        return state, metrics
+
+    update.mesh, update.num_fused, update.batch_axis, update.put = mesh, num_fused, batch_axis, plain.put
+    update.cache_size = lambda: plain.cache_size() + steered.cache_size()
+    return update
+
+# %% ../../nbs/runtime/45_learner.ipynb #48254005
+@patch_to(Learner)
+def steer(self, values:dict) -> dict:
+    ("Take new values of steerable config fields (`spec.steerable`) from the next dispatch on; "
+     "checked first (`check_steer`): a refused call changes nothing. Returns the values taken.")
+    values = check_steer(self.spec.steerable, values, 'steer')
+    self.steered = {**self.steered, **values}
+    self._steered_on_mesh = replicate(dict(self.steered), self.mesh)
+    return values
+
+@patch_to(Learner)
+def steerable(self) -> dict:
+    "Every steerable field with the value the next dispatch uses (steered, or the config's)."
+    cfg = self.spec.config
+    return {k: float(self.steered.get(k, getattr(cfg, k))) for k in self.spec.steerable}
 
 # %% ../../nbs/runtime/45_learner.ipynb #88a7f7ea
 @patch_to(Learner)
@@ -254,10 +297,12 @@ def record(self, data, metrics, state, updates):
 
 # %% ../../nbs/runtime/45_learner.ipynb #c3ca67f2
 @patch_to(Learner)
-def restore(self, learner, counters:dict):
-    ("Take a checkpoint's learner state (host arrays) and counters; "
+def restore(self, learner, counters:dict, steered:dict|None=None):
+    ("Take a checkpoint's learner state (host arrays), counters and steered values; "
      "publish its params as a version newer than any the actors saw.")
     self.state = replicate(learner, self.mesh)
+    self.steered, self._steered_on_mesh = {}, None
+    if steered: self.steer(steered)
     self.next = None  # an input taken ahead from the replaced replay or queue is dropped
     self.updates = int(counters['updates'])
     self.store.publish(self.spec.actor_params(self.state),

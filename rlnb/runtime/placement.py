@@ -14,7 +14,8 @@ import gymnasium as gym
 from ..core import ConfigError
 
 # %% auto #0
-__all__ = ['AUTO_HOST_MAX_PARAMS', 'AUTO_HOST_MAX_LEARNER_PARAMS', 'choose_actor_device', 'choose_learner_devices']
+__all__ = ['AUTO_HOST_MAX_PARAMS', 'AUTO_HOST_MAX_LEARNER_PARAMS', 'choose_actor_device', 'choose_learner_devices',
+           'resolve_devices']
 
 # %% ../../nbs/runtime/43_placement.ipynb #a7ed84da
 # 'auto' acts on the host CPU with networks up to this many params (and no image input)
@@ -89,3 +90,29 @@ def choose_learner_devices(setting:str,  # the config's `learner_device`: 'auto'
         return list(devices), f"{why}: the learner runs on the {devices[0].platform} devices"
     return [cpu], (f"a {n:,}-param network on vector observations: the host CPU "
                    f"updates it faster than a per-update {devices[0].platform} dispatch")
+
+# %% ../../nbs/runtime/43_placement.ipynb #edf79c5e
+def resolve_devices(devices,  # None (every device), an int k (the first k local ones) or a list of devices
+                    num_learners,  # None, or how many of them the learner takes (the first)
+                   ) -> list|None:
+    ("The learner's devices from `DistributedAgent`'s `devices` and `num_learners`; None: the "
+     "runtime places the learner itself.")
+    local = jax.local_devices()
+    # every device: this host's, and other processes' after `jax.distributed.initialize`
+    if devices is None: devs = jax.devices()
+    elif isinstance(devices, int) and not isinstance(devices, bool):
+        if not 1 <= devices <= len(local):
+            raise ConfigError(f"devices={devices}: this host has {len(local)} local devices; "
+                              f"pass 1..{len(local)}, a list of devices, or None for all.")
+        devs = list(local[:devices])
+    else:
+        devs = list(devices)
+        if not devs or not all(isinstance(d, jax.Device) for d in devs):
+            raise ConfigError(f"devices must be None, an int or a non-empty list of jax.Device, "
+                              f"got {devices!r}.")
+    if num_learners is None: return None if devices is None else devs  # None: the runtime places
+    if not isinstance(num_learners, int) or not 1 <= num_learners <= len(devs):
+        raise ConfigError(f"num_learners={num_learners!r}: on one host the learners are devices "
+                          f"of the data-parallel learner; pass 1..{len(devs)} (the devices "
+                          f"available), or None for all of them.")
+    return devs[:num_learners]

@@ -62,7 +62,7 @@ def config_from_state(config_cls:type, saved:dict):
 
 # %% ../../nbs/runtime/46_runstate.ipynb #5b8e0282
 def run_state(spec,  # the algorithm: name, config, spaces, host RNG
-              learner,  # state, updates, store (version), published_at
+              learner,  # state, updates, store (version), published_at, steered
               actors,  # env_steps, episodes, actor_restarts, dropped_episodes
               pacing,  # state_dict(): the replay buffer or queue
               eval_seconds:float,  # wall-clock spent in evaluations
@@ -89,7 +89,9 @@ def run_state(spec,  # the algorithm: name, config, spaces, host RNG
                       eval_seconds=eval_seconds, actor_restarts=actors.actor_restarts,
                       dropped_episodes=actors.dropped_episodes),
         eval_history=dict(env_steps=hist[:, 0].astype(np.int64), mean=hist[:, 1]),
-        rng=dict(host=_rng_state(spec.rng)))
+        rng=dict(host=_rng_state(spec.rng)),
+        # the hyperparameters steered so far (`Learner.steer`), which a resumed run keeps
+        **({'steered': {k: float(v) for k, v in learner.steered.items()}} if learner.steered else {}))
 
 # %% ../../nbs/runtime/46_runstate.ipynb #01d0da6d
 def checked_learner(spec,  # the algorithm of the runtime loading `state`

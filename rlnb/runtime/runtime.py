@@ -387,6 +387,18 @@ def get_epoch_stats(self) -> dict:
      "recent means (Maze's `get_epoch_stats_aggregator`).")
     return self.stats.summary()
 
+# %% ../../nbs/runtime/49_runtime.ipynb #3d25862f
+@patch_to(Runtime)
+def steer(self, values:dict) -> dict:
+    ("New values of steerable hyperparameters, from the learner's next dispatch "
+     "on (`Learner.steer`); returns the values taken (float32).")
+    return self.learner.steer(values)
+
+@patch_to(Runtime)
+def steerable(self) -> dict:
+    "Every steerable hyperparameter with the value the next dispatch uses."
+    return self.learner.steerable()
+
 # %% ../../nbs/runtime/49_runtime.ipynb #7a631c50
 @patch_to(Runtime)
 def state_dict(self) -> dict:
@@ -431,7 +443,7 @@ def _restore(self, state:dict, learner):
     ("The rest of a load, once the state is checked and the "
      "replay restored: each part's share, the RNG, fresh actors.")
     c = state['counters']
-    self.learner.restore(learner, c)
+    self.learner.restore(learner, c, state.get('steered'))
     self.actors.restore(c)
     self.evaluator.eval_seconds = float(c['eval_seconds'])
     self.eval_history = history_from_state(state)

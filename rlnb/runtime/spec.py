@@ -21,6 +21,7 @@ import optax
 import gymnasium as gym
 
 from ..core import ConfigError, patch_to
+from ..steer import steered_adam, steered_config
 from ..envs.pool import AsyncEnvWorker, SyncEnvWorker, env_factory, get_worker_pool
 from ..envs.core import checked_factory
 from ..envs.envpool import EnvPoolEnv, backend_of
@@ -330,7 +331,7 @@ def adam_clipped(learning_rate:float, max_grad_norm:float) -> optax.GradientTran
     ("Global-norm clipping then Adam, on one flat vector (a few "
      "fused ops instead of one per layer), with a shape-only `init`.")
     return zero_init(optax.flatten(optax.chain(optax.clip_by_global_norm(max_grad_norm),
-                                               optax.adam(learning_rate))))
+                                               steered_adam(learning_rate))))
 
 # %% ../../nbs/runtime/40_spec.ipynb #77df23ce
 class Spec(abc.ABC):
@@ -346,6 +347,9 @@ class Spec(abc.ABC):
     # how the actors act while replay fills: 'random', a function obs -> actions, or None (the
     # policy); `setup` may set it
     initial_sampling_policy = None
+    # numeric config fields the learner can take as inputs of its program (`rlnb.steer`): name ->
+    # (low, high) of the values allowed, None for no bound
+    steerable: ClassVar[dict] = {}
 
     def __init__(self,
                  config,  # the algorithm's config (an instance of `Config`)
@@ -386,6 +390,20 @@ class Spec(abc.ABC):
     def learner_step(self, state, batch) -> tuple:
         ("Pure `(state, batch) -> (state, metrics)` for "
          "`data_parallel`: one update; calls `pmean` on its gradients.")
+
+# %% ../../nbs/runtime/40_spec.ipynb #048a834b
+@patch_to(Spec)
+@property
+def config(self):
+    ("The algorithm's config; while the learner step is traced with steering "
+     "(`rlnb.steer.steering`), its steered fields are the program's inputs.")
+    return steered_config(self, self._config)
+
+@patch_to(Spec)
+@config.setter
+def config(self, config): self._config = config
+
+del config  # a property of `Spec`, not a name of this module
 
 # %% ../../nbs/runtime/40_spec.ipynb #f24cd196
 @patch_to(Spec)
