@@ -212,13 +212,15 @@ def default_steps(self) -> int:
 
 # %% ../../nbs/agent/73_agent.ipynb #508a2263
 @patch_to(DistributedAgent)
-def set(self, **values) -> dict:
+def set(self, at_update:int|None=None, **values) -> dict:
     ("Change steerable hyperparameters (`steerable`) while a run trains in the background (`start`) "
-     "or between `train` calls: the learner uses them from its next update on. Each change is a "
-     "line of `steering.jsonl` in the run dir; checkpoints keep the values.")
+     "or between `train` calls: the learner uses them from its next update on (or from update "
+     "`at_update` on). Each change is a line of `steering.jsonl` in the run dir when it is taken; "
+     "checkpoints keep the values.")
     self._check_open()
-    taken = self.algo.steer(values)  # checked first: a refused call changes nothing
-    self._record_steering(taken)
+    # checked first: a refused call changes nothing
+    if at_update is None: self._record_steering(taken := self.algo.steer(values))
+    else: taken = self.algo.steer(values, at_update, then=self._record_steering)
     return {k: float(v) for k, v in taken.items()}
 
 del set  # the method is `DistributedAgent.set`; in this module `set` stays the builtin

@@ -24,7 +24,7 @@ from ..envs.monitor import CSVSink, TensorBoardSink, WandbSink
 from .presets import default_target
 
 # %% auto #0
-__all__ = ['LOG_INTERVAL', 'AgentRows', 'Rounded', 'MetricsTable']
+__all__ = ['LOG_INTERVAL', 'AgentRows', 'Rounded', 'read_steering', 'MetricsTable']
 
 # %% ../../nbs/agent/72_rows.ipynb #2b04c7cc
 # columns before the algorithm's metrics
@@ -146,6 +146,14 @@ def _record_steering(self, values:dict):
     self.logger.info(f"set {', '.join(f'{k}={_shown(v)}' for k, v in rec['values'].items())} "
                      f"at env step {a.env_steps:,}, update {a.updates:,}")
     return rec
+
+# %% ../../nbs/agent/72_rows.ipynb #c7e3e91e
+def read_steering(run_dir) -> list[dict]:
+    ("A run's steering log (`steering.jsonl` in `run_dir`): one record per change (env_steps, "
+     "updates, time, values), in order; [] where it has none.")
+    path = Path(run_dir) / 'steering.jsonl'
+    if not path.exists(): return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 # %% ../../nbs/agent/72_rows.ipynb #e348631d
 @patch_to(AgentRows)

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core import ConfigError, NonFiniteError, RLNBError, patch_to, run_sync
+from ..core import ConfigError, RLNBError, patch_to, run_sync
 from ..runtime.registry import get_algo
 from ..checkpoint import claim_run_dir, release_run_dir
 from ..envs.monitor import _logger
 from .agent import DistributedAgent, MetricsTable, LOG_INTERVAL, _progress_bar
 from .seeds import (ENV_PROCESS_BYTES, RESAMPLES, available_bytes, bootstrap_ci,
                               check_fits, curve_band, iqm, parse_seeds, read_plan, run_bytes,
-                              structural_fields, summarize, sweep_points)
+                              structural_fields, summarize, sweep_points, _run_result)
 from ..runtime.run_axis import RunAxis
 # re-exported: their chapter is 74_seeds now
 _all_ = ['summarize', 'ENV_PROCESS_BYTES', 'run_bytes', 'available_bytes', 'check_fits', 'read_plan']
@@ -99,7 +99,7 @@ def _setup(self, algo, tag, env_id, seeds, sweep, work_dir, existing_run, option
                                                                               existing_run, options)
     self.work_dir, self.run_claimed, self.resumed_from = (
         Path(work_dir if work_dir is not None else Path('runs') / tag), False, None)
-    self.logger, self.structural = _logger(tag), structural_fields(self.points, cls.Config)
+    self.logger, self.structural = _logger(tag), structural_fields(self.points, cls.Config, cls.steerable)
     self.agents: list[DistributedAgent] = []
     self.run_axis = run_axis
     self._task, self.results = None, None
@@ -121,8 +121,9 @@ def _build(self, make, memory_share:float=0.8):
         sw = ', '.join(f"{k} ({'structural' if k in self.structural else 'numeric'})"
                        for k in dict.fromkeys(k for p in self.points for k in p))
         self.logger.info(f"{len(self.runs)} runs: {len(self.points)} settings x {len(self.seeds)} "
-                         f"seed{'s' * (len(self.seeds) != 1)}; swept {sw}; "
-                         f"each setting trains on programs of its own")
+                         f"seed{'s' * (len(self.seeds) != 1)}; swept {sw}; on a run axis, settings "
+                         "that differ in numeric fields alone share one program, their values its "
+                         "inputs; structural ones train on programs of their own")
 
 # %% ../../nbs/agent/75_runs.ipynb #ff38013c
 @patch_to(MultiRunAgent)
@@ -157,32 +158,6 @@ def from_checkpoint(cls,
 def running(self) -> bool:
     "True while a background call (`start`) is in progress."
     return self._task is not None and not self._task.done()
-
-# %% ../../nbs/agent/75_runs.ipynb #e6d16b1b
-def _status(e:BaseException|None) -> str:
-    return 'ok' if e is None else 'diverged' if isinstance(e, NonFiniteError) else 'failed'
-
-def _run_result(agent, run:dict, res, target_return) -> dict:
-    ("One run's entry of results.json from its `DistributedAgent.atrain` result, or the error it "
-     "stopped with.")
-    err = res if isinstance(res, BaseException) else None
-    last = agent.evals[-1] if agent.evals else None
-    final = float(last['mean']) if last is not None else float('nan')
-    reached = target_return is not None and last is not None and final >= target_return
-    # stopped: by stop(), or by `on_eval`
-    status = 'stopped' if isinstance(res, dict) and res.get('stopped') else _status(err)
-    out = dict(run=run['run'], seed=run['seed'], setting=run['setting'], status=status,
-               final_eval=final,
-               best_eval=max((float(e['mean']) for e in agent.evals), default=float('nan')),
-               env_steps=agent.algo.env_steps,
-               updates=agent.algo.updates, wall_s=round(agent.wall_s, 3), reached=reached,
-               env_steps_to_target=agent.algo.env_steps if reached else None,
-               seconds_to_target=round(agent.wall_s, 3) if reached else None,
-               evals=[[int(e['env_steps']), float(e['mean'])] for e in agent.evals],
-               checkpoint=str(agent.last_checkpoint) if agent.last_checkpoint else None,
-               work_dir=str(agent.work_dir))
-    if err is not None: out['error'] = f"{type(err).__name__}: {err}"
-    return out
 
 # %% ../../nbs/agent/75_runs.ipynb #2b196e75
 @patch_to(MultiRunAgent)
@@ -230,11 +205,23 @@ def _prepare(self, init_model_path) -> Path|None:
     for a in self.agents: a._stop_requested = False
     return src
 
+# %% ../../nbs/agent/75_runs.ipynb #3269e70b
+@patch_to(MultiRunAgent)
+def _axis_groups(self) -> list:
+    ("The run indices of each run axis: runs whose settings agree in every field the learner "
+     "cannot take as an input (all but `Spec.steerable`), in run order.")
+    steerable, groups = self.agents[0].algo.spec.steerable, {}
+    for i, r in enumerate(self.runs):
+        key = repr(sorted((k, v) for k, v in r['setting'].items() if k not in steerable))
+        groups.setdefault(key, []).append(i)
+    return list(groups.values())
+
 # %% ../../nbs/agent/75_runs.ipynb #2a440c6d
 @patch_to(MultiRunAgent)
 def _run_axes(self) -> list:
-    ("One `RunAxis` per setting (over its seeds, as `(run indices, axis)`), where the runs can "
-     "share one and `run_axis` allows; [] for side by side. Logs which.")
+    ("One `RunAxis` per group of settings that differ in numeric (steerable) fields alone, over "
+     "their seeds, as `(run indices, axis)`, where the runs can share one and `run_axis` allows; "
+     "[] for side by side. Logs which.")
     if self.run_axis is False: return []
     if self.run_axis == 'auto' and self.agents[0].algo.pacing.buffer is not None:
         self.logger.info(f"{len(self.runs)} runs side by side: replay-based runs train on a run axis "
@@ -243,8 +230,7 @@ def _run_axes(self) -> list:
         return []
     axes = []
     try:
-        for p in self.points:
-            idx = [i for i, r in enumerate(self.runs) if r['setting'] == p]
+        for idx in self._axis_groups():
             axes.append((idx, RunAxis([self.agents[i].algo for i in idx], name=f"{self.tag}-axis-{len(axes)}",
                                       stack=self.run_axis if self.run_axis in ('vmap', 'map') else 'auto')))
     except ConfigError as e:

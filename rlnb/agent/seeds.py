@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import jax
 
-from ..core import ConfigError
+from ..core import ConfigError, NonFiniteError
 from ..runtime.spec import check_options
 
 # %% auto #0
@@ -74,6 +74,32 @@ def summarize(results:list[dict], target_return:float|None=None) -> list[dict]:
             row.update(solved=f"{sum(r['reached'] for r in rs)}/{len(rs)}",
                        median_env_steps_to_target=None if math.isinf(med) else med)
         out.append(row)
+    return out
+
+# %% ../../nbs/agent/74_seeds.ipynb #e6d16b1b
+def _status(e:BaseException|None) -> str:
+    return 'ok' if e is None else 'diverged' if isinstance(e, NonFiniteError) else 'failed'
+
+def _run_result(agent, run:dict, res, target_return) -> dict:
+    ("One run's entry of results.json from its `DistributedAgent.atrain` result, or the error it "
+     "stopped with.")
+    err = res if isinstance(res, BaseException) else None
+    last = agent.evals[-1] if agent.evals else None
+    final = float(last['mean']) if last is not None else float('nan')
+    reached = target_return is not None and last is not None and final >= target_return
+    # stopped: by stop(), or by `on_eval`
+    status = 'stopped' if isinstance(res, dict) and res.get('stopped') else _status(err)
+    out = dict(run=run['run'], seed=run['seed'], setting=run['setting'], status=status,
+               final_eval=final,
+               best_eval=max((float(e['mean']) for e in agent.evals), default=float('nan')),
+               env_steps=agent.algo.env_steps,
+               updates=agent.algo.updates, wall_s=round(agent.wall_s, 3), reached=reached,
+               env_steps_to_target=agent.algo.env_steps if reached else None,
+               seconds_to_target=round(agent.wall_s, 3) if reached else None,
+               evals=[[int(e['env_steps']), float(e['mean'])] for e in agent.evals],
+               checkpoint=str(agent.last_checkpoint) if agent.last_checkpoint else None,
+               work_dir=str(agent.work_dir))
+    if err is not None: out['error'] = f"{type(err).__name__}: {err}"
     return out
 
 # %% ../../nbs/agent/74_seeds.ipynb #f15f8d59
@@ -146,9 +172,10 @@ def sweep_points(sweep, config_cls:type, where:str='sweep') -> list[dict]:
     return points
 
 # %% ../../nbs/agent/74_seeds.ipynb #e75edec9
-def structural_fields(points:list[dict], config_cls:type) -> list[str]:
-    ("The swept fields that change a program's shapes or code "
-     "(anything but a float field: network sizes, batch size, n_step, env counts, switches).")
+def structural_fields(points:list[dict], config_cls:type, steerable:dict|None=None) -> list[str]:
+    ("The swept fields the learner cannot take as inputs: all but the `steerable` ones (the "
+     "algorithm's `Spec.steerable`), or, without them, anything but a float field.")
+    if steerable is not None: return sorted({k for p in points for k in p if k not in steerable})
     hints = typing.get_type_hints(config_cls)
     return sorted({k for p in points for k in p if hints.get(k) is not float})
 

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 import jax
 
-from ..core import NonFiniteError, in_thread, patch_to
+from ..core import ConfigError, NonFiniteError, in_thread, patch_to
 from ..parallel import (ParamStore, data_parallel, local_devices, ready, replicate,
                            spans_processes, to_host_async)
 from .acting import _first_device
@@ -43,6 +43,8 @@ class Learner:
         self._env_steps, self.name = env_steps, name
         # config fields steered so far (`steer`): their values, the learner program's inputs
         self.steered, self._steered_on_mesh = {}, None
+        # (update, values, then) to take when the learner has made that many updates (`steer_at`)
+        self.planned = []
         self.update = self.make_update(config.updates_per_dispatch, pacing.batch_axis)
         self.state = replicate(state, mesh)
         self.updates = 0
@@ -108,6 +110,26 @@ def steerable(self) -> dict:
     cfg = self.spec.config
     return {k: float(self.steered.get(k, getattr(cfg, k))) for k in self.spec.steerable}
 
+# %% ../../nbs/runtime/45_learner.ipynb #d1629d8c
+@patch_to(Learner)
+def steer_at(self, update:int, values:dict, then=None) -> dict:
+    ("Take `values` (checked now) at the first dispatch the learner makes once it has made "
+     "`update` updates (at the next, if it has); `then(values)` when they are taken. A run "
+     "replays a steering log this way, at the updates where the values were taken.")
+    values = check_steer(self.spec.steerable, values, 'steer')
+    if not isinstance(update, (int, np.integer)) or update < 0:
+        raise ConfigError(f"steer: at_update must be an int >= 0, got {update!r}.")
+    self.planned = sorted(self.planned + [(int(update), values, then)], key=lambda p: p[0])
+    return values
+
+@patch_to(Learner)
+def take_planned(self):
+    "Take the planned values (`steer_at`) whose update the learner has reached, in order."
+    while self.planned and self.planned[0][0] <= self.updates:
+        _, values, then = self.planned.pop(0)
+        self.steer(values)
+        if then is not None: then(values)
+
 # %% ../../nbs/runtime/45_learner.ipynb #88a7f7ea
 @patch_to(Learner)
 def publish(self, params=None) -> int:
@@ -169,6 +191,7 @@ def place(self, data):
 def apply(self, update, b, n:int):
     ("Run `update` (K fused data-parallel updates) on the input `b`, "
      "counting `n` updates, then `after_updates`; returns its metrics.")
+    self.take_planned()
     self.state, metrics = update(self.state, b)
     before, self.updates = self.updates, self.updates + n
     self.state = self.spec.after_updates(self.state, before, self.updates)
@@ -298,11 +321,12 @@ def record(self, data, metrics, state, updates):
 # %% ../../nbs/runtime/45_learner.ipynb #c3ca67f2
 @patch_to(Learner)
 def restore(self, learner, counters:dict, steered:dict|None=None):
-    ("Take a checkpoint's learner state (host arrays), counters and steered values; "
-     "publish its params as a version newer than any the actors saw.")
+    ("Take a checkpoint's learner state (host arrays), counters and steered values (None: keep "
+     "the learner's); publish its params as a version newer than any the actors saw.")
     self.state = replicate(learner, self.mesh)
-    self.steered, self._steered_on_mesh = {}, None
-    if steered: self.steer(steered)
+    if steered is not None:
+        self.steered, self._steered_on_mesh = {}, None
+        if steered: self.steer(steered)
     self.next = None  # an input taken ahead from the replaced replay or queue is dropped
     self.updates = int(counters['updates'])
     self.store.publish(self.spec.actor_params(self.state),

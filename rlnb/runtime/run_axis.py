@@ -21,7 +21,7 @@ from ..parallel import ready
 from .evaluation import EVAL_MAX_EPISODE_STEPS, EvaluationStopped
 from .spec import _derived_seed, env_kind, make_actors
 from .runtime import Runtime
-from .run_spec import RunAxisSpec
+from .run_spec import RunAxisSpec, run_values
 
 # %% auto #0
 __all__ = ['RunAxis', 'check_run_axis', 'pick_stack']
@@ -68,13 +68,16 @@ def check_run_axis(runtimes:list):
     "Raise a `ConfigError` unless these runtimes can train on one run axis."
     if len(runtimes) < 1: raise ConfigError("a run axis needs at least one run.")
     rt0 = runtimes[0]
-    cfg0 = dataclasses.replace(rt0.config, seed=0)
+    # the fields runs of one axis may differ in: the seed, and values the learner takes as inputs
+    free = {'seed', *rt0.spec.steerable}
+    common = lambda rt: dataclasses.replace(rt.config, **{k: getattr(rt0.config, k) for k in free})
     for k, rt in enumerate(runtimes):
-        if type(rt.spec) is not type(rt0.spec) or dataclasses.replace(rt.config, seed=0) != cfg0:
-            diff = sorted(f.name for f in dataclasses.fields(cfg0) if f.name != 'seed'
-                          and getattr(rt.config, f.name) != getattr(cfg0, f.name))
+        if type(rt.spec) is not type(rt0.spec) or common(rt) != rt0.config:
+            diff = sorted(f.name for f in dataclasses.fields(rt0.config) if f.name not in free
+                          and getattr(rt.config, f.name) != getattr(rt0.config, f.name))
             raise ConfigError(f"run {k} differs from run 0 in {', '.join(diff) or 'its algorithm'}: "
-                              "a run axis holds runs of one algorithm and one config but the seed; "
+                              "a run axis holds runs of one algorithm and one config but the seed "
+                              f"and the steerable fields ({', '.join(sorted(rt0.spec.steerable))}); "
                               "train each setting on a run axis of its own.")
     if env_kind(rt0.actors.env) is not None or rt0.actors.runs_learner:
         raise ConfigError("envs stepped on the device run their own loop: their runs train side by "
@@ -112,7 +115,10 @@ def gather(self):
     lrn = self.rt.learner
     runs = jax.tree.map(lambda *x: np.stack([np.asarray(v) for v in x]),
                         *[jax.device_get(rt.learner.state) for rt in self.runtimes])
-    lrn.restore(dict(runs=runs, diverged=self.diverged.copy(), metrics=dict(self.metrics)),
+    # the runs' current values of the fields they differ in (`run_values`), the program's inputs
+    values = run_values(self.runtimes, self.spec.values)
+    lrn.restore(dict(runs=runs, diverged=self.diverged.copy(), metrics=dict(self.metrics),
+                     **({'values': values} if self.spec.values else {})),
                 dict(updates=lrn.updates, store_version=lrn.store.version + 1,
                      published_at=lrn.updates))
     self.steps = np.array([rt.env_steps for rt in self.runtimes], np.int64)

@@ -19,9 +19,22 @@ from ..parallel import pmean
 from ..replay.unroll import Tracer
 from .spec import Spec
 from .pacing import Pacing
+from ..steer import steering
 
 # %% auto #0
-__all__ = ['RunAxisSpec', 'RunsData', 'RunsTracer', 'RunsPacing', 'interleave', 'runs_first']
+__all__ = ['run_values', 'RunAxisSpec', 'RunsData', 'RunsTracer', 'RunsPacing', 'interleave', 'runs_first']
+
+# %% ../../nbs/runtime/58_run_spec.ipynb #808f5130
+def run_values(runtimes:list, names=None) -> dict:
+    ("Each run's value (float32, [K]) of the fields `names`; by default of the steerable fields "
+     "(`Spec.steerable`) whose values differ between these runs, or that a run has steered.")
+    rt0 = runtimes[0]
+    value = lambda rt, k: float(rt.learner.steered.get(k, getattr(rt.spec.config, k)))
+    if names is None:
+        names = [k for k in rt0.spec.steerable
+                 if any(k in rt.learner.steered for rt in runtimes)
+                 or len({value(rt, k) for rt in runtimes}) > 1]
+    return {k: np.array([value(rt, k) for rt in runtimes], np.float32) for k in names}
 
 # %% ../../nbs/runtime/58_run_spec.ipynb #fe406420
 class RunAxisSpec(Spec):
@@ -33,6 +46,7 @@ class RunAxisSpec(Spec):
     states: ClassVar[list] = []  # their learner states (host arrays), stacked by `setup`
     metric_names: ClassVar[tuple] = ()  # the scalar metrics one run's learner step reports
     stack: ClassVar[str] = 'vmap'  # how a program runs over the runs: 'vmap' (batched) or 'map' (one after another)
+    values: ClassVar[dict] = {}  # steerable fields whose values differ between the runs: name -> [K] (`run_values`)
 
     def __init__(self, config, observation_space, action_space, rng=None, mesh=None,
                  envs_on_device:bool=False):
@@ -56,7 +70,7 @@ class RunAxisSpec(Spec):
             Config=spec0.Config, algo_name=spec0.algo_name, shape_fields=spec0.shape_fields,
             runs=[rt.spec for rt in runtimes], stack=stack,
             tracers=[rt.tracer for rt in runtimes], pacings=[rt.pacing for rt in runtimes],
-            states=[jax.device_get(rt.learner.state) for rt in runtimes],
+            states=[jax.device_get(rt.learner.state) for rt in runtimes], values=run_values(runtimes),
             metric_names=runtimes[0].learner.metric_names()))
 
 # %% ../../nbs/runtime/58_run_spec.ipynb #9b5bd99d
@@ -64,8 +78,10 @@ class RunAxisSpec(Spec):
 def setup(self, func):
     "The runs' learner states stacked, no run diverged, every run's metrics at zero."
     runs = jax.tree.map(lambda *x: np.stack([np.asarray(v) for v in x]), *self.states)
-    return dict(runs=runs, diverged=np.zeros(self.K, bool),
-                metrics={k: np.zeros(self.K, np.float32) for k in self.metric_names})
+    out = dict(runs=runs, diverged=np.zeros(self.K, bool),
+               metrics={k: np.zeros(self.K, np.float32) for k in self.metric_names})
+    # the runs' own values of the fields they differ in: inputs of the one learner program
+    return dict(out, values=dict(self.values)) if self.values else out
 
 @patch_to(RunAxisSpec)
 def check_spaces(self, observation_space, action_space):
@@ -323,13 +339,25 @@ def run_items(self, x):
     x = np.asarray(x).reshape(U, D, self.K, -1)
     return np.moveaxis(x, 2, 0).reshape(self.K, -1)
 
+# %% ../../nbs/runtime/58_run_spec.ipynb #19067437
+@patch_to(RunAxisSpec)
+def _run_step(self, state):
+    ("One run's learner step: its spec's, or, where the runs differ in steerable fields (the "
+     "state's `values`), the step traced with that run's values as inputs (`rlnb.steer`).")
+    spec = self.specs[0]
+    if 'values' not in state: return spec.learner_step
+    def step(run_state, batch, values):
+        with steering(spec, values): return spec.learner_step(run_state, batch)
+    return step
+
 # %% ../../nbs/runtime/58_run_spec.ipynb #aaa1376d
 @patch_to(RunAxisSpec)
 def learner_step(self, state, batch):
     K, ax = self.K, self.batch_axis
     b = jax.tree.map(lambda x: runs_first(x, ax, K), batch['runs'])
     stepped = runs_first(batch['active'], ax, K).reshape(K, -1)[:, 0] > 0
-    new, m = self.over_runs(self.specs[0].learner_step, state['runs'], b,
+    values = (state['values'],) if 'values' in state else ()  # the runs' steered values, if any
+    new, m = self.over_runs(self._run_step(state), state['runs'], b, *values,
                             on=stepped & ~state['diverged'])
     # per-item values (TD errors) as the items came, for the runs' pacings (`run_items`)
     items = {k: v.reshape(-1) for k, v in m.items() if k == 'td_error'}
@@ -343,7 +371,7 @@ def learner_step(self, state, batch):
     keep = lambda a, b: jnp.where(took.reshape((K,) + (1,) * (a.ndim - 1)), a, b)
     n = took.sum()
     means = {k: jnp.sum(jnp.where(took, v, 0.0)) / jnp.maximum(n, 1) for k, v in m.items()}
-    return dict(runs=jax.tree.map(keep, new, state['runs']),
+    return dict(state, runs=jax.tree.map(keep, new, state['runs']),
                 diverged=state['diverged'] | (stepped & ~finite),
                 metrics={k: jnp.where(took, v, state['metrics'][k]) for k, v in m.items()}), {
                     **means, **items}

@@ -389,10 +389,12 @@ def get_epoch_stats(self) -> dict:
 
 # %% ../../nbs/runtime/49_runtime.ipynb #3d25862f
 @patch_to(Runtime)
-def steer(self, values:dict) -> dict:
-    ("New values of steerable hyperparameters, from the learner's next dispatch "
-     "on (`Learner.steer`); returns the values taken (float32).")
-    return self.learner.steer(values)
+def steer(self, values:dict, at_update:int|None=None, then=None) -> dict:
+    ("New values of steerable hyperparameters, from the learner's next dispatch on "
+     "(`Learner.steer`), or from update `at_update` on (`Learner.steer_at`, calling "
+     "`then(values)` when taken); returns the values (float32).")
+    if at_update is None: return self.learner.steer(values)
+    return self.learner.steer_at(at_update, values, then)
 
 @patch_to(Runtime)
 def steerable(self) -> dict:
@@ -443,7 +445,7 @@ def _restore(self, state:dict, learner):
     ("The rest of a load, once the state is checked and the "
      "replay restored: each part's share, the RNG, fresh actors.")
     c = state['counters']
-    self.learner.restore(learner, c, state.get('steered'))
+    self.learner.restore(learner, c, state.get('steered', {}))
     self.actors.restore(c)
     self.evaluator.eval_seconds = float(c['eval_seconds'])
     self.eval_history = history_from_state(state)

@@ -1,0 +1,99 @@
+"""Steering (issue 57's first part) for every algorithm: steered hyperparameters are inputs of the learner's program.
+
+- Steering every steerable field to the config's own values changes nothing but float rounding: the same counters, and
+  params within a float tolerance of the unsteered run (a value traced as a float32 input instead of a Python constant
+  can round a few last bits differently, e.g. `1 - clip_eps`).
+- A learning rate of 0 steered before training freezes the params the optimizer steps, bit for bit.
+- Values set live in a background deterministic run, replayed at the updates its `steering.jsonl` records, repeat it bit for bit.
+Deterministic runs on one learner device, a few hundred updates' worth of env steps each.
+"""
+import asyncio
+
+import numpy as np
+import pytest
+import jax
+
+from rlnb.agent.agent import DistributedAgent
+from rlnb.agent.rows import read_steering
+
+SMALL = dict(num_learners=1, num_actors=1, envs_per_actor=4, hidden=(16, 16), deterministic=True, seed=0)
+CASES = {  # algo: (env, extra config, env steps, the params its optimizer steps from the learner state)
+    'apex-dqn': ('CartPole-v1', dict(buffer_warmup=256), 1_500, lambda s: s.params.online),
+    'r2d2': ('CartPole-v1', dict(buffer_warmup=64, sequence_length=8, burn_in=0, overlap=4, batch_size=8), 1_500,
+             lambda s: s.params.online),
+    'impala': ('CartPole-v1', dict(unroll_length=16, batch_size=4), 1_500, lambda s: s.params),
+    'ppo': ('CartPole-v1', dict(unroll_length=32, batch_size=32, num_epochs=2), 1_500, lambda s: s.params),
+    'pqn': ('CartPole-v1', dict(unroll_length=32, batch_size=64, num_epochs=2), 1_500, lambda s: s.params),
+    'sac': ('Pendulum-v1', dict(buffer_warmup=256), 700, lambda s: s.params.actor_params),
+    'td3': ('Pendulum-v1', dict(buffer_warmup=256), 700, lambda s: s.params.actor_params.online),
+}
+
+
+def _train(algo, tmp_path, name, steer=None):
+    env, extra, steps, _ = CASES[algo]
+    ag = DistributedAgent(env, algo=algo, work_dir=tmp_path / name, **SMALL, **extra)
+    try:
+        if steer is not None: ag.set(**(ag.steerable if steer == 'same' else steer))
+        ag.train(steps, eval_interval=None, save_interval=None, num_eval_episodes=1, progress=False, verbose=False)
+        return ag.algo.updates, jax.tree.map(np.asarray, ag.algo.learner.state)
+    finally:
+        ag.close()
+
+
+@pytest.mark.parametrize('algo', sorted(CASES))
+def test_steering_to_the_configs_values_changes_nothing_but_rounding(algo, tmp_path):
+    updates, plain = _train(algo, tmp_path, 'plain')
+    updates_s, steered = _train(algo, tmp_path, 'steered', 'same')
+    assert updates == updates_s > 0
+    for a, b in zip(jax.tree.leaves(plain), jax.tree.leaves(steered), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize('algo', sorted(CASES))
+def test_a_learning_rate_of_zero_freezes_the_params(algo, tmp_path):
+    env, extra, _, stepped = CASES[algo]
+    ag = DistributedAgent(env, algo=algo, work_dir=tmp_path / 'init', **SMALL, **extra)
+    first = jax.tree.map(np.asarray, stepped(ag.algo.learner.state))
+    ag.close()
+    updates, state = _train(algo, tmp_path, 'frozen', {'learning_rate': 0.0})
+    assert updates > 0
+    for a, b in zip(jax.tree.leaves(first), jax.tree.leaves(stepped(state)), strict=True):
+        assert np.array_equal(a, b)
+
+
+def test_a_steered_deterministic_run_replays_its_steering_log_bit_for_bit(tmp_path):
+    "Values set live during a background deterministic run, replayed at the updates its log records, give the same run."
+    kw = dict(SMALL, buffer_warmup=256)
+    train = dict(eval_interval=None, save_interval=None, num_eval_episodes=1, progress=False, verbose=False)
+
+    async def live():
+        ag = DistributedAgent('CartPole-v1', algo='apex-dqn', work_dir=tmp_path / 'live', **kw)
+        task = ag.start(6_000, **train)
+        while ag.algo.updates < 64: await asyncio.sleep(0.001)
+        ag.set(learning_rate=1e-4)
+        u = ag.algo.updates
+        while ag.algo.updates < u + 200: await asyncio.sleep(0.001)
+        ag.set(learning_rate=3e-3)
+        assert not task.done()  # both changes landed while it trained
+        await task
+        out = ag.algo.updates, jax.tree.map(np.asarray, ag.algo.learner.state)
+        await ag.aclose()
+        return out
+
+    updates, state = asyncio.run(live())
+    log = read_steering(tmp_path / 'live')
+    assert [r['values'] for r in log] == [{'learning_rate': float(np.float32(1e-4))}, {'learning_rate': float(np.float32(3e-3))}]
+    assert 64 <= log[0]['updates'] < log[1]['updates'] < updates
+
+    replay = DistributedAgent('CartPole-v1', algo='apex-dqn', work_dir=tmp_path / 'replay', **kw)
+    for r in log: replay.set(at_update=r['updates'], **r['values'])
+    replay.train(6_000, **train)
+    assert replay.algo.updates == updates
+    assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(state), jax.tree.leaves(replay.algo.learner.state), strict=True))
+    assert [r['updates'] for r in read_steering(tmp_path / 'replay')] == [r['updates'] for r in log]
+    replay.close()
+
+    plain = DistributedAgent('CartPole-v1', algo='apex-dqn', work_dir=tmp_path / 'plain', **kw)
+    plain.train(6_000, **train)
+    assert not all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(state), jax.tree.leaves(plain.algo.learner.state)))
+    plain.close()
