@@ -107,6 +107,7 @@ class DistributedAgent(AgentCheckpoints, AgentRows):
                                                                    bool(deterministic))
         # kept in checkpoints, so `from_checkpoint` can rebuild the agent
         self.env_id = env if isinstance(env, str) else None
+        self._made_with = dict(env=env, eval_env=eval_env, func=func)  # what `fork` builds from
         self.eval_env_id = eval_env if isinstance(eval_env, str) else None
         self.algo = Runtime(env, devices=self.devices, func=func, eval_env=eval_env, name=tag,
                             algorithm=cls, **over)

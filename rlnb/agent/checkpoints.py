@@ -15,6 +15,7 @@ from pathlib import Path
 import jax
 
 from ..core import ConfigError, TrainingError, in_thread, run_sync, trim_heap
+from ..steer import check_steer
 from ..runtime.runtime import (ALGOS, TrainedPolicy, config_from_state, env_spaces, get_algo,
                                   patch_to)
 from ..envs.envpool import backend_of
@@ -29,9 +30,9 @@ class AgentCheckpoints:
     """The checkpoint part of `DistributedAgent`: `state_dict` and its inverse, `save`/`load` of
     checkpoint files, `from_checkpoint`.
     Reads: `algo` (the runtime: `state_dict`, `load_state_dict`, `aload_state_dict`, `env_steps`,
-    `learner_state`, `buffer`), `algo_name`, `tag`, `seed`, `env_id`, `eval_env_id`,
+    `learner_state`, `buffer`, `spec`), `algo_name`, `tag`, `seed`, `env_id`, `eval_env_id`,
     `keep_checkpoints`, `existing_run`, `logger`, `running`, `close` (a failed resume closes the
-    half-built agent).
+    half-built agent), and for `fork`: `config`, `devices`, `deterministic`, `_made_with`, `set`.
     Owns: `history`, `evals` and `wall_s` as a checkpoint restores them, `last_checkpoint`, and
     `work_dir` once claimed (`run_claimed`)."""
 
@@ -80,6 +81,35 @@ async def aload_state_dict(self, tree:dict):
     self._check_tree(tree)
     await self.algo.aload_state_dict(tree['state'])
     self._restore_history(tree)
+
+# %% ../../nbs/agent/71_checkpoints.ipynb #dcb06975
+@patch_to(AgentCheckpoints)
+def fork(self,
+         work_dir=None,  # the fork's run directory; None: runs/<tag>
+         tag:str|None=None,  # the fork's tag; None: '<this tag>-fork'
+         **overrides,  # new values of steerable hyperparameters (`steerable`), set in the fork
+        ):
+    ("A new agent that goes on from this run's current state on its own (in `work_dir`), with "
+     "`overrides` of steerable hyperparameters; this run is left as it is.")
+    self._check_open()
+    if self.running:
+        raise ConfigError(f"[{self.tag}] fork reads the run between updates: `await agent.stop()` "
+                          "first, fork, then start both.")
+    check_steer(self.algo.spec.steerable, overrides, 'fork')  # before anything is built
+    tree, make = self.state_dict(), self._made_with
+    fields = {f.name: getattr(self.config, f.name) for f in dataclasses.fields(self.config)
+              if f.name not in ('seed', 'deterministic')}
+    child = type(self)(make['env'], eval_env=make['eval_env'], func=make['func'],
+                       tag=tag or f"{self.tag}-fork", seed=self.seed, devices=self.devices,
+                       algo=self.algo_name, work_dir=work_dir, deterministic=self.deterministic,
+                       keep_checkpoints=self.keep_checkpoints, **fields)
+    try:
+        child.load_state_dict(tree)
+        if overrides: child.set(**overrides)
+    except BaseException:
+        child.close()
+        raise
+    return child
 
 # %% ../../nbs/agent/71_checkpoints.ipynb #442701d9
 @patch_to(AgentCheckpoints)
