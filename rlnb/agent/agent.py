@@ -25,7 +25,7 @@ from .presets import Preset, find_preset, preset_line, resolve_preset
 from ..envs.monitor import TensorBoardSink, WandbSink, _logger, read_wandb_offline
 # load_policy, _metrics, MetricsTable, _progress_bar: re-exported
 from .checkpoints import AgentCheckpoints, _read_run, load_policy
-from .rows import (AgentRows, MetricsTable, Rounded, LOG_INTERVAL, _HEAD, _TAIL, _metrics,
+from .rows import (AgentRows, MetricsTable, Rounded, LOG_INTERVAL, _columns, _metrics,
                              _progress_bar)
 from ..checkpoint import (CKPT_DIR, check_run_dir, find_checkpoint, list_checkpoints,
                              one_run_dir, process_dir, release_run_dir)
@@ -131,7 +131,7 @@ class DistributedAgent(AgentCheckpoints, AgentRows):
 def _init_run(self, tag:str, work_dir, keep_checkpoints:int, existing_run:str):
     "The run's own state: columns, run directory, history, evaluations, wall-clock, logger."
     # history / metrics.csv / TensorBoard columns: the algorithm's metrics in the middle
-    self.columns = _HEAD + self.algo.metric_names() + _TAIL
+    self.columns = _columns(self.algo)
     # each process of a multi-process run writes its own part
     self.work_dir = process_dir(work_dir if work_dir is not None else Path('runs') / tag)
     self.keep_checkpoints = keep_checkpoints

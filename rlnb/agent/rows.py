@@ -41,6 +41,13 @@ class AgentRows:
     (`_begin_session` and `_open_wandb` open them, the agent closes them); `_record_eval` appends
     to `evals`."""
 
+# %% ../../nbs/agent/72_rows.ipynb #b6c002db
+def _columns(algo) -> tuple:
+    ("metrics.csv's columns for the runtime `algo`: counters and rates, the learner's metrics, the "
+     "steerable hyperparameters' values (`rlnb.steer`), the policy lag, the last evaluation.")
+    names = algo.metric_names()
+    return _HEAD + names + tuple(k for k in algo.spec.steerable if k not in names) + _TAIL
+
 # %% ../../nbs/agent/72_rows.ipynb #b9e0843e
 def _shown(v, digits:int=4) -> str:
     ("A number as a person reads it: an int with thousands separators, a float to `digits` "
@@ -85,6 +92,9 @@ def _metrics(self) -> dict:
     out.update(actor_restarts=a.actors.actor_restarts, dropped_episodes=a.actors.dropped_episodes)
     out['avg_G'] = a.stats.mean('G')
     for k in a.metric_names() + ('lag_mean',): out[k] = a.stats.mean(k)
+    # the values the next update uses of the steerable hyperparameters (a metric of the same
+    # name, such as PPO's scheduled clip_eps, stays the metric)
+    for k, v in a.steerable().items(): out.setdefault(k, v)
     out['lag_max'] = a.stats.max('lag_max')
     out['eval_return'] = self.evals[-1]['mean'] if self.evals else float('nan')
     out['checkpoint'] = str(self.last_checkpoint) if self.last_checkpoint else None
