@@ -322,7 +322,7 @@ from .cli_args import (RUN_OPTIONS, _OWN, _POSITIVE, _Parser, _check_options, _c
                            _field_help, _flag_names, _keep_run_options, _or_none, _parser,
                            _smoke_options, _switch, _target, _target_of, _train_options,
                            _train_run_options, _tune_options, add_config_arguments, config_flag,
-                           config_overrides)
+                           config_overrides, _seeds_span)
 _all_ = ['RUN_OPTIONS', 'config_flag', 'add_config_arguments', 'config_overrides']
 
 # %% ../nbs/80_cli.ipynb #63d75a9d
@@ -395,6 +395,7 @@ def _main(argv:list[str]|None, p) -> int:
         elif args.command == 'eval':
             print(json.dumps(_rounded(evaluate(args.run, args.episodes, args.video))))
         elif args.command == 'tune': _run_tune(args)
+        elif args.command == 'steer': print(json.dumps(_rounded(_steer(args.run, args.values))))
     # a fault while training, not a bad option: exit 1, the checkpoint named in the note
     except (TrainingError, EnvWorkerError) as e:
         print(f"rlnb: error: {_with_notes(e)}", file=sys.stderr)
@@ -426,6 +427,11 @@ def main(argv:list[str]|None=None) -> int:
 # %% ../nbs/80_cli.ipynb #7179cf20
 def _with_notes(e:BaseException) -> str: return '\n'.join([str(e), *getattr(e, '__notes__', [])])
 
+def _steer(run:str, tokens:list) -> dict:
+    "`rlnb steer RUN_DIR --NAME VALUE ...`: the training's answer (`rlnb.steer.steer_request`)."
+    from rlnb.steer import parse_steer_args, steer_request
+    return steer_request(run, parse_steer_args(tokens))
+
 def _rounded(x, digits:int=6):
     ("`x` with every float rounded to `digits` significant digits, for the JSON on stdout "
      "(`result.json` keeps them all).")
@@ -433,13 +439,6 @@ def _rounded(x, digits:int=6):
     if isinstance(x, dict): return {k: _rounded(v, digits) for k, v in x.items()}
     if isinstance(x, (list, tuple)): return [_rounded(v, digits) for v in x]
     return x
-
-# %% ../nbs/80_cli.ipynb #dc63fc47
-def _seeds_span(seeds:list) -> str:
-    "The seeds part of a directory of many runs' default name: `s0-15` for a range, else `s0.3.7`."
-    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 1:
-        return f"s{seeds[0]}-{seeds[-1]}"
-    return 's' + '.'.join(map(str, seeds))
 
 # %% ../nbs/80_cli.ipynb #f1c9f4db
 def train_many(algo:str, env_id:str, steps:int|None, seeds, sweep, num_actors:int|None,

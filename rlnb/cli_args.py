@@ -244,6 +244,10 @@ def _parser(argv:list[str]|None=None):
                                              'trials at a time on the run axis; writes the best '
                                              'as a preset (pip install "rlnb[tune]").'))
     _eval_options(sub.add_parser('eval', help="evaluate a saved run's latest checkpoint"))
+    _steer_options(sub.add_parser('steer', help='change hyperparameters of a training running now',
+                                  description='Change steerable hyperparameters of the training '
+                                              'running in RUN_DIR, from its next update on; '
+                                              'prints the values taken as JSON.'))
     return p
 
 # %% ../nbs/79_cli_args.ipynb #e100503c
@@ -269,6 +273,21 @@ def _smoke_options(s:argparse.ArgumentParser):
                         'MinAtar/Breakout-v1 (default: CartPole-v1)')
     s.add_argument('--steps', type=int, default=1000, help='env steps (default: 1000)')
     s.add_argument('--seed', type=int, default=0, help='base seed (default: 0)')
+
+# %% ../nbs/79_cli_args.ipynb #6f287bf4
+def _steer_options(s:argparse.ArgumentParser):
+    s.add_argument('run', help='the run directory of a training running now (rlnb train --out, '
+                              'or an agent\'s work_dir)')
+    s.add_argument('values', nargs=argparse.REMAINDER, metavar='--NAME VALUE',
+                   help='steerable hyperparameters and their new values, e.g. --learning-rate 1e-4 '
+                        '(the training\'s algorithm lists them in its error otherwise)')
+
+# %% ../nbs/79_cli_args.ipynb #dc63fc47
+def _seeds_span(seeds:list) -> str:
+    "The seeds part of a directory of many runs' default name: `s0-15` for a range, else `s0.3.7`."
+    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 1:
+        return f"s{seeds[0]}-{seeds[-1]}"
+    return 's' + '.'.join(map(str, seeds))
 
 # %% ../nbs/79_cli_args.ipynb #7d21352d
 def _tune_options(tu:argparse.ArgumentParser):

@@ -7,19 +7,25 @@ Docs: https://rlnb.github.io/rlnb/steer.html.md"""
 # %% ../nbs/04_steer.ipynb #8ae3a67c
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import copy
+import json
 import math
+import os
+import time
+from pathlib import Path
 
 import numpy as np
 import jax
 import optax
 
-from .base import ConfigError
+from .base import ConfigError, patch_to
 
 # %% auto #0
-__all__ = ['steering', 'steered_config', 'steered', 'scale_by_steered_lr', 'steered_adam', 'check_steer']
+__all__ = ['STATUS_FILE', 'INBOX_DIR', 'steering', 'steered_config', 'steered', 'scale_by_steered_lr', 'steered_adam',
+           'check_steer', 'SteerInbox', 'steer_request', 'parse_steer_args']
 
 # %% ../nbs/04_steer.ipynb #f4003d4d
 # the learner step being traced with steering, in this thread or task: (spec, config view, values)
@@ -80,4 +86,123 @@ def check_steer(steerable:dict,  # the spec's steerable fields: name -> (low, hi
             bound = ' and '.join(s for s in (lo is not None and f'>= {lo}', hi is not None and f'<= {hi}') if s)
             raise ConfigError(f"{where}: {k} must be a finite number{' ' + bound if bound else ''}, got {v!r}.")
         out[k] = np.float32(v)
+    return out
+
+# %% ../nbs/04_steer.ipynb #30e5f89c
+STATUS_FILE, INBOX_DIR = 'training.json', 'steer'  # in a run dir, while an agent trains there
+
+class SteerInbox:
+    ("A run dir's inbox for steering requests from other processes (`steer_request`, `rlnb "
+     "steer`): `training.json` says a training runs here; requests in `steer/` are answered.")
+    def __init__(self,
+                 run_dir,  # the run's directory
+                 steerable:dict,  # the algorithm's steerable fields: name -> (low, high)
+                 apply,  # `apply(values) -> dict`: takes checked values, or raises `ConfigError`
+                 interval:float=0.25,  # seconds between looks at the inbox
+                ):
+        self.dir, self.steerable, self.apply, self.interval = Path(run_dir), steerable, apply, interval
+        self.inbox, self.status, self.task = self.dir / INBOX_DIR, self.dir / STATUS_FILE, None
+
+# %% ../nbs/04_steer.ipynb #e15b2ed2
+def _write_json(path:Path, obj):
+    "Write `obj` as JSON to `path` whole: under a temporary name, then renamed."
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(obj))
+    os.replace(tmp, path)
+
+@patch_to(SteerInbox)
+def open(self, values:dict):
+    "Say that a training runs here (`training.json`: pid, steerable fields and ranges, `values`)."
+    self.inbox.mkdir(parents=True, exist_ok=True)
+    _write_json(self.status, dict(pid=os.getpid(), started=time.time(), values=values,
+                                  steerable={k: list(r) for k, r in self.steerable.items()}))
+
+@patch_to(SteerInbox)
+def poll(self) -> int:
+    "Answer every request waiting in the inbox, oldest first; returns how many."
+    names = sorted(n for n in os.listdir(self.inbox) if n.endswith('.json')) if self.inbox.is_dir() else []
+    for name in names:
+        req = self.inbox / name
+        try: values = json.loads(req.read_text())['values']
+        except (OSError, ValueError, KeyError, TypeError) as e: values, bad = None, e
+        try:
+            if values is None: raise ConfigError(f"steer: unreadable request {name} ({bad}).")
+            _write_json(req.with_suffix('.done'), self.apply(values))
+        except ConfigError as e: req.with_suffix('.error').write_text(str(e))
+        finally: req.unlink(missing_ok=True)
+    return len(names)
+
+# %% ../nbs/04_steer.ipynb #8acb6c82
+@patch_to(SteerInbox)
+async def _run(self):
+    while True:
+        self.poll()
+        await asyncio.sleep(self.interval)
+
+@patch_to(SteerInbox)
+def start(self, values:dict):
+    "`open`, then answer requests from a task on the running loop until `stop`."
+    self.open(values)
+    self.task = asyncio.ensure_future(self._run())
+
+@patch_to(SteerInbox)
+def stop(self):
+    "Stop answering (a request waiting now is left to the next training) and remove `training.json`."
+    if self.task is not None: self.task.cancel()
+    self.task = None
+    try:
+        if json.loads(self.status.read_text()).get('pid') == os.getpid(): self.status.unlink()
+    except (OSError, ValueError): pass
+
+# %% ../nbs/04_steer.ipynb #a38dd6c1
+def _alive(pid:int) -> bool:
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return False
+    except PermissionError: return True  # another user's live process
+    return True
+
+def steer_request(run_dir, values:dict, timeout:float=30.0) -> dict:
+    ("Send `values` to the training running in `run_dir` and wait for its answer (the values "
+     "taken, the env step and update); a `ConfigError` says why where none runs or they are refused.")
+    run_dir = Path(run_dir)
+    try: status = json.loads((run_dir / STATUS_FILE).read_text())
+    except (OSError, ValueError):
+        raise ConfigError(f"steer: no training is running in {run_dir} (no {STATUS_FILE} there); "
+                          "steer a run while `rlnb train` or `agent.train` runs in it.") from None
+    if not _alive(int(status['pid'])):
+        raise ConfigError(f"steer: no training is running in {run_dir}: its process "
+                          f"{status['pid']} has ended.")
+    checked = check_steer({k: tuple(r) for k, r in status['steerable'].items()}, values, 'steer')
+    name = f"{time.time_ns()}-{os.getpid()}"
+    _write_json(run_dir / INBOX_DIR / f"{name}.json", dict(values={k: float(v) for k, v in checked.items()}))
+    done, error = run_dir / INBOX_DIR / f"{name}.done", run_dir / INBOX_DIR / f"{name}.error"
+    t_end = time.monotonic() + timeout
+    while time.monotonic() < t_end:
+        if done.exists():
+            out = json.loads(done.read_text()); done.unlink()
+            return out
+        if error.exists():
+            msg = error.read_text(); error.unlink()
+            raise ConfigError(msg)
+        time.sleep(0.05)
+    (run_dir / INBOX_DIR / f"{name}.json").unlink(missing_ok=True)
+    raise ConfigError(f"steer: the training in {run_dir} did not answer within {timeout:g} s; "
+                      "nothing was changed.")
+
+# %% ../nbs/04_steer.ipynb #e0a8cda7
+def parse_steer_args(tokens:list) -> dict:
+    ("`--learning-rate 1e-4 --clip-eps=0.1` (as `rlnb steer` takes them) as "
+     "{'learning_rate': 1e-4, 'clip_eps': 0.1}; a `ConfigError` for anything else.")
+    out, toks = {}, list(tokens)
+    while toks:
+        tok = toks.pop(0)
+        if not tok.startswith('--') or len(tok) < 3:
+            raise ConfigError(f"steer: expected --NAME VALUE pairs, got {tok!r}.")
+        name, eq, value = tok[2:].partition('=')
+        if not eq:
+            if not toks: raise ConfigError(f"steer: --{name} needs a value.")
+            value = toks.pop(0)
+        try: out[name.replace('-', '_')] = float(value)
+        except ValueError: raise ConfigError(f"steer: --{name} takes a number, got {value!r}.") from None
+    if not out: raise ConfigError("steer: give at least one --NAME VALUE (e.g. --learning-rate 1e-4).")
     return out

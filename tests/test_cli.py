@@ -526,3 +526,36 @@ def test_ctrl_c_three_times_exits_130_without_traceback(tmp_path, when):
             p.kill()
     from rlnb.agent.agent import read_checkpoint
     assert read_checkpoint(ckpts()[-1])["env_steps"] > 0  # the newest complete checkpoint survived
+
+
+def test_steer_changes_a_running_training(tmp_path):
+    """`rlnb steer RUN_DIR --learning-rate 0` from another process changes a running `rlnb train`: the answer names the
+    update it took effect from, the run logs it in steering.jsonl and metrics.csv; a non-steerable field is refused with
+    the steerable ones listed; once the training has ended, steering it says that none runs there."""
+    p = subprocess.Popen([RLNB, "train", "ppo", "--env", "CartPole-v1", "--out", str(tmp_path), "--no-progress", "--target-return", "none",
+                          "--devices", "1", "--eval-interval", "100000", "--log-interval", "0.2"],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(p.stderr.readline, '')), daemon=True)
+    reader.start()
+    try:
+        _wait_for(lambda: _logged_steps(tmp_path) > 0 and (tmp_path / "training.json").exists(), 600, p, lines)
+        proc = run("steer", str(tmp_path), "--learning-rate", "0", timeout=120)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert out["values"] == {"learning_rate": 0.0} and out["env_steps"] > 0, out
+        bad = run("steer", str(tmp_path), "--gamma", "0.9", timeout=120)
+        assert bad.returncode == 2 and "'gamma' is not steerable; the steerable fields are clip_eps, entropy_coef, learning_rate, value_coef" in bad.stderr, bad.stderr
+        _wait_for(lambda: _logged_steps(tmp_path) > out["env_steps"], 600, p, lines)  # a row after the change
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=300)
+    finally:
+        if p.poll() is None: p.kill()
+    log = [json.loads(l) for l in (tmp_path / "steering.jsonl").read_text().splitlines()]
+    assert [r["values"] for r in log] == [{"learning_rate": 0.0}] and log[0]["updates"] == out["updates"]
+    rows = (tmp_path / "metrics.csv").read_text().splitlines()
+    header, last = rows[0].split(","), rows[-1].split(",")
+    assert float(last[header.index("learning_rate")]) == 0.0
+    assert not (tmp_path / "training.json").exists()
+    gone = run("steer", str(tmp_path), "--learning-rate", "1e-4", timeout=120)
+    assert gone.returncode == 2 and "no training is running" in gone.stderr, gone.stderr

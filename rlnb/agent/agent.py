@@ -267,17 +267,12 @@ def _check_train_args(self, num_train_steps, log_interval, eval_interval, save_i
 # %% ../../nbs/agent/73_agent.ipynb #b783b989
 @patch_to(DistributedAgent)
 def _end_session(self, bar, goal:int):
-    "Count the session's wall-clock, close the progress bar and the TensorBoard sink."
+    "Count the session's wall-clock, close the progress bar, the TensorBoard sink and the inbox."
     self._stop_requested = False
     self.wall_s += time.perf_counter() - self._session[0]
     self._bar_postfix(bar)  # after the final evaluation: the bar left on screen shows it
     bar.update(min(self.algo.env_steps, goal) - bar.n); bar.close()
-    if self._tb is not None:
-        try: self._tb.close()
-        except OSError as e:
-            self.logger.warning(f"TensorBoard events could not be flushed ({e}); "
-                                f"the run's other files are unaffected.")
-        self._tb = None
+    self._close_session_sinks()
     self._session = None
 
 # %% ../../nbs/agent/73_agent.ipynb #f99d71c2

@@ -17,10 +17,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+import jax
 
 from ..core import ConfigError
 from ..runtime.runtime import patch_to
 from ..envs.monitor import CSVSink, TensorBoardSink, WandbSink
+from ..steer import SteerInbox
 from .presets import default_target
 
 # %% auto #0
@@ -168,11 +170,30 @@ def read_steering(run_dir) -> list[dict]:
 # %% ../../nbs/agent/72_rows.ipynb #e348631d
 @patch_to(AgentRows)
 def _begin_session(self, tensorboard:bool):
-    "Open the TensorBoard sink (if asked) and start the session's clock and counters."
+    ("Open the TensorBoard sink (if asked) and the steering inbox (`rlnb steer RUN_DIR`), "
+     "start the session's clock and counters.")
     a = self.algo
     self._tb = TensorBoardSink(self.work_dir / 'tb') if tensorboard else None
+    # a run on a run axis (its `_stretch` replaced) or in a multi-process learner takes no
+    # steering from outside
+    if a.spec.steerable and '_stretch' not in vars(a) and jax.process_count() == 1:
+        answer = lambda v: dict(values=self.set(**v), env_steps=a.env_steps, updates=a.updates)
+        self._inbox = SteerInbox(self.work_dir, a.spec.steerable, answer)
+        self._inbox.start(a.steerable())
     self._session = (time.perf_counter(), a.env_steps, a.updates)
     self._last_row = self._session
+
+@patch_to(AgentRows)
+def _close_session_sinks(self):
+    "Close the TensorBoard sink and the steering inbox of the session."
+    if getattr(self, '_inbox', None) is not None: self._inbox.stop()
+    self._inbox = None
+    if self._tb is not None:
+        try: self._tb.close()
+        except OSError as e:
+            self.logger.warning(f"TensorBoard events could not be flushed ({e}); "
+                                f"the run's other files are unaffected.")
+        self._tb = None
 
 # %% ../../nbs/agent/72_rows.ipynb #8f40f64a
 def _progress_bar(**kwargs):
