@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import asyncio
 import io
 import json
 import math
@@ -19,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import jax
 
-from ..core import ConfigError
+from ..core import ConfigError, in_thread
 from ..runtime.runtime import patch_to
 from ..envs.monitor import CSVSink, TensorBoardSink, WandbSink
 from ..steer import SteerInbox
@@ -290,6 +291,70 @@ def plot(self,
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=100, bbox_inches='tight')
     return fig
+
+# %% ../../nbs/agent/72_rows.ipynb #a8efc3fe
+def _watch_names(self) -> tuple:
+    "The panels `watch` draws besides the returns: the loss, throughput, lag, steered values."
+    m = self.algo.metric_names()
+    loss = next((k for k in ('loss', 'critic_loss', 'pg_loss') if k in m), m[0] if m else None)
+    return tuple(k for k in (loss, 'env_steps_per_s', 'lag_mean', *self.algo.spec.steerable)
+                 if k is not None and k in self.columns)
+
+def _watch_png(rows:list, evals:list, steering:list, names:tuple, title:str) -> bytes:
+    "The `watch` figure of these history rows, evaluations and steering records, as PNG bytes."
+    from matplotlib.figure import Figure
+    n = 1 + len(names)
+    fig = Figure(figsize=(9, 1.9 * n))
+    axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+    x = [r['env_steps'] for r in rows]
+    axes[0].plot(x, [r['avg_G'] for r in rows], lw=1.2, label='train (recent episodes)')
+    if evals: axes[0].plot([e['env_steps'] for e in evals], [e['mean'] for e in evals], 'o-', ms=4, label='eval')
+    axes[0].set_ylabel('return'); axes[0].set_title(title); axes[0].legend(loc='best', fontsize=8)
+    # the rows of log intervals (an evaluation's row has no rates of its own)
+    logged = [r for r in rows if math.isnan(r.get('eval_return', float('nan')))]
+    for ax, k in zip(axes[1:], names):
+        ax.plot([r['env_steps'] for r in logged], [r.get(k, float('nan')) for r in logged], lw=1.2)
+        ax.set_ylabel(k, fontsize=8)
+    for rec in steering:
+        what = ', '.join(f"{k}={_shown(v)}" for k, v in rec['values'].items())
+        for ax in axes: ax.axvline(rec['env_steps'], color='tab:red', ls='--', lw=1, label=f"set {what}")
+        axes[0].text(rec['env_steps'], 0.98, f" {what}", transform=axes[0].get_xaxis_transform(),
+                     color='tab:red', fontsize=7, va='top')
+    for ax in axes: ax.grid(alpha=0.3)
+    axes[-1].set_xlabel('environment steps')
+    return _figure_png(fig)
+
+# %% ../../nbs/agent/72_rows.ipynb #882f9d9b
+@patch_to(AgentRows)
+def watch(self,
+          interval:float=2.0,  # seconds between frames
+          path=None,  # also write each frame here (a script's default: work_dir/watch.png)
+         ) -> asyncio.Task:
+    ("A live figure of a run training in the background: returns, loss, throughput, lag and "
+     "steered values against env steps, changes marked; redrawn until the run ends.")
+    show = _in_ipython()
+    path = Path(path) if path is not None else None if show else self.work_dir / 'watch.png'
+    names, title = _watch_names(self), f"{self.algo_name}: {self.tag}, seed {self.seed}"
+
+    async def frames() -> int:
+        handle, n = None, 0
+        while True:
+            rows = [r for r in self.history if not math.isnan(r['avg_G'])]
+            png = await in_thread(_watch_png, rows, list(self.evals),
+                                  read_steering(self.work_dir), names, title)
+            n += 1
+            if path is not None: await in_thread(_write_bytes, path, png)
+            if show:
+                from IPython.display import Image, display
+                if handle is None: handle = display(Image(png), display_id=True)
+                else: handle.update(Image(png))
+            if not self.running: return n
+            await asyncio.sleep(interval)
+    return asyncio.ensure_future(frames())
+
+def _write_bytes(path:Path, data:bytes):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
 
 # %% ../../nbs/agent/72_rows.ipynb #3b5504fe
 @patch_to(AgentRows)
