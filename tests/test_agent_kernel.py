@@ -157,3 +157,49 @@ def test_start_stop_100_cycles_in_a_kernel_leaks_nothing(tmp_path):
     print(f"\n100 start/stop cycles: {report}")
     assert report["grew"] == [], report  # multiprocessing's QueueFeederThread comes and goes with a queue's traffic: counts, not names, are compared
     assert report["env_steps"] >= 103 * 40
+
+
+STEER_CYCLES = """
+import asyncio, gc, json, tempfile, threading, time, psutil
+from rlnb.agent.agent import DistributedAgent
+agent = DistributedAgent('CartPole-v1', tag='steer-cycles', seed=0, work_dir=WORK_DIR, num_learners=1, num_actors=2, envs_per_actor=4,
+                         hidden=(32, 32), buffer_warmup=256, buffer_capacity=20_000)
+me, lr = psutil.Process(), agent.config.learning_rate
+def snapshot():
+    gc.collect()
+    return dict(threads=sorted(t.name for t in threading.enumerate()), tasks=len([t for t in asyncio.all_tasks() if not t.done()]),
+                fds=me.num_fds(), rss_mb=me.memory_info().rss / 2**20)
+async def cycle(i):
+    agent.start(10**9, eval_interval=None, save_interval=None, log_interval=0)
+    s0, t0 = agent.metrics['env_steps'], time.monotonic()
+    while agent.metrics['env_steps'] < s0 + 40:
+        assert time.monotonic() - t0 < 120, agent.metrics
+        await asyncio.sleep(0.005)
+    agent.set(learning_rate=lr * (1 + i % 3) / 2)  # while it trains
+    out = await agent.stop()
+    assert out['stopped'] and not agent.running
+    fork = agent.fork(tempfile.mkdtemp(), learning_rate=lr)
+    await fork.aclose()
+for i in range(20): await cycle(i)  # warm-up: compiles, the replay's storage, the allocator's pools (resident memory levels off by then)
+before, t0 = snapshot(), time.monotonic()
+for i in range(100): await cycle(i)
+seconds = time.monotonic() - t0
+after = snapshot()
+print(json.dumps(dict(before=before, after=after, seconds=seconds, steering=len(open(f'{WORK_DIR}/steering.jsonl').read().splitlines()))))
+await agent.aclose()
+"""
+
+
+def test_start_set_fork_stop_100_cycles_in_a_kernel_leaks_nothing(tmp_path):
+    "100 start / set / stop / fork cycles in one kernel (issue 57): no growth in threads, tasks or fds, and under 50 MB of resident memory."
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"WORK_DIR = {str(tmp_path / 'run')!r}"), nbformat.v4.new_code_cell(STEER_CYCLES.strip())]
+    client = NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    out = [o for o in nb.cells[-1].outputs if o.get("name") == "stdout"]
+    report = json.loads(out[-1]["text"].strip().splitlines()[-1])
+    print(f"\n100 start/set/fork/stop cycles: {report}")
+    b, a = report["before"], report["after"]
+    assert a["threads"] == b["threads"] and a["tasks"] == b["tasks"] and a["fds"] <= b["fds"], report
+    assert a["rss_mb"] - b["rss_mb"] < 50, report
+    assert report["steering"] == 120  # every set of every cycle was logged
