@@ -16,13 +16,15 @@ from pathlib import Path
 import numpy as np
 
 from ..core import ConfigError, RLNBError, patch_to, run_sync
+from ..steer import check_steer
 from ..runtime.registry import get_algo
 from ..checkpoint import claim_run_dir, release_run_dir
 from ..envs.monitor import _logger
 from .agent import DistributedAgent, MetricsTable, LOG_INTERVAL, _progress_bar
 from .seeds import (ENV_PROCESS_BYTES, RESAMPLES, available_bytes, bootstrap_ci,
                               check_fits, curve_band, iqm, parse_seeds, read_plan, run_bytes,
-                              structural_fields, summarize, sweep_points, _run_result)
+                              structural_fields, summarize, sweep_points, _plain, _run_result,
+                              _setting_str)
 from ..runtime.run_axis import RunAxis
 # re-exported: their chapter is 74_seeds now
 _all_ = ['summarize', 'ENV_PROCESS_BYTES', 'run_bytes', 'available_bytes', 'check_fits', 'read_plan']
@@ -71,11 +73,6 @@ class MultiRunAgent:
 
     def __len__(self): return len(self.agents)
     def __getitem__(self, i:int) -> DistributedAgent: return self.agents[i]
-
-def _plain(v) -> bool:
-    "Whether `v` is plain data that JSON keeps (the options `runs.json` records)."
-    try: json.dumps(v); return True
-    except (TypeError, ValueError): return False
 
 # %% ../../nbs/agent/75_runs.ipynb #8bf691d7
 @patch_to(MultiRunAgent)
@@ -258,6 +255,7 @@ def _launch(self, goal:int, src, compile:bool, kw:dict) -> tuple:
                                             compile=compile and not axes, **kw))
              for r, a in zip(self.runs, self.agents)]
     for idx, axis in axes: axis.track([tasks[i] for i in idx])
+    self._on_axes = bool(axes)  # their values are bound until the call ends (`set`)
     return tasks, axes
 
 # %% ../../nbs/agent/75_runs.ipynb #a1354d79
@@ -315,6 +313,7 @@ async def atrain(self,
     finally:
         bar.close()
         for _, axis in axes: await axis.aclose()
+        self._on_axes = False
     unexpected = [e for e in outcome.values()
                   if isinstance(e, BaseException) and not isinstance(e, RLNBError)]
     if unexpected: raise unexpected[0]  # a bug, not a run's fault: every run has ended
@@ -355,9 +354,6 @@ def _progress_line(self, goal:int, target_return) -> str:
             f"; {sum(bool(a.evals) and a.evals[-1]['mean'] >= target_return for a in self.agents)}"
             f"/{len(self.agents)} at {target_return:g}")
     return line
-
-def _setting_str(setting:dict) -> str:
-    return ', '.join(f"{k}={v}" for k, v in setting.items()) or 'defaults'
 
 # %% ../../nbs/agent/75_runs.ipynb #c880b914
 @patch_to(MultiRunAgent)
@@ -405,6 +401,22 @@ def start(self, num_train_steps:int|None=None, **kwargs) -> asyncio.Task:
     self._task = loop.create_task(self.atrain(num_train_steps, **kwargs),
                                   name=f"rlnb-runs:{self.tag}")
     return self._task
+
+# %% ../../nbs/agent/75_runs.ipynb #af201fa8
+@patch_to(MultiRunAgent)
+def set(self, run:int|None=None, **values) -> list:
+    ("Change steerable hyperparameters of every run (or of run `run`) from its next update on, each "
+     "logged in its run's steering.jsonl: while runs train side by side, or between calls (runs on a "
+     "run axis take theirs as the axis program's inputs when a call starts).")
+    if getattr(self, '_on_axes', False):
+        raise ConfigError(f"[{self.tag}] runs training on a run axis take new values between calls: "
+                          "`await agent.stop()`, `set(...)`, then train again.")
+    if run is not None and not (isinstance(run, int) and 0 <= run < len(self.agents)):
+        raise ConfigError(f"set: run={run!r}: this agent has runs 0..{len(self.agents) - 1}.")
+    check_steer(self.agents[0].algo.spec.steerable, values, 'set')  # every value, before any run
+    return [self.agents[i].set(**values) for i in (range(len(self.agents)) if run is None else [run])]
+
+del set  # the method is `MultiRunAgent.set`; in this module `set` stays the builtin
 
 # %% ../../nbs/agent/75_runs.ipynb #a6269c13
 @patch_to(MultiRunAgent)

@@ -102,6 +102,15 @@ def _run_result(agent, run:dict, res, target_return) -> dict:
     if err is not None: out['error'] = f"{type(err).__name__}: {err}"
     return out
 
+# %% ../../nbs/agent/74_seeds.ipynb #ac95a714
+def _plain(v) -> bool:
+    "Whether `v` is plain data that JSON keeps (the options `runs.json` records)."
+    try: json.dumps(v); return True
+    except (TypeError, ValueError): return False
+
+def _setting_str(setting:dict) -> str:
+    return ', '.join(f"{k}={v}" for k, v in setting.items()) or 'defaults'
+
 # %% ../../nbs/agent/74_seeds.ipynb #f15f8d59
 def parse_seeds(seeds) -> list[int]:
     ("`seeds` as a list of distinct ints >= 0: a list, a count K (seeds 0..K-1), or text ('0-15', "
