@@ -113,7 +113,7 @@ def _write_json(path:Path, obj):
 @patch_to(SteerInbox)
 def open(self, values:dict):
     "Say that a training runs here (`training.json`: pid, steerable fields and ranges, `values`)."
-    self.inbox.mkdir(parents=True, exist_ok=True)
+    self.dir.mkdir(parents=True, exist_ok=True)
     _write_json(self.status, dict(pid=os.getpid(), started=time.time(), values=values,
                                   steerable={k: list(r) for k, r in self.steerable.items()}))
 
@@ -153,6 +153,8 @@ def stop(self):
     try:
         if json.loads(self.status.read_text()).get('pid') == os.getpid(): self.status.unlink()
     except (OSError, ValueError): pass
+    try: self.inbox.rmdir()  # made by the first request; kept if a request waits in it
+    except OSError: pass
 
 # %% ../nbs/04_steer.ipynb #a38dd6c1
 def _alive(pid:int) -> bool:
@@ -174,6 +176,7 @@ def steer_request(run_dir, values:dict, timeout:float=30.0) -> dict:
                           f"{status['pid']} has ended.")
     checked = check_steer({k: tuple(r) for k, r in status['steerable'].items()}, values, 'steer')
     name = f"{time.time_ns()}-{os.getpid()}"
+    (run_dir / INBOX_DIR).mkdir(exist_ok=True)
     _write_json(run_dir / INBOX_DIR / f"{name}.json", dict(values={k: float(v) for k, v in checked.items()}))
     done, error = run_dir / INBOX_DIR / f"{name}.done", run_dir / INBOX_DIR / f"{name}.error"
     t_end = time.monotonic() + timeout
