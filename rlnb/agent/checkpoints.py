@@ -87,25 +87,36 @@ async def aload_state_dict(self, tree:dict):
 def fork(self,
          work_dir=None,  # the fork's run directory; None: runs/<tag>
          tag:str|None=None,  # the fork's tag; None: '<this tag>-fork'
+         sweep=None,  # steerable fields' values (a dict of lists or a list of dicts): K variants, a `MultiRunAgent`
          **overrides,  # new values of steerable hyperparameters (`steerable`), set in the fork
         ):
     ("A new agent that goes on from this run's current state on its own (in `work_dir`), with "
-     "`overrides` of steerable hyperparameters; this run is left as it is.")
+     "`overrides` of steerable hyperparameters; with `sweep`, K such variants on one run axis.")
     self._check_open()
     if self.running:
         raise ConfigError(f"[{self.tag}] fork reads the run between updates: `await agent.stop()` "
                           "first, fork, then start both.")
-    check_steer(self.algo.spec.steerable, overrides, 'fork')  # before anything is built
+    steerable = self.algo.spec.steerable
+    check_steer(steerable, overrides, 'fork')  # before anything is built
+    swept = {k for p in ([] if sweep is None else [sweep] if isinstance(sweep, dict) else sweep)
+             for k in p}
+    if swept - set(steerable):
+        raise ConfigError(f"fork: sweep over {', '.join(sorted(swept - set(steerable)))}: the "
+                          "variants go on from this run's state, so only steerable fields ("
+                          f"{', '.join(sorted(steerable))}) may differ.")
     tree, make = self.state_dict(), self._made_with
     fields = {f.name: getattr(self.config, f.name) for f in dataclasses.fields(self.config)
-              if f.name not in ('seed', 'deterministic')}
-    child = type(self)(make['env'], eval_env=make['eval_env'], func=make['func'],
-                       tag=tag or f"{self.tag}-fork", seed=self.seed, devices=self.devices,
-                       algo=self.algo_name, work_dir=work_dir, deterministic=self.deterministic,
-                       keep_checkpoints=self.keep_checkpoints, **fields)
+              if f.name not in ('seed', 'deterministic', *swept)}
+    kw = dict(eval_env=make['eval_env'], func=make['func'], tag=tag or f"{self.tag}-fork",
+              devices=self.devices, algo=self.algo_name, work_dir=work_dir,
+              deterministic=self.deterministic, keep_checkpoints=self.keep_checkpoints, **fields)
+    child = (type(self)(make['env'], seed=self.seed, **kw) if sweep is None
+             else type(self)(make['env'], seeds=[self.seed], sweep=sweep, **kw))
     try:
-        child.load_state_dict(tree)
-        if overrides: child.set(**overrides)
+        for ag, setting in ([(child, {})] if sweep is None
+                            else [(a, r['setting']) for a, r in zip(child.agents, child.runs)]):
+            ag.load_state_dict(tree)
+            if overrides or setting: ag.set(**overrides, **setting)
     except BaseException:
         child.close()
         raise
