@@ -146,14 +146,19 @@ await agent.aclose()
 """
 
 
-def test_start_stop_100_cycles_in_a_kernel_leaks_nothing(tmp_path):
-    "100 `agent.start()` / `await agent.stop()` cycles in one kernel, process actors: no growth in threads, tasks, fds or child processes."
+def _cycles_report(tmp_path, code: str) -> dict:
+    "Run `code` in a fresh kernel (with `WORK_DIR` set) and return the JSON report its last stdout line prints."
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(f"WORK_DIR = {str(tmp_path / 'run')!r}"), nbformat.v4.new_code_cell(CYCLES.strip())]
+    nb.cells = [nbformat.v4.new_code_cell(f"WORK_DIR = {str(tmp_path / 'run')!r}"), nbformat.v4.new_code_cell(code.strip())]
     client = NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
     client.execute()
     out = [o for o in nb.cells[-1].outputs if o.get("name") == "stdout"]
-    report = json.loads(out[-1]["text"].strip().splitlines()[-1])
+    return json.loads(out[-1]["text"].strip().splitlines()[-1])
+
+
+def test_start_stop_100_cycles_in_a_kernel_leaks_nothing(tmp_path):
+    "100 `agent.start()` / `await agent.stop()` cycles in one kernel, process actors: no growth in threads, tasks, fds or child processes."
+    report = _cycles_report(tmp_path, CYCLES)
     print(f"\n100 start/stop cycles: {report}")
     assert report["grew"] == [], report  # multiprocessing's QueueFeederThread comes and goes with a queue's traffic: counts, not names, are compared
     assert report["env_steps"] >= 103 * 40
@@ -192,12 +197,7 @@ await agent.aclose()
 
 def test_start_set_fork_stop_100_cycles_in_a_kernel_leaks_nothing(tmp_path):
     "100 start / set / stop / fork cycles in one kernel (issue 57): no growth in threads, tasks or fds, and under 50 MB of resident memory."
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(f"WORK_DIR = {str(tmp_path / 'run')!r}"), nbformat.v4.new_code_cell(STEER_CYCLES.strip())]
-    client = NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
-    client.execute()
-    out = [o for o in nb.cells[-1].outputs if o.get("name") == "stdout"]
-    report = json.loads(out[-1]["text"].strip().splitlines()[-1])
+    report = _cycles_report(tmp_path, STEER_CYCLES)
     print(f"\n100 start/set/fork/stop cycles: {report}")
     b, a = report["before"], report["after"]
     assert a["threads"] == b["threads"] and a["tasks"] == b["tasks"] and a["fds"] <= b["fds"], report

@@ -3,7 +3,8 @@
 - Steering every steerable field to the config's own values changes nothing but float rounding: the same counters, and
   params within a float tolerance of the unsteered run (a value traced as a float32 input instead of a Python constant
   can round a few last bits differently, e.g. `1 - clip_eps`).
-- A learning rate of 0 steered before training freezes the params the optimizer steps, bit for bit.
+- A learning rate of 0 steered before training freezes the params the optimizer steps, bit for bit; every other
+  steerable field, steered to another value, changes the trained state (the step reads it).
 - Values set live in a background deterministic run, replayed at the updates its `steering.jsonl` records, repeat it bit for bit.
 Deterministic runs on one learner device, a few hundred updates' worth of env steps each.
 """
@@ -47,6 +48,30 @@ def test_steering_to_the_configs_values_changes_nothing_but_rounding(algo, tmp_p
     assert updates == updates_s > 0
     for a, b in zip(jax.tree.leaves(plain), jax.tree.leaves(steered), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+FIELDS = [('ppo', 'clip_eps'), ('ppo', 'entropy_coef'), ('ppo', 'value_coef'), ('impala', 'entropy_coef'),
+          ('impala', 'value_coef'), ('sac', 'tau'), ('td3', 'tau'), ('td3', 'target_noise'), ('td3', 'target_noise_clip')]
+
+
+def test_every_steerable_field_but_the_learning_rate_is_listed_here():
+    from rlnb.runtime.registry import get_algo
+    listed = {(a, f) for a, f in FIELDS}
+    assert {(a, f) for a in CASES for f in get_algo(a).steerable if f != 'learning_rate'} == listed
+
+
+@pytest.mark.parametrize('algo,field', FIELDS)
+def test_a_steered_field_reaches_the_update(algo, field, tmp_path):
+    "Steering a field to another value changes the trained state: the learner step reads the steered value, not the config's."
+    env, extra, steps, _ = CASES[algo]
+    _, plain = _train(algo, tmp_path, 'plain')
+    ag = DistributedAgent(env, algo=algo, work_dir=tmp_path / 'probe', **SMALL, **extra)
+    value = ag.steerable[field]
+    ag.close()
+    # PPO's clipping acts only once a ratio leaves the range: a narrow one makes sure it does
+    new = 1e-3 if field == 'clip_eps' else value / 2 if value else 0.05
+    _, steered = _train(algo, tmp_path, 'steered', {field: new})
+    assert not all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(plain), jax.tree.leaves(steered)))
 
 
 @pytest.mark.parametrize('algo', sorted(CASES))

@@ -40,9 +40,10 @@ class AgentRows:
     Reads: `algo` (the runtime: counters, `stats`, `actors`, `metric_names`), `running`, `config`,
     `algo_name`, `tag`, `seed`, `env_id`, `devices`, `preset`, `logger`, `work_dir`, `evals`,
     `last_checkpoint`, `wall_s`.
-    Owns: `history`, `columns`, and the session's `_session`, `_last_row`, `_tb` and `_wandb`
-    (`_begin_session` and `_open_wandb` open them, the agent closes them); `_record_eval` appends
-    to `evals`."""
+    Owns: `history`, `columns`, and the session's `_session`, `_last_row`, `_tb`, `_inbox` and
+    `_wandb` (`_begin_session` and `_open_wandb` open them, the agent closes them); `_record_eval`
+    appends to `evals`."""
+    _inbox = None  # the session's `SteerInbox` (`rlnb steer RUN_DIR`), while one trains
 
 # %% ../../nbs/agent/72_rows.ipynb #b6c002db
 def _columns(algo) -> tuple:
@@ -187,7 +188,7 @@ def _begin_session(self, tensorboard:bool):
 @patch_to(AgentRows)
 def _close_session_sinks(self):
     "Close the TensorBoard sink and the steering inbox of the session."
-    if getattr(self, '_inbox', None) is not None: self._inbox.stop()
+    if self._inbox is not None: self._inbox.stop()
     self._inbox = None
     if self._tb is not None:
         try: self._tb.close()
@@ -317,7 +318,7 @@ def _watch_png(rows:list, evals:list, steering:list, names:tuple, title:str) -> 
         ax.set_ylabel(k, fontsize=8)
     for rec in steering:
         what = ', '.join(f"{k}={_shown(v)}" for k, v in rec['values'].items())
-        for ax in axes: ax.axvline(rec['env_steps'], color='tab:red', ls='--', lw=1, label=f"set {what}")
+        for ax in axes: ax.axvline(rec['env_steps'], color='tab:red', ls='--', lw=1)
         axes[0].text(rec['env_steps'], 0.98, f" {what}", transform=axes[0].get_xaxis_transform(),
                      color='tab:red', fontsize=7, va='top')
     for ax in axes: ax.grid(alpha=0.3)
@@ -340,8 +341,8 @@ def watch(self,
         handle, n = None, 0
         while True:
             rows = [r for r in self.history if not math.isnan(r['avg_G'])]
-            png = await in_thread(_watch_png, rows, list(self.evals),
-                                  read_steering(self.work_dir), names, title)
+            evals, run_dir = list(self.evals), self.work_dir
+            png = await in_thread(lambda: _watch_png(rows, evals, read_steering(run_dir), names, title))
             n += 1
             if path is not None: await in_thread(_write_bytes, path, png)
             if show:

@@ -99,7 +99,7 @@ def _setup(self, algo, tag, env_id, seeds, sweep, work_dir, existing_run, option
     self.logger, self.structural = _logger(tag), structural_fields(self.points, cls.Config, cls.steerable)
     self.agents: list[DistributedAgent] = []
     self.run_axis = run_axis
-    self._task, self.results = None, None
+    self._task, self.results, self._on_axes = None, None, False  # `_on_axes`: see `set`
 
 # %% ../../nbs/agent/75_runs.ipynb #37ccb89f
 @patch_to(MultiRunAgent)
@@ -408,7 +408,7 @@ def set(self, run:int|None=None, **values) -> list:
     ("Change steerable hyperparameters of every run (or of run `run`) from its next update on, each "
      "logged in its run's steering.jsonl: while runs train side by side, or between calls (runs on a "
      "run axis take theirs as the axis program's inputs when a call starts).")
-    if getattr(self, '_on_axes', False):
+    if self._on_axes:
         raise ConfigError(f"[{self.tag}] runs training on a run axis take new values between calls: "
                           "`await agent.stop()`, `set(...)`, then train again.")
     if run is not None and not (isinstance(run, int) and 0 <= run < len(self.agents)):

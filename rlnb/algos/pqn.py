@@ -292,7 +292,8 @@ def learner_step(self, state, batch):
     perms = perms.reshape(-1, M)  # epoch after epoch, minibatch after minibatch
     # this device's share of each minibatch
     mine = jax.lax.dynamic_slice_in_dim(perms, axis_index() * (M // D), M // D, axis=1)
-    optimizer = pqn_optimizer(linear_decay(cfg.learning_rate, cfg.schedule_steps)(state.rollouts * N), cfg.max_grad_norm)
+    lr = linear_decay(cfg.learning_rate, cfg.schedule_steps)(state.rollouts * N)
+    optimizer = pqn_optimizer(lr, cfg.max_grad_norm)
 
     def minibatch(carry, idx):
         params, opt_state = carry
