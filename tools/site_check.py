@@ -31,7 +31,7 @@ from site_build import SITE_URL, chapters, page_path, pandoc_id  # noqa: E402  (
 # "known", not failed on. Remove an entry once its fix lands; a stale one is reported under "known_fixed".
 KNOWN_API_GAPS = {  # exported constants that their page never names (nbdev hides export cells): a backticked mention fixes each
     "runtime/placement.html": ["AUTO_HOST_MAX_PARAMS"], "agent/rows.html": ["LOG_INTERVAL"],
-    "runtime/acting.html": ["AUTO_HOST_MAX_PARAMS"], "agent/seeds.html": ["RESAMPLES"], "agent/runs.html": ["ENV_PROCESS_BYTES"],
+    "runtime/acting.html": ["AUTO_HOST_MAX_PARAMS"],
     "envs/envpool.html": ["INSTALL"], "jax_envs/brax.html": ["BACKENDS"],
     "agent/agent.html": ["TUNE", "MANY_RUNS", "process_dir", "prune_checkpoints", "check_run_dir"]}
 KNOWN_TRACEBACKS = {"agent/agent.html": "sensor unplugged"}  # the fault demo's logger prints the env's remote traceback
