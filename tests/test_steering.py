@@ -51,12 +51,14 @@ def test_steering_to_the_configs_values_changes_nothing_but_rounding(algo, tmp_p
 
 
 FIELDS = [('ppo', 'clip_eps'), ('ppo', 'entropy_coef'), ('ppo', 'value_coef'), ('impala', 'entropy_coef'),
-          ('impala', 'value_coef'), ('sac', 'tau'), ('td3', 'tau'), ('td3', 'target_noise'), ('td3', 'target_noise_clip')]
+          ('impala', 'value_coef'), ('sac', 'tau'), ('sac', 'target_entropy'), ('td3', 'tau'), ('td3', 'target_noise'),
+          ('td3', 'target_noise_clip'), ('apex-dqn', 'epsilon'), ('r2d2', 'epsilon'),  # the last two read on the host
+          ('apex-dqn', 'replay_ratio')]  # the pacing's, steerable in every replay algorithm (`test_the_replay_ratio...`)
 
 
 def test_every_steerable_field_but_the_learning_rate_is_listed_here():
     from rlnb.runtime.registry import get_algo
-    listed = {(a, f) for a, f in FIELDS}
+    listed = {(a, f) for a, f in FIELDS if f != 'replay_ratio'}
     assert {(a, f) for a in CASES for f in get_algo(a).steerable if f != 'learning_rate'} == listed
 
 
@@ -87,7 +89,8 @@ def test_a_learning_rate_of_zero_freezes_the_params(algo, tmp_path):
 
 
 def test_a_steered_deterministic_run_replays_its_steering_log_bit_for_bit(tmp_path):
-    "Values set live during a background deterministic run, replayed at the updates its log records, give the same run."
+    ("Values set live during a background deterministic run, replayed at the updates and env steps its log records, give "
+     "the same run: the learner's fields, taken at a dispatch, and the host's (exploration, replay ratio), at a tick.")
     kw = dict(SMALL, buffer_warmup=256)
     train = dict(eval_interval=None, save_interval=None, num_eval_episodes=1, progress=False, verbose=False)
 
@@ -95,7 +98,7 @@ def test_a_steered_deterministic_run_replays_its_steering_log_bit_for_bit(tmp_pa
         ag = DistributedAgent('CartPole-v1', algo='apex-dqn', work_dir=tmp_path / 'live', **kw)
         task = ag.start(6_000, **train)
         while ag.algo.updates < 64: await asyncio.sleep(0.001)
-        ag.set(learning_rate=1e-4)
+        ag.set(learning_rate=1e-4, epsilon=0.2, replay_ratio=1.0)
         u = ag.algo.updates
         while ag.algo.updates < u + 200: await asyncio.sleep(0.001)
         ag.set(learning_rate=3e-3)
@@ -107,18 +110,66 @@ def test_a_steered_deterministic_run_replays_its_steering_log_bit_for_bit(tmp_pa
 
     updates, state = asyncio.run(live())
     log = read_steering(tmp_path / 'live')
-    assert [r['values'] for r in log] == [{'learning_rate': float(np.float32(1e-4))}, {'learning_rate': float(np.float32(3e-3))}]
-    assert 64 <= log[0]['updates'] < log[1]['updates'] < updates
+    f32 = lambda x: float(np.float32(x))
+    # the learner's part logged when set, the host's when the next tick took it
+    assert [r['values'] for r in log] == [{'learning_rate': f32(1e-4)}, {'epsilon': f32(0.2), 'replay_ratio': 1.0},
+                                          {'learning_rate': f32(3e-3)}]
+    assert 64 <= log[0]['updates'] <= log[1]['updates'] < log[2]['updates'] < updates
+    assert log[0]['env_steps'] <= log[1]['env_steps']
 
     replay = DistributedAgent('CartPole-v1', algo='apex-dqn', work_dir=tmp_path / 'replay', **kw)
-    for r in log: replay.set(at_update=r['updates'], **r['values'])
+    for r in log: replay.set(at_update=r['updates'], at_env_step=r['env_steps'], **r['values'])
     replay.train(6_000, **train)
     assert replay.algo.updates == updates
     assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(state), jax.tree.leaves(replay.algo.learner.state), strict=True))
-    assert [r['updates'] for r in read_steering(tmp_path / 'replay')] == [r['updates'] for r in log]
+    # the replay logs each change when taken (the live run logged the learner's when set)
+    key = lambda r: (r['updates'], sorted(r['values'].items()))
+    relog = read_steering(tmp_path / 'replay')
+    assert sorted(map(key, relog)) == sorted(map(key, log))
+    host = lambda lg: [r['env_steps'] for r in lg if 'epsilon' in r['values']]
+    assert host(relog) == host(log)  # the host's change at the same tick
     replay.close()
 
     plain = DistributedAgent('CartPole-v1', algo='apex-dqn', work_dir=tmp_path / 'plain', **kw)
     plain.train(6_000, **train)
     assert not all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(state), jax.tree.leaves(plain.algo.learner.state)))
     plain.close()
+
+
+def test_the_replay_ratio_and_exploration_change_from_the_next_tick(tmp_path):
+    ("A replay ratio of 0 stops the learner (the actors run on); a new ratio holds for the transitions inserted from then "
+     "on, and a resumed run keeps it with what was owed; a new epsilon is the base of the actors' ladder; actor_slack "
+     "has a floor of one dispatch of updates.")
+    kw = dict(SMALL, buffer_warmup=256)
+    train = dict(eval_interval=None, save_interval=None, num_eval_episodes=1, progress=False, verbose=False)
+    ag = DistributedAgent('CartPole-v1', algo='apex-dqn', work_dir=tmp_path / 'a', **kw)
+    try:
+        K = ag.config.updates_per_dispatch
+        ag.train(1_000, **train)
+        p = ag.algo.pacing
+        ag.set(replay_ratio=0.0, epsilon=0.0)
+        assert p.ratio == ag.config.replay_ratio  # taken at the next tick, not before
+        u = ag.algo.updates
+        ag.train(2_000, **train)  # to 2,000 env steps in all
+        assert p.ratio == 0.0 and 0 <= ag.algo.updates - u < K  # at most what was owed when it changed
+        assert np.all(ag.algo.spec.eps == 0.0)
+        u, ins = ag.algo.updates, p.inserted_after_warmup
+        ag.set(replay_ratio=0.5)
+        ag.train(4_000, **train)
+        du, di = ag.algo.updates - u, p.inserted_after_warmup - ins
+        assert di >= 1_500 and abs(du - 0.5 * di) < K + 1, (du, di)
+        assert ag.steerable['replay_ratio'] == 0.5 and ag.steerable['epsilon'] == 0.0
+        behind, out = p.behind(), ag.save()
+        with pytest.raises(Exception, match='actor_slack must be a finite number >= '):
+            ag.set(actor_slack=K - 1)
+        ag.set(actor_slack=K + 3.4)
+        ag.train(4_100, **train)
+        assert p.actor_slack == K + 3
+    finally:
+        ag.close()
+    resumed = DistributedAgent('CartPole-v1', algo='apex-dqn', work_dir=tmp_path / 'b', init_model_path=out, **kw)
+    try:
+        q = resumed.algo.pacing
+        assert q.ratio == 0.5 and q.behind() == behind and np.all(resumed.algo.spec.eps == 0.0)
+    finally:
+        resumed.close()

@@ -213,15 +213,14 @@ def default_steps(self) -> int:
 
 # %% ../../nbs/agent/73_agent.ipynb #508a2263
 @patch_to(DistributedAgent)
-def set(self, at_update:int|None=None, **values) -> dict:
+def set(self, at_update:int|None=None, at_env_step:int|None=None, **values) -> dict:
     ("Change steerable hyperparameters (`steerable`) while a run trains in the background (`start`) "
-     "or between `train` calls: the learner uses them from its next update on (or from update "
-     "`at_update` on). Each change is a line of `steering.jsonl` in the run dir when it is taken; "
-     "checkpoints keep the values.")
+     "or between `train` calls: the learner's from its next update on, exploration and pacing from "
+     "the actors' next tick (or from update `at_update` and env step `at_env_step` on). Each change "
+     "is a line of `steering.jsonl` in the run dir when it is taken; checkpoints keep the values.")
     self._check_open()
     # checked first: a refused call changes nothing
-    if at_update is None: self._record_steering(taken := self.algo.steer(values))
-    else: taken = self.algo.steer(values, at_update, then=self._record_steering)
+    taken = self.algo.steer(values, at_update, at_env_step, then=self._record_steering)
     return {k: float(v) for k, v in taken.items()}
 
 del set  # the method is `DistributedAgent.set`; in this module `set` stays the builtin

@@ -96,7 +96,8 @@ def _setup(self, algo, tag, env_id, seeds, sweep, work_dir, existing_run, option
                                                                               existing_run, options)
     self.work_dir, self.run_claimed, self.resumed_from = (
         Path(work_dir if work_dir is not None else Path('runs') / tag), False, None)
-    self.logger, self.structural = _logger(tag), structural_fields(self.points, cls.Config, cls.steerable)
+    learner = {k: r for k, r in cls.steerable.items() if k not in cls.host_steerable}  # the axis's inputs
+    self.logger, self.structural = _logger(tag), structural_fields(self.points, cls.Config, learner)
     self.agents: list[DistributedAgent] = []
     self.run_axis = run_axis
     self._task, self.results, self._on_axes = None, None, False  # `_on_axes`: see `set`
@@ -206,10 +207,10 @@ def _prepare(self, init_model_path) -> Path|None:
 @patch_to(MultiRunAgent)
 def _axis_groups(self) -> list:
     ("The run indices of each run axis: runs whose settings agree in every field the learner "
-     "cannot take as an input (all but `Spec.steerable`), in run order.")
-    steerable, groups = self.agents[0].algo.spec.steerable, {}
+     "cannot take as an input (`structural`: all but the learner's steerable fields), in run order.")
+    groups = {}
     for i, r in enumerate(self.runs):
-        key = repr(sorted((k, v) for k, v in r['setting'].items() if k not in steerable))
+        key = repr(sorted((k, v) for k, v in r['setting'].items() if k in self.structural))
         groups.setdefault(key, []).append(i)
     return list(groups.values())
 

@@ -133,7 +133,10 @@ class DQNState(NamedTuple):
 class ApeXDQNSpec(Spec):
     "Ape-X DQN: epsilon-ladder actors, prioritized n-step double-Q replay, data-parallel learner."
     Config, algo_name, rollout_field = ApeXConfig, 'apex-dqn', 'n_step'
-    steerable = {'learning_rate': (0.0, None)}  # hyperparameters a run can change as it trains (`rlnb.steer`)
+    # hyperparameters a run can change as it trains (`rlnb.steer`); the epsilon ladder's base is
+    # read on the host (`steer_host`), as are the pacing's replay_ratio and actor_slack
+    steerable = {'learning_rate': (0.0, None), 'epsilon': (0.0, 1.0)}
+    host_steerable = frozenset({'epsilon'})
     shape_fields = ('hidden', 'dueling', 'buffer_capacity', 'frame_replay')
 
     def check_spaces(self, observation_space, action_space):
@@ -224,6 +227,12 @@ class ApeXDQN(Runtime):
 @patch_to(ApeXDQNSpec)
 def noise(self, rng, n):
     return rng.random(n) < self.eps, rng.integers(0, int(self.action_space.n), n)
+
+@patch_to(ApeXDQNSpec)
+def steer_host(self, values:dict):
+    "A new base `epsilon`: the envs' ladder of exploration rates from the next tick on."
+    cfg = self.config
+    if 'epsilon' in values: self.eps = epsilon_ladder(cfg.num_envs, float(values['epsilon']), cfg.eps_alpha)
 
 @patch_to(ApeXDQNSpec)
 def act(self, params, obs, noise):

@@ -192,7 +192,7 @@ class R2D2Spec(ApeXDQNSpec):
     ("R2D2: epsilon-ladder actors with a recurrent Q-network, prioritized replay of overlapping "
      "sequences with their start state, burn-in, rescaled n-step double-Q targets.")
     Config, algo_name, rollout_field, train_steps = R2D2Config, 'r2d2', 'sequence_length', 200_000
-    steerable = {'learning_rate': (0.0, None)}  # hyperparameters a run can change as it trains (`rlnb.steer`)
+    steerable = {'learning_rate': (0.0, None), 'epsilon': (0.0, 1.0)}  # as Ape-X's (`steer_host`)
     shape_fields = ('hidden', 'dueling', 'buffer_capacity', 'recurrent', 'burn_in',
                     'sequence_length')
 

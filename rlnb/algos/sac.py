@@ -278,7 +278,9 @@ class SACSpec(ContinuousOffPolicy):
     ("SAC: squashed-Gaussian actors over a bounded Box, twin soft-Q critics with Polyak targets, "
      "a learned temperature; replay at a fixed replay ratio.")
     Config, algo_name = SACConfig, 'sac'
-    steerable = {'learning_rate': (0.0, None), 'tau': (0.0, 1.0)}  # hyperparameters a run can change as it trains (`rlnb.steer`)
+    # hyperparameters a run can change as it trains (`rlnb.steer`); target_entropy moves the
+    # temperature where `autotune` is on
+    steerable = {'learning_rate': (0.0, None), 'tau': (0.0, 1.0), 'target_entropy': (None, None)}
 
     def setup(self, func):
         cfg = self.config
@@ -348,7 +350,8 @@ def learner_step(self, state, batch):
     actor = optax.apply_updates(actor, upd)
 
     if cfg.autotune:
-        g = jax.grad(lambda la: -la * jnp.mean(jax.lax.stop_gradient(logp) + self.target_entropy))(
+        te = self.target_entropy if cfg.target_entropy is None else cfg.target_entropy  # steered: an input
+        g = jax.grad(lambda la: -la * jnp.mean(jax.lax.stop_gradient(logp) + te))(
             log_alpha)
         upd, alpha_opt = opt.update(pmean(g), alpha_opt, log_alpha)
         log_alpha = optax.apply_updates(log_alpha, upd)

@@ -41,9 +41,11 @@ class Learner:
         self.spec, self.mesh, self.pacing = spec, mesh, pacing
         self.compiles, self.stats, self.config = compiles, stats, config
         self._env_steps, self.name = env_steps, name
-        # config fields steered so far (`steer`): their values, the learner program's inputs
+        # config fields steered so far (`steer`): their values; the learner's fields are its
+        # program's inputs (on the mesh), the host's (`spec.host_steerable`) are the spec's and
+        # the pacing's to read
         self.steered, self._steered_on_mesh = {}, None
-        # (update, values, then) to take when the learner has made that many updates (`steer_at`)
+        # (update, env step, values, then, host) to take once the run has reached both (`steer`)
         self.planned = []
         self.update = self.make_update(config.updates_per_dispatch, pacing.batch_axis)
         self.state = replicate(state, mesh)
@@ -86,7 +88,7 @@ def make_update(self, num_fused:int, batch_axis:int):
     steered = data_parallel(with_values, mesh, num_fused=num_fused, batch_axis=batch_axis)
 
     def update(state, b):
-        if not self.steered: return plain(state, b)
+        if self._steered_on_mesh is None: return plain(state, b)
         (state, _), metrics = steered((state, self._steered_on_mesh), b)
         return state, metrics
 
@@ -96,39 +98,61 @@ def make_update(self, num_fused:int, batch_axis:int):
 
 # %% ../../nbs/runtime/45_learner.ipynb #48254005
 @patch_to(Learner)
-def steer(self, values:dict) -> dict:
-    ("Take new values of steerable config fields (`spec.steerable`) from the next dispatch on; "
-     "checked first (`check_steer`): a refused call changes nothing. Returns the values taken.")
+def steer(self,
+          values:dict,  # steerable field -> number (`spec.steerable`)
+          at_update:int|None=None,  # take them once the learner has made this many updates
+          at_env_step:int|None=None,  # ... and the actors have taken this many env steps
+          then=None,  # `then(values)` as each part is taken
+         ) -> dict:
+    ("Take new values of steerable config fields, checked first (`check_steer`: a refused call "
+     "changes nothing): the learner's fields from its next dispatch on, the host's "
+     "(`spec.host_steerable`: exploration, pacing) at the start of the actors' next tick; with "
+     "`at_update`/`at_env_step`, at the first such point once the run has reached both. Returns "
+     "the values.")
     values = check_steer(self.spec.steerable, values, 'steer')
-    self.steered = {**self.steered, **values}
-    self._steered_on_mesh = replicate(dict(self.steered), self.mesh)
+    for name, at in (('at_update', at_update), ('at_env_step', at_env_step)):
+        if at is not None and (isinstance(at, bool) or not isinstance(at, (int, np.integer)) or at < 0):
+            raise ConfigError(f"steer: {name} must be an int >= 0, got {at!r}.")
+    host = {k: v for k, v in values.items() if k in self.spec.host_steerable}
+    learner = {k: v for k, v in values.items() if k not in host}
+    when = (int(at_update or 0), int(at_env_step or 0))
+    if learner and at_update is None and at_env_step is None: self.take_values(learner, then)
+    elif learner: self.planned.append((*when, learner, then, False))
+    if host: self.planned.append((*when, host, then, True))
+    self.planned.sort(key=lambda p: p[:2])  # stable: changes for one point keep their order
     return values
+
+@patch_to(Learner)
+def take_values(self, values:dict, then=None):
+    ("Use checked `values` from now on: the learner's fields as its program's inputs, the host's "
+     "handed to the spec and the pacing (`steer_host`, `steer`); then `then(values)`.")
+    self.steered = {**self.steered, **values}
+    host = self.spec.host_steerable
+    learner = {k: v for k, v in self.steered.items() if k not in host}
+    self._steered_on_mesh = replicate(learner, self.mesh) if learner else None
+    if host & values.keys():
+        on_host = {k: v for k, v in values.items() if k in host}
+        self.spec.steer_host(on_host); self.pacing.steer(on_host)
+    if then is not None: then(values)
 
 @patch_to(Learner)
 def steerable(self) -> dict:
-    "Every steerable field with the value the next dispatch uses (steered, or the config's)."
-    cfg = self.spec.config
-    return {k: float(self.steered.get(k, getattr(cfg, k))) for k in self.spec.steerable}
+    "Every steerable field with the value the run uses next (steered, or the config's)."
+    return {k: float(self.steered[k]) if k in self.steered else self.spec.unsteered(k)
+            for k in self.spec.steerable}
+
 
 # %% ../../nbs/runtime/45_learner.ipynb #d1629d8c
 @patch_to(Learner)
-def steer_at(self, update:int, values:dict, then=None) -> dict:
-    ("Take `values` (checked now) at the first dispatch the learner makes once it has made "
-     "`update` updates (at the next, if it has); `then(values)` when they are taken. A run "
-     "replays a steering log this way, at the updates where the values were taken.")
-    values = check_steer(self.spec.steerable, values, 'steer')
-    if not isinstance(update, (int, np.integer)) or update < 0:
-        raise ConfigError(f"steer: at_update must be an int >= 0, got {update!r}.")
-    self.planned = sorted(self.planned + [(int(update), values, then)], key=lambda p: p[0])
-    return values
+def take_planned(self, host:bool=False):
+    ("Take the planned values (`steer` with `at_update`/`at_env_step`) whose point the run has "
+     "reached, in order: the learner's (`host=False`, at a dispatch) or the host's (at a tick).")
+    keep, steps = [], self._env_steps()
+    for p in self.planned:
+        if p[4] == host and p[0] <= self.updates and p[1] <= steps: self.take_values(p[2], p[3])
+        else: keep.append(p)
+    self.planned = keep
 
-@patch_to(Learner)
-def take_planned(self):
-    "Take the planned values (`steer_at`) whose update the learner has reached, in order."
-    while self.planned and self.planned[0][0] <= self.updates:
-        _, values, then = self.planned.pop(0)
-        self.steer(values)
-        if then is not None: then(values)
 
 # %% ../../nbs/runtime/45_learner.ipynb #88a7f7ea
 @patch_to(Learner)
@@ -191,7 +215,7 @@ def place(self, data):
 def apply(self, update, b, n:int):
     ("Run `update` (K fused data-parallel updates) on the input `b`, "
      "counting `n` updates, then `after_updates`; returns its metrics.")
-    self.take_planned()
+    self.take_planned(host=False)
     self.state, metrics = update(self.state, b)
     before, self.updates = self.updates, self.updates + n
     self.state = self.spec.after_updates(self.state, before, self.updates)
@@ -326,7 +350,7 @@ def restore(self, learner, counters:dict, steered:dict|None=None):
     self.state = replicate(learner, self.mesh)
     if steered is not None:
         self.steered, self._steered_on_mesh = {}, None
-        if steered: self.steer(steered)
+        if steered: self.take_values(check_steer(self.spec.steerable, steered, 'restore'))
     self.next = None  # an input taken ahead from the replaced replay or queue is dropped
     self.updates = int(counters['updates'])
     self.store.publish(self.spec.actor_params(self.state),
@@ -377,6 +401,7 @@ async def rollout(self, stop:asyncio.Event):
                and not self.roles.ended('learner')):
             await self._wait(self.learned, stop)
         if stop.is_set(): break
+        self.learner.take_planned(host=True)  # steered exploration and pacing start with a tick
         await self.actors.tick(states)
         if self.tracer:
             self.pacing.put(self.tracer.flush())
@@ -420,6 +445,7 @@ async def deterministic(self, stop:asyncio.Event, until:int):
             flags = await _all_processes(go, stop.is_set())
             go = flags[:, 0].any() and not flags[:, 1].any()
         if not go: break
+        self.learner.take_planned(host=True)
         await self.actors.tick(states)
         if self.tracer: await self.pacing.insert(self.tracer.flush())
         while (self.pacing.learner_may_run() if not multi

@@ -119,6 +119,17 @@ def counters(self) -> dict:
     "Numbers for the metrics rows (replay size, updates behind, queued columns)."
     return {}
 
+@patch_to(Pacing)
+def steerable(self) -> dict:
+    ("The config fields this pacing reads that a run can change as it trains (`rlnb.steer`): "
+     "name -> (low, high), once bound; none by default.")
+    return {}
+
+@patch_to(Pacing)
+def steer(self, values:dict):
+    "Take new values of its `steerable` fields (checked) at the start of an actors' tick."
+
+
 # %% ../../nbs/runtime/42_pacing.ipynb #5e71e5dc
 class ReplayRatio(Pacing):
     ("Off-policy pacing: traced transitions go into replay; the learner runs `ratio` updates "
@@ -134,6 +145,8 @@ class ReplayRatio(Pacing):
         self.buffer_warmup, self.priority_fn = int(buffer_warmup), priority_fn
         self.inserted_after_warmup, self._queue, self._queued = 0, collections.deque(), 0
         self.prioritized = buffer.prioritized  # takes the dispatches' TD errors as priorities
+        # updates owed, and transitions inserted, when the ratio last changed (`steer`)
+        self._owed_before, self._inserted_before = 0.0, 0
 
     def put(self, data):
         self._queue.append(data); self._queued += len(data)
@@ -194,8 +207,10 @@ def bind(self, rt):
 # %% ../../nbs/runtime/42_pacing.ipynb #6ac0144a
 @patch_to(ReplayRatio)
 def behind(self) -> float:
-    "Updates the learner owes to the replay ratio."
-    return self.ratio * self.inserted_after_warmup - self.rt.updates
+    ("Updates the learner owes to the replay ratio (to each ratio for the transitions inserted "
+     "while it held, where a run has changed it).")
+    owed = self.ratio * (self.inserted_after_warmup - self._inserted_before)
+    return self._owed_before + owed - self.rt.updates
 
 @patch_to(ReplayRatio)
 def filling(self) -> bool: return len(self.buffer) + self._queued < self.buffer_warmup
@@ -239,8 +254,13 @@ def reset(self):
 
 @patch_to(ReplayRatio)
 def state_dict(self) -> dict:
-    "The replay buffer's state and the count the replay ratio is owed against."
-    return dict(buffer=self.buffer.state_dict(), inserted_after_warmup=self.inserted_after_warmup)
+    ("The replay buffer's state and the count the replay ratio is owed against (with the ratio "
+     "and what was owed when it last changed, where a run has steered it).")
+    out = dict(buffer=self.buffer.state_dict(), inserted_after_warmup=self.inserted_after_warmup)
+    if self._inserted_before or self._owed_before:
+        out['steered'] = dict(ratio=self.ratio, owed_before=self._owed_before,
+                              inserted_before=self._inserted_before)
+    return out
 
 # %% ../../nbs/runtime/42_pacing.ipynb #0dbd5ebd
 @patch_to(ReplayRatio)
@@ -248,11 +268,30 @@ def load_state_dict(self, state:dict):
     "Restore what `state_dict` returned."
     self.buffer.load_state_dict(state['buffer'])
     self.inserted_after_warmup = int(state['inserted_after_warmup'])
+    s = state.get('steered', dict(ratio=self.ratio, owed_before=0.0, inserted_before=0))
+    self.ratio, self._owed_before = float(s['ratio']), float(s['owed_before'])
+    self._inserted_before = int(s['inserted_before'])
 
 @patch_to(ReplayRatio)
 def counters(self) -> dict:
     "Transitions in replay, and updates the learner owes."
     return dict(replay=len(self.buffer), behind=self.behind())
+
+@patch_to(ReplayRatio)
+def steerable(self) -> dict:
+    ("`replay_ratio` (0 pauses the learner; the actors run on) and `actor_slack` (at least a "
+     "dispatch of updates, as `bind` requires; taken as the nearest int).")
+    return dict(replay_ratio=(0.0, None),
+                actor_slack=(float(self.rt.config.updates_per_dispatch), None))
+
+@patch_to(ReplayRatio)
+def steer(self, values:dict):
+    ("A new `replay_ratio` holds for the transitions inserted from now on (what was owed at the "
+     "old ratio stays owed); a new `actor_slack` bounds the actors from their next tick.")
+    if 'replay_ratio' in values:
+        self._owed_before += self.ratio * (self.inserted_after_warmup - self._inserted_before)
+        self._inserted_before, self.ratio = self.inserted_after_warmup, float(values['replay_ratio'])
+    if 'actor_slack' in values: self.actor_slack = int(round(float(values['actor_slack'])))
 
 # %% ../../nbs/runtime/42_pacing.ipynb #426f77d3
 class OnPolicyQueue(Pacing):

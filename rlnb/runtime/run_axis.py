@@ -69,7 +69,7 @@ def check_run_axis(runtimes:list):
     if len(runtimes) < 1: raise ConfigError("a run axis needs at least one run.")
     rt0 = runtimes[0]
     # the fields runs of one axis may differ in: the seed, and values the learner takes as inputs
-    free = {'seed', *rt0.spec.steerable}
+    free = {'seed', *(k for k in rt0.spec.steerable if k not in rt0.spec.host_steerable)}
     common = lambda rt: dataclasses.replace(rt.config, **{k: getattr(rt0.config, k) for k in free})
     for k, rt in enumerate(runtimes):
         if type(rt.spec) is not type(rt0.spec) or common(rt) != rt0.config:
@@ -77,7 +77,7 @@ def check_run_axis(runtimes:list):
                           and getattr(rt.config, f.name) != getattr(rt0.config, f.name))
             raise ConfigError(f"run {k} differs from run 0 in {', '.join(diff) or 'its algorithm'}: "
                               "a run axis holds runs of one algorithm and one config but the seed "
-                              f"and the steerable fields ({', '.join(sorted(rt0.spec.steerable))}); "
+                              f"and the learner's steerable fields ({', '.join(sorted(free - {'seed'}))}); "
                               "train each setting on a run axis of its own.")
     if env_kind(rt0.actors.env) is not None or rt0.actors.runs_learner:
         raise ConfigError("envs stepped on the device run their own loop: their runs train side by "

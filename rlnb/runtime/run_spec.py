@@ -26,14 +26,15 @@ __all__ = ['run_values', 'RunAxisSpec', 'RunsData', 'RunsTracer', 'RunsPacing', 
 
 # %% ../../nbs/runtime/58_run_spec.ipynb #808f5130
 def run_values(runtimes:list, names=None) -> dict:
-    ("Each run's value (float32, [K]) of the fields `names`; by default of the steerable fields "
-     "(`Spec.steerable`) whose values differ between these runs, or that a run has steered.")
+    ("Each run's value (float32, [K]) of the fields `names`; by default of the learner's steerable "
+     "fields (`Spec.steerable` but `host_steerable`) whose values differ between these runs, or "
+     "that a run has steered.")
     rt0 = runtimes[0]
-    value = lambda rt, k: float(rt.learner.steered.get(k, getattr(rt.spec.config, k)))
+    value = lambda rt, k: float(rt.learner.steered[k]) if k in rt.learner.steered else rt.spec.unsteered(k)
     if names is None:
-        names = [k for k in rt0.spec.steerable
-                 if any(k in rt.learner.steered for rt in runtimes)
-                 or len({value(rt, k) for rt in runtimes}) > 1]
+        names = [k for k in rt0.spec.steerable if k not in rt0.spec.host_steerable
+                 and (any(k in rt.learner.steered for rt in runtimes)
+                      or len({value(rt, k) for rt in runtimes}) > 1)]
     return {k: np.array([value(rt, k) for rt in runtimes], np.float32) for k in names}
 
 # %% ../../nbs/runtime/58_run_spec.ipynb #fe406420

@@ -183,6 +183,8 @@ def _build_parts(self, algo, env, eval_env, kind, pool, state, mesh, learner_why
     self.stats, self.compiles = EpochStats(), Compiles(self.name)
     view = PacingView(spec, tracer, self.stats, self.compiles)
     pacing.bind(view)
+    if own := {k: r for k, r in pacing.steerable().items() if hasattr(cfg, k)}:  # read on the host
+        spec.steerable, spec.host_steerable = {**spec.steerable, **own}, spec.host_steerable | set(own)
     actor_device, actor_why = choose_actor_device(cfg.actor_device, local_devices(mesh)[0],
                                                   spec.actor_params(state), obs_space)
     self.learner = Learner(spec, state, mesh, pacing, self.compiles, self.stats, cfg,
@@ -389,12 +391,11 @@ def get_epoch_stats(self) -> dict:
 
 # %% ../../nbs/runtime/49_runtime.ipynb #3d25862f
 @patch_to(Runtime)
-def steer(self, values:dict, at_update:int|None=None, then=None) -> dict:
-    ("New values of steerable hyperparameters, from the learner's next dispatch on "
-     "(`Learner.steer`), or from update `at_update` on (`Learner.steer_at`, calling "
-     "`then(values)` when taken); returns the values (float32).")
-    if at_update is None: return self.learner.steer(values)
-    return self.learner.steer_at(at_update, values, then)
+def steer(self, values:dict, at_update:int|None=None, at_env_step:int|None=None, then=None) -> dict:
+    ("New values of steerable hyperparameters: the learner's from its next dispatch, the host's "
+     "from the actors' next tick, or from update `at_update` and env step `at_env_step` on "
+     "(`Learner.steer`, calling `then(values)` as each part is taken); returns the values.")
+    return self.learner.steer(values, at_update, at_env_step, then)
 
 @patch_to(Runtime)
 def steerable(self) -> dict:

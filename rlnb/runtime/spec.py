@@ -347,9 +347,11 @@ class Spec(abc.ABC):
     # how the actors act while replay fills: 'random', a function obs -> actions, or None (the
     # policy); `setup` may set it
     initial_sampling_policy = None
-    # numeric config fields the learner can take as inputs of its program (`rlnb.steer`): name ->
-    # (low, high) of the values allowed, None for no bound
+    # numeric config fields a run can change as it trains (`rlnb.steer`): name -> (low, high) of
+    # the values allowed, None for no bound; the learner takes them as inputs of its program,
+    # except those in `host_steerable`, which the host reads (`steer_host`, the pacing's `steer`)
     steerable: ClassVar[dict] = {}
+    host_steerable: ClassVar[frozenset] = frozenset()
 
     def __init__(self,
                  config,  # the algorithm's config (an instance of `Config`)
@@ -404,6 +406,19 @@ def config(self):
 def config(self, config): self._config = config
 
 del config  # a property of `Spec`, not a name of this module
+
+# %% ../../nbs/runtime/40_spec.ipynb #4d67ab3a
+@patch_to(Spec)
+def steer_host(self, values:dict):
+    ("Take new values of host-read steerable fields (`host_steerable`), at the start of an actors' "
+     "tick: an algorithm whose exploration reads one recomputes what it derived from it.")
+
+@patch_to(Spec)
+def unsteered(self, name:str) -> float:
+    ("The value of the steerable field `name` before any change: the config's, or where the config "
+     "leaves it to the algorithm (None), the value the spec derived (its attribute `name`).")
+    v = getattr(self.config, name)
+    return float(getattr(self, name) if v is None else v)
 
 # %% ../../nbs/runtime/40_spec.ipynb #f24cd196
 @patch_to(Spec)
