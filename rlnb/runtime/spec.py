@@ -361,8 +361,7 @@ class Spec(abc.ABC):
                  mesh=None,  # the learner's device mesh; None for a spec without a learner (`TrainedPolicy`)
                  envs_on_device:bool=False,  # the envs step inside jitted programs on the learner's devices (`rlnb.jax_envs.core`)
                 ):
-        self.config, self.observation_space = config, observation_space
-        self.action_space = action_space
+        self.config, self.observation_space, self.action_space = config, observation_space, action_space
         self.rng = np.random.default_rng([config.seed, 1]) if rng is None else rng
         self.mesh, self.envs_on_device = mesh, envs_on_device
 
@@ -410,8 +409,8 @@ del config  # a property of `Spec`, not a name of this module
 # %% ../../nbs/runtime/40_spec.ipynb #4d67ab3a
 @patch_to(Spec)
 def steer_host(self, values:dict):
-    ("Take new values of host-read steerable fields (`host_steerable`), at the start of an actors' "
-     "tick: an algorithm whose exploration reads one recomputes what it derived from it.")
+    "New values of `host_steerable` fields, at an actors' tick start: recompute what exploration derives from them."
+
 
 @patch_to(Spec)
 def unsteered(self, name:str) -> float:
@@ -423,8 +422,8 @@ def unsteered(self, name:str) -> float:
 # %% ../../nbs/runtime/40_spec.ipynb #f24cd196
 @patch_to(Spec)
 def random_actions(self, rng:np.random.Generator, n:int):
-    ("Host side: `n` actions of the uniform random policy, as `act` returns "
-     "them (the replay warm-up's `initial_sampling_policy='random'`).")
+    "Host side: `n` actions of the uniform random policy, as `act` returns them (`initial_sampling_policy='random'`)."
+
     space = self.action_space
     if isinstance(space, gym.spaces.Discrete):
         return space.start + rng.integers(0, int(space.n), n)
