@@ -411,7 +411,6 @@ del config  # a property of `Spec`, not a name of this module
 def steer_host(self, values:dict):
     "New values of `host_steerable` fields, at an actors' tick start: recompute what exploration derives from them."
 
-
 @patch_to(Spec)
 def unsteered(self, name:str) -> float:
     ("The value of the steerable field `name` before any change: the config's, or where the config "
@@ -423,7 +422,6 @@ def unsteered(self, name:str) -> float:
 @patch_to(Spec)
 def random_actions(self, rng:np.random.Generator, n:int):
     "Host side: `n` actions of the uniform random policy, as `act` returns them (`initial_sampling_policy='random'`)."
-
     space = self.action_space
     if isinstance(space, gym.spaces.Discrete):
         return space.start + rng.integers(0, int(space.n), n)
