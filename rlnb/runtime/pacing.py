@@ -145,8 +145,7 @@ class ReplayRatio(Pacing):
         self.buffer_warmup, self.priority_fn = int(buffer_warmup), priority_fn
         self.inserted_after_warmup, self._queue, self._queued = 0, collections.deque(), 0
         self.prioritized = buffer.prioritized  # takes the dispatches' TD errors as priorities
-        # updates owed, and transitions inserted, when the ratio last changed (`steer`)
-        self._owed_before, self._inserted_before = 0.0, 0
+        self._owed_before, self._inserted_before = 0.0, 0  # when the ratio last changed (`steer`)
 
     def put(self, data):
         self._queue.append(data); self._queued += len(data)
