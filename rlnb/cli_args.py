@@ -279,8 +279,10 @@ def _steer_options(s:argparse.ArgumentParser):
     s.add_argument('run', help='the run directory of a training running now (rlnb train --out, '
                               'or an agent\'s work_dir)')
     s.add_argument('values', nargs=argparse.REMAINDER, metavar='--NAME VALUE',
-                   help='steerable hyperparameters and their new values, e.g. --learning-rate 1e-4 '
-                        '(the training\'s algorithm lists them in its error otherwise)')
+                   help='steerable hyperparameters and their new values, e.g. --learning-rate 1e-4, '
+                        'or a schedule from the next update on, --learning-rate linear:1e-4:0:50000 '
+                        '(linear, cosine or exponential, with optax\'s arguments; the training\'s '
+                        'algorithm lists the fields in its error otherwise)')
 
 # %% ../nbs/79_cli_args.ipynb #dc63fc47
 def _seeds_span(seeds:list) -> str:

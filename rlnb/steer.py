@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import contextvars
 import copy
+import dataclasses
 import json
 import math
 import os
@@ -25,7 +26,8 @@ from .base import ConfigError, patch_to
 
 # %% auto #0
 __all__ = ['STATUS_FILE', 'INBOX_DIR', 'steering', 'steered_config', 'steered', 'scale_by_steered_lr', 'steered_adam',
-           'check_steer', 'SteerInbox', 'steer_request', 'parse_steer_args']
+           'ScheduledValue', 'as_json', 'schedule_from_json', 'linear_schedule', 'cosine_decay_schedule',
+           'exponential_decay', 'check_steer', 'SteerInbox', 'steer_request', 'parse_steer_args']
 
 # %% ../nbs/04_steer.ipynb #f4003d4d
 # the learner step being traced with steering, in this thread or task: (spec, config view, values)
@@ -66,12 +68,95 @@ def steered_adam(learning_rate:float, name:str='learning_rate', **adam) -> optax
     if callable(learning_rate): return optax.adam(learning_rate, **adam)
     return optax.chain(optax.scale_by_adam(**adam), scale_by_steered_lr(learning_rate, name))
 
+# %% ../nbs/04_steer.ipynb #139573a7
+_SCHEDULES = {  # kind -> its arguments, in optax's order
+    'linear': ('init_value', 'end_value', 'transition_steps'),
+    'cosine': ('init_value', 'decay_steps', 'alpha'),
+    'exponential': ('init_value', 'transition_steps', 'decay_rate'),
+}
+
+@dataclasses.dataclass(frozen=True)
+class ScheduledValue:
+    ("A steered value that moves with the learner's updates from the update it is taken at "
+     "(`start`): optax's schedule of that `kind`, as plain data (`to_json`).")
+    kind: str  # 'linear', 'cosine' or 'exponential'
+    args: tuple  # its arguments, in optax's order (`_SCHEDULES`)
+    start: int|None = None  # the learner's updates when the run took it
+
+    def __call__(self, updates:int) -> np.float32:
+        "The value at the learner's `updates` (counted from `start`), as optax computes it."
+        n = max(0, int(updates) - int(self.start or 0))
+        if self.kind == 'linear':
+            init, end, steps = self.args
+            return np.float32(end + (init - end) * (1 - min(n, steps) / steps))
+        if self.kind == 'cosine':
+            init, steps, alpha = self.args
+            return np.float32(init * ((1 - alpha) * 0.5 * (1 + math.cos(math.pi * min(n, steps) / steps)) + alpha))
+        init, steps, rate = self.args
+        return np.float32(init * rate ** (n / steps))
+
+    def bounds(self) -> tuple:
+        "The values it starts from and tends to: every value lies between them."
+        init = self.args[0]
+        end = dict(linear=self.args[1], cosine=init * self.args[-1], exponential=0.0)[self.kind]
+        return init, end
+
+# %% ../nbs/04_steer.ipynb #1668ae26
+@patch_to(ScheduledValue)
+def to_json(self) -> dict:
+    "`{kind: [args...], 'start': updates}` (start left out until taken)."
+    return {self.kind: list(self.args), **({'start': self.start} if self.start is not None else {})}
+
+def as_json(v):
+    "A steered value as its log and checkpoints write it: a float, or a `ScheduledValue`'s `to_json`."
+    return v.to_json() if isinstance(v, ScheduledValue) else float(v)
+
+def schedule_from_json(d:dict, where:str='schedule') -> ScheduledValue:
+    "A `ScheduledValue` from `to_json`'s form, or a `ConfigError` that says what is wrong."
+    kinds = [k for k in d if k in _SCHEDULES]
+    if len(kinds) != 1 or set(d) - {kinds[0], 'start'}:
+        raise ConfigError(f"{where}: a schedule is written {{kind: [args...]}} with kind one of "
+                          f"{', '.join(_SCHEDULES)} (and an optional 'start'), got {d!r}.")
+    args, kind = d[kinds[0]], kinds[0]
+    if not isinstance(args, (list, tuple)) or len(args) != 3 or not all(
+            isinstance(a, (int, float)) and not isinstance(a, bool) and math.isfinite(a) for a in args):
+        raise ConfigError(f"{where}: a {kind} schedule takes three numbers "
+                          f"({', '.join(_SCHEDULES[kind])}), got {args!r}.")
+    steps = args[2] if kind == 'linear' else args[1]
+    if not steps > 0 or (kind == 'exponential' and not 0 < args[2] <= 1) or (kind == 'cosine' and not 0 <= args[2] <= 1):
+        raise ConfigError(f"{where}: {kind} schedule {args!r}: its steps must be > 0 and its "
+                          f"{'decay_rate in (0, 1]' if kind == 'exponential' else 'alpha in [0, 1]'}.")
+    start = d.get('start')
+    if start is not None and (isinstance(start, bool) or not isinstance(start, int) or start < 0):
+        raise ConfigError(f"{where}: a schedule's start is an update count >= 0, got {start!r}.")
+    return ScheduledValue(kind, tuple(float(a) for a in args), start)
+
+def linear_schedule(init_value:float, end_value:float, transition_steps:int) -> ScheduledValue:
+    "optax's `linear_schedule` as a steered value: from `init_value` to `end_value` over `transition_steps` updates."
+    return schedule_from_json({'linear': [init_value, end_value, transition_steps]})
+
+def cosine_decay_schedule(init_value:float, decay_steps:int, alpha:float=0.0) -> ScheduledValue:
+    "optax's `cosine_decay_schedule` as a steered value: to `alpha * init_value` over `decay_steps` updates."
+    return schedule_from_json({'cosine': [init_value, decay_steps, alpha]})
+
+def exponential_decay(init_value:float, transition_steps:int, decay_rate:float) -> ScheduledValue:
+    "optax's `exponential_decay` as a steered value: times `decay_rate` every `transition_steps` updates."
+    return schedule_from_json({'exponential': [init_value, transition_steps, decay_rate]})
+
 # %% ../nbs/04_steer.ipynb #bc75774f
+def _check_value(k:str, v, bounds, where:str, shown=None):
+    lo, hi = bounds
+    if not math.isfinite(float(v)) or (lo is not None and v < lo) or (hi is not None and v > hi):
+        bound = ' and '.join(s for s in (lo is not None and f'>= {lo}', hi is not None and f'<= {hi}') if s)
+        raise ConfigError(f"{where}: {k} must be a finite number{' ' + bound if bound else ''}, "
+                          f"got {v!r}{shown or ''}.")
+
 def check_steer(steerable:dict,  # the spec's steerable fields: name -> (low, high), None for no bound
-                values:dict,  # what the user passes: name -> number
+                values:dict,  # what the user passes: name -> number, `ScheduledValue` or its JSON form
                 where:str='set',  # the call, in errors
                ) -> dict:
-    "`values` as float32 numbers by field name, or a `ConfigError` saying which is wrong and why."
+    ("`values` as float32 numbers (or `ScheduledValue`s, whose every value is in range) by field name, "
+     "or a `ConfigError` saying which is wrong and why.")
     if not steerable:
         raise ConfigError(f"{where}: this algorithm has no steerable hyperparameters.")
     names = ', '.join(sorted(steerable))
@@ -79,14 +164,21 @@ def check_steer(steerable:dict,  # the spec's steerable fields: name -> (low, hi
     for k, v in values.items():
         if k not in steerable:
             raise ConfigError(f"{where}: {k!r} is not steerable; the steerable fields are {names}.")
+        if isinstance(v, dict): v = schedule_from_json(v, f"{where}: {k}")
+        if isinstance(v, ScheduledValue):
+            for x in v.bounds(): _check_value(k, x, steerable[k], where, f" (a value of {v})")
+            out[k] = v
+            continue
+        if callable(v):
+            raise ConfigError(f"{where}: {k}: a schedule is one of rlnb.steer's linear_schedule, "
+                              "cosine_decay_schedule or exponential_decay (which rlnb can log, "
+                              f"checkpoint and replay), got {v!r}.")
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
             raise ConfigError(f"{where}: {k} must be a number, got {v!r}.")
-        lo, hi = steerable[k]
-        if not math.isfinite(float(v)) or (lo is not None and v < lo) or (hi is not None and v > hi):
-            bound = ' and '.join(s for s in (lo is not None and f'>= {lo}', hi is not None and f'<= {hi}') if s)
-            raise ConfigError(f"{where}: {k} must be a finite number{' ' + bound if bound else ''}, got {v!r}.")
+        _check_value(k, v, steerable[k], where)
         out[k] = np.float32(v)
     return out
+
 
 # %% ../nbs/04_steer.ipynb #30e5f89c
 STATUS_FILE, INBOX_DIR = 'training.json', 'steer'  # in a run dir, while an agent trains there
@@ -177,7 +269,7 @@ def steer_request(run_dir, values:dict, timeout:float=30.0) -> dict:
     checked = check_steer({k: tuple(r) for k, r in status['steerable'].items()}, values, 'steer')
     name = f"{time.time_ns()}-{os.getpid()}"
     (run_dir / INBOX_DIR).mkdir(exist_ok=True)
-    _write_json(run_dir / INBOX_DIR / f"{name}.json", dict(values={k: float(v) for k, v in checked.items()}))
+    _write_json(run_dir / INBOX_DIR / f"{name}.json", dict(values={k: as_json(v) for k, v in checked.items()}))
     done, error = run_dir / INBOX_DIR / f"{name}.done", run_dir / INBOX_DIR / f"{name}.error"
     t_end = time.monotonic() + timeout
     while time.monotonic() < t_end:
@@ -194,8 +286,9 @@ def steer_request(run_dir, values:dict, timeout:float=30.0) -> dict:
 
 # %% ../nbs/04_steer.ipynb #e0a8cda7
 def parse_steer_args(tokens:list) -> dict:
-    ("`--learning-rate 1e-4 --clip-eps=0.1` (as `rlnb steer` takes them) as "
-     "{'learning_rate': 1e-4, 'clip_eps': 0.1}; a `ConfigError` for anything else.")
+    ("`--learning-rate 1e-4 --clip-eps=0.1` (as `rlnb steer` takes them) as {'learning_rate': "
+     "1e-4, 'clip_eps': 0.1}; a schedule as `KIND:ARG:ARG:ARG` (`linear:3e-4:0:10000`, optax's "
+     "arguments); a `ConfigError` for anything else.")
     out, toks = {}, list(tokens)
     while toks:
         tok = toks.pop(0)
@@ -205,7 +298,11 @@ def parse_steer_args(tokens:list) -> dict:
         if not eq:
             if not toks: raise ConfigError(f"steer: --{name} needs a value.")
             value = toks.pop(0)
-        try: out[name.replace('-', '_')] = float(value)
-        except ValueError: raise ConfigError(f"steer: --{name} takes a number, got {value!r}.") from None
+        kind, colon, args = value.partition(':')
+        try:
+            out[name.replace('-', '_')] = ({kind: [float(a) for a in args.split(':')]} if colon
+                                           else float(value))
+        except ValueError:
+            raise ConfigError(f"steer: --{name} takes a number or KIND:ARG:ARG:ARG, got {value!r}.") from None
     if not out: raise ConfigError("steer: give at least one --NAME VALUE (e.g. --learning-rate 1e-4).")
     return out

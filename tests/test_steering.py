@@ -173,3 +173,32 @@ def test_the_replay_ratio_and_exploration_change_from_the_next_tick(tmp_path):
         assert q.ratio == 0.5 and q.behind() == behind and np.all(resumed.algo.spec.eps == 0.0)
     finally:
         resumed.close()
+
+
+def test_a_scheduled_learning_rate_decays_to_zero_and_a_resume_keeps_the_schedule(tmp_path):
+    "A `ScheduledValue` set between calls moves with the updates from the one it was taken at; the log and checkpoints keep it."
+    from rlnb.steer import ScheduledValue, linear_schedule
+    kw = dict(SMALL, buffer_warmup=256)
+    train = dict(eval_interval=None, save_interval=None, num_eval_episodes=1, progress=False, verbose=False)
+    ag = DistributedAgent('CartPole-v1', algo='apex-dqn', work_dir=tmp_path / 'a', **kw)
+    try:
+        ag.train(1_000, **train)
+        u0 = ag.algo.updates
+        taken = ag.set(learning_rate=linear_schedule(1e-3, 0.0, 200))
+        assert taken == {'learning_rate': {'linear': [1e-3, 0.0, 200.0]}}  # its start is the update it is taken at
+        mid = ag.steerable['learning_rate']
+        ag.train(2_000, **train)
+        assert ag.algo.updates > u0 + 200 and mid == float(np.float32(1e-3)) and ag.steerable['learning_rate'] == 0.0
+        frozen = jax.tree.map(np.asarray, ag.algo.learner.state.params.online)
+        ag.train(2_500, **train)
+        assert all(np.array_equal(a, np.asarray(b)) for a, b in zip(jax.tree.leaves(frozen), jax.tree.leaves(ag.algo.learner.state.params.online)))
+        assert [r['values'] for r in read_steering(tmp_path / 'a')] == [{'learning_rate': {'linear': [1e-3, 0.0, 200.0], 'start': u0}}]
+        out = ag.save()
+    finally:
+        ag.close()
+    resumed = DistributedAgent('CartPole-v1', algo='apex-dqn', work_dir=tmp_path / 'b', init_model_path=out, **kw)
+    try:
+        assert resumed.algo.learner.steered['learning_rate'] == ScheduledValue('linear', (1e-3, 0.0, 200.0), u0)
+        assert resumed.steerable['learning_rate'] == 0.0
+    finally:
+        resumed.close()

@@ -20,6 +20,7 @@ from ..runtime.runtime import Runtime, TrainedPolicy, env_spaces, get_algo, patc
 from ..runtime.evaluation import _renamed_policy
 from ..runtime.spec import check_options, check_renamed
 from ..runtime.placement import resolve_devices
+from ..steer import as_json
 from ..envs.envpool import backend_of
 from .presets import Preset, find_preset, preset_line, resolve_preset
 from ..envs.monitor import TensorBoardSink, WandbSink, _logger, read_wandb_offline
@@ -221,7 +222,7 @@ def set(self, at_update:int|None=None, at_env_step:int|None=None, **values) -> d
     self._check_open()
     # checked first: a refused call changes nothing
     taken = self.algo.steer(values, at_update, at_env_step, then=self._record_steering)
-    return {k: float(v) for k, v in taken.items()}
+    return {k: as_json(v) for k, v in taken.items()}
 
 del set  # the method is `DistributedAgent.set`; in this module `set` stays the builtin
 

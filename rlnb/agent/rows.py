@@ -23,7 +23,7 @@ import jax
 from ..core import ConfigError, in_thread
 from ..runtime.runtime import patch_to
 from ..envs.monitor import CSVSink, TensorBoardSink, WandbSink
-from ..steer import SteerInbox
+from ..steer import SteerInbox, as_json
 from .presets import default_target
 
 # %% auto #0
@@ -154,7 +154,7 @@ def _record_steering(self, values:dict):
      "the run dir (env steps, updates, time, values), and the log.")
     a = self.algo
     rec = dict(env_steps=a.env_steps, updates=a.updates, time=time.time(),
-               values={k: float(v) for k, v in values.items()})
+               values={k: as_json(v) for k, v in values.items()})
     self.claim_work_dir()
     with open(self.work_dir / 'steering.jsonl', 'a') as f: f.write(json.dumps(rec) + '\n')
     self.logger.info(f"set {', '.join(f'{k}={_shown(v)}' for k, v in rec['values'].items())} "

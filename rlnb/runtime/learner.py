@@ -18,7 +18,7 @@ from ..core import ConfigError, NonFiniteError, in_thread, patch_to
 from ..parallel import (ParamStore, data_parallel, local_devices, ready, replicate,
                            spans_processes, to_host_async)
 from .acting import _first_device
-from ..steer import check_steer, steering
+from ..steer import ScheduledValue, check_steer, steering
 
 # %% auto #0
 __all__ = ['Learner', 'Schedule']
@@ -44,7 +44,7 @@ class Learner:
         # config fields steered so far (`steer`): their values; the learner's fields are its
         # program's inputs (on the mesh), the host's (`spec.host_steerable`) are the spec's and
         # the pacing's to read
-        self.steered, self._steered_on_mesh = {}, None
+        self.steered, self._steered_on_mesh, self._values_now = {}, None, {}
         # (update, env step, values, then, host) to take once the run has reached both (`steer`)
         self.planned = []
         self.update = self.make_update(config.updates_per_dispatch, pacing.batch_axis)
@@ -115,6 +115,9 @@ def steer(self,
             raise ConfigError(f"steer: {name} must be an int >= 0, got {at!r}.")
     host = {k: v for k, v in values.items() if k in self.spec.host_steerable}
     learner = {k: v for k, v in values.items() if k not in host}
+    if scheduled := [k for k, v in host.items() if isinstance(v, ScheduledValue)]:
+        raise ConfigError(f"steer: {', '.join(scheduled)} is read on the host, at the actors' ticks: "
+                          "it takes a number; a schedule steers one of the learner's fields.")
     when = (int(at_update or 0), int(at_env_step or 0))
     if learner and at_update is None and at_env_step is None: self.take_values(learner, then)
     elif learner: self.planned.append((*when, learner, then, False))
@@ -124,21 +127,34 @@ def steer(self,
 
 @patch_to(Learner)
 def take_values(self, values:dict, then=None):
-    ("Use checked `values` from now on: the learner's fields as its program's inputs, the host's "
-     "handed to the spec and the pacing (`steer_host`, `steer`); then `then(values)`.")
+    ("Use checked `values` from now on: the learner's fields as its program's inputs (a `ScheduledValue` "
+     "from this update on), the host's handed to the spec and the pacing (`steer_host`, `steer`); "
+     "then `then(values)`.")
+    values = {k: dataclasses.replace(v, start=self.updates) if isinstance(v, ScheduledValue) and v.start is None
+              else v for k, v in values.items()}
     self.steered = {**self.steered, **values}
+    self.place_values()
     host = self.spec.host_steerable
-    learner = {k: v for k, v in self.steered.items() if k not in host}
-    self._steered_on_mesh = replicate(learner, self.mesh) if learner else None
     if host & values.keys():
         on_host = {k: v for k, v in values.items() if k in host}
         self.spec.steer_host(on_host); self.pacing.steer(on_host)
     if then is not None: then(values)
 
 @patch_to(Learner)
+def place_values(self):
+    ("Put the learner's steered values at this update (a `ScheduledValue`'s moves) on the mesh as its "
+     "program's inputs, where they changed.")
+    host = self.spec.host_steerable
+    now = {k: v(self.updates) if isinstance(v, ScheduledValue) else v
+           for k, v in self.steered.items() if k not in host}
+    if now != self._values_now or (now and self._steered_on_mesh is None):
+        self._values_now, self._steered_on_mesh = now, replicate(now, self.mesh) if now else None
+
+@patch_to(Learner)
 def steerable(self) -> dict:
     "Every steerable field with the value the run uses next (steered, or the config's)."
-    return {k: float(self.steered[k]) if k in self.steered else self.spec.unsteered(k)
+    now = lambda v: float(v(self.updates) if isinstance(v, ScheduledValue) else v)
+    return {k: now(self.steered[k]) if k in self.steered else self.spec.unsteered(k)
             for k in self.spec.steerable}
 
 
@@ -216,6 +232,7 @@ def apply(self, update, b, n:int):
     ("Run `update` (K fused data-parallel updates) on the input `b`, "
      "counting `n` updates, then `after_updates`; returns its metrics.")
     self.take_planned(host=False)
+    if self._values_now: self.place_values()  # a scheduled value moves with the updates
     self.state, metrics = update(self.state, b)
     before, self.updates = self.updates, self.updates + n
     self.state = self.spec.after_updates(self.state, before, self.updates)
@@ -349,7 +366,7 @@ def restore(self, learner, counters:dict, steered:dict|None=None):
      "the learner's); publish its params as a version newer than any the actors saw.")
     self.state = replicate(learner, self.mesh)
     if steered is not None:
-        self.steered, self._steered_on_mesh = {}, None
+        self.steered, self._steered_on_mesh, self._values_now = {}, None, {}
         if steered: self.take_values(check_steer(self.spec.steerable, steered, 'restore'))
     self.next = None  # an input taken ahead from the replaced replay or queue is dropped
     self.updates = int(counters['updates'])

@@ -22,6 +22,7 @@ from .evaluation import EVAL_MAX_EPISODE_STEPS, EvaluationStopped
 from .spec import _derived_seed, env_kind, make_actors
 from .runtime import Runtime
 from .run_spec import RunAxisSpec, run_values
+from ..steer import ScheduledValue
 
 # %% auto #0
 __all__ = ['RunAxis', 'check_run_axis', 'pick_stack']
@@ -79,6 +80,9 @@ def check_run_axis(runtimes:list):
                               "a run axis holds runs of one algorithm and one config but the seed "
                               f"and the learner's steerable fields ({', '.join(sorted(free - {'seed'}))}); "
                               "train each setting on a run axis of its own.")
+    if any(isinstance(v, ScheduledValue) for rt in runtimes for v in rt.learner.steered.values()):
+        raise ConfigError("a run with a scheduled value (`rlnb.steer.ScheduledValue`) trains on its own, "
+                          "not on a run axis; give it a number.")
     if env_kind(rt0.actors.env) is not None or rt0.actors.runs_learner:
         raise ConfigError("envs stepped on the device run their own loop: their runs train side by "
                           "side, not on a run axis.")

@@ -16,6 +16,7 @@ from flax import serialization
 from ..core import ConfigError, NonFiniteError, in_thread, patch_to
 from ..replay.buffers import _rng_state, _set_rng_state
 from .spec import RENAMED
+from ..steer import as_json
 
 # %% auto #0
 __all__ = ['config_from_state', 'run_state', 'checked_learner', 'history_from_state', 'restore_rng']
@@ -91,7 +92,7 @@ def run_state(spec,  # the algorithm: name, config, spaces, host RNG
         eval_history=dict(env_steps=hist[:, 0].astype(np.int64), mean=hist[:, 1]),
         rng=dict(host=_rng_state(spec.rng)),
         # the hyperparameters steered so far (`Learner.steer`), which a resumed run keeps
-        **({'steered': {k: float(v) for k, v in learner.steered.items()}} if learner.steered else {}))
+        **({'steered': {k: as_json(v) for k, v in learner.steered.items()}} if learner.steered else {}))
 
 # %% ../../nbs/runtime/46_runstate.ipynb #01d0da6d
 def checked_learner(spec,  # the algorithm of the runtime loading `state`
