@@ -322,7 +322,7 @@ from .cli_args import (RUN_OPTIONS, _OWN, _POSITIVE, _Parser, _check_options, _c
                            _field_help, _flag_names, _keep_run_options, _or_none, _parser,
                            _smoke_options, _switch, _target, _target_of, _train_options,
                            _train_run_options, _tune_options, add_config_arguments, config_flag,
-                           config_overrides, _seeds_span)
+                           config_overrides, run_axis_option, _seeds_span)
 _all_ = ['RUN_OPTIONS', 'config_flag', 'add_config_arguments', 'config_overrides']
 
 # %% ../nbs/80_cli.ipynb #63d75a9d
@@ -349,7 +349,7 @@ def _run_train(args:argparse.Namespace, p:argparse.ArgumentParser):
               args.eval_interval or train_opts.get('eval_interval', 5_000), episodes,
               _target_of(args, pre), not args.no_progress, args.save_interval or 5_000, args.resume,
               args.deterministic, args.log_interval,
-              config_overrides(args), handle_signals=True, preset=pre,
+              config_overrides(args) | run_axis_option(args), handle_signals=True, preset=pre,
               wandb=dict(project=args.wandb_project) if args.wandb else False,
               existing_run=args.existing_run, seeds=seeds, sweep=sweep)
     if 'summary' in r:  # many runs: the table, then the summary and the paths as JSON

@@ -16,7 +16,7 @@ from .cli_fields import (_field_help, algo_table, config_fields, field_default, 
                              run_defaults, shipped_presets)
 
 # %% auto #0
-__all__ = ['RUN_OPTIONS', 'config_flag', 'add_config_arguments', 'config_overrides']
+__all__ = ['RUN_AXIS', 'RUN_OPTIONS', 'config_flag', 'add_config_arguments', 'config_overrides', 'run_axis_option']
 
 # %% ../nbs/79_cli_args.ipynb #8933d0a7
 # config fields the train command has its own options for
@@ -102,6 +102,14 @@ def config_overrides(args:argparse.Namespace) -> dict:
     return {k[4:]: tuple(v) if isinstance(v, list) else v
             for k, v in vars(args).items() if k.startswith('cfg_')}
 
+# what --run-axis takes -> `MultiRunAgent`'s run_axis
+RUN_AXIS = {'auto': 'auto', 'on': True, 'off': False, 'vmap': 'vmap', 'map': 'map'}
+
+def run_axis_option(args:argparse.Namespace) -> dict:
+    "`--run-axis` as `MultiRunAgent`'s keyword ({} where it is not given)."
+    v = getattr(args, 'run_axis', None)
+    return {} if v is None else {'run_axis': RUN_AXIS[v]}
+
 # %% ../nbs/79_cli_args.ipynb #1a7034cc
 # what --env takes
 _ENV_HELP = ("env id: a gymnasium id (CartPole-v1, LunarLander-v3), Atari ALE/Pong-v5, "
@@ -124,6 +132,10 @@ def _train_options(t:argparse.ArgumentParser, algo:str, pre:tuple|None=None):
     c.add_argument('--sweep', nargs='+', default=None, metavar='FIELD=V1,V2',
                    help='many runs, every combination of these config values (with every seed): '
                         'learning_rate=1e-3,3e-4 gamma=0.98,0.99')
+    c.add_argument('--run-axis', default=None, choices=list(RUN_AXIS),
+                   help="with --seeds/--sweep: each setting's seeds on one run axis, one program "
+                        "(on), side by side (off), or where it is faster (auto, the default: "
+                        "on-policy algorithms); vmap/map: on, batched or run after run")
     c.add_argument('--num-actors', type=int, default=None, help="actors (default: the algorithm's)")
     c.add_argument('--devices', type=int, default=None,
                    help='learner devices (default: all local devices)')
@@ -361,6 +373,8 @@ def _check_options(p:argparse.ArgumentParser, args:argparse.Namespace):
         q.error(f"{config_flag(old)} is called {config_flag(renamed[old])} now")
     if (getattr(args, 'log_interval', None) or 0) < 0:
         q.error(f"--log-interval must be >= 0 seconds, got {args.log_interval}")
+    if getattr(args, 'run_axis', None) and not (args.seeds or args.sweep or args.resume):
+        q.error("--run-axis places many runs: give --seeds or --sweep (or --resume many runs)")
 
 # %% ../nbs/79_cli_args.ipynb #c98ec7d2
 # what `--resume` keeps of a run, by the names of `train.json` (the options' dests)

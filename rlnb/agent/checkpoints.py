@@ -107,7 +107,9 @@ def fork(self,
     tree, make = self.state_dict(), self._made_with
     fields = {f.name: getattr(self.config, f.name) for f in dataclasses.fields(self.config)
               if f.name not in ('seed', 'deterministic', *swept)}
+    # the parent's preset (its fields are all passed too): no line about a preset left out
     kw = dict(eval_env=make['eval_env'], func=make['func'], tag=tag or f"{self.tag}-fork",
+              preset=self.preset if self.preset is not None else 'none',
               devices=self.devices, algo=self.algo_name, work_dir=work_dir,
               deterministic=self.deterministic, keep_checkpoints=self.keep_checkpoints, **fields)
     child = (type(self)(make['env'], seed=self.seed, **kw) if sweep is None
