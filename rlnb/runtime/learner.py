@@ -140,6 +140,7 @@ def take_values(self, values:dict, then=None):
         self.spec.steer_host(on_host); self.pacing.steer(on_host)
     if then is not None: then(values)
 
+# %% ../../nbs/runtime/45_learner.ipynb #70b97b40
 @patch_to(Learner)
 def place_values(self):
     ("Put the learner's steered values at this update (a `ScheduledValue`'s moves) on the mesh as its "
@@ -156,7 +157,6 @@ def steerable(self) -> dict:
     now = lambda v: float(v(self.updates) if isinstance(v, ScheduledValue) else v)
     return {k: now(self.steered[k]) if k in self.steered else self.spec.unsteered(k)
             for k in self.spec.steerable}
-
 
 # %% ../../nbs/runtime/45_learner.ipynb #d1629d8c
 @patch_to(Learner)
