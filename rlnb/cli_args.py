@@ -106,7 +106,7 @@ def config_overrides(args:argparse.Namespace) -> dict:
 RUN_AXIS = {'auto': 'auto', 'on': True, 'off': False, 'vmap': 'vmap', 'map': 'map'}
 
 def run_axis_option(args:argparse.Namespace) -> dict:
-    "`--run-axis` as `MultiRunAgent`'s keyword ({} where it is not given)."
+    "`--run-axis` (a key of `RUN_AXIS`) as `MultiRunAgent`'s keyword ({} where it is not given)."
     v = getattr(args, 'run_axis', None)
     return {} if v is None else {'run_axis': RUN_AXIS[v]}
 
