@@ -194,9 +194,12 @@ def init_params(self, func):
     gaussian = self.dist is DiagGaussian
     # images: a shared CNN encoder and linear heads, without `hidden`
     image = is_image_space(self.observation_space)
-    n, hidden, enc = (int(space.shape[0]) if gaussian else int(space.n),
-                      () if image else tuple(cfg.hidden),
-                      image_encoder(self.observation_space) if image else None)
+    # the policy head's width: logits of every action (a block per MultiDiscrete dimension, one
+    # per MultiBinary bit) or a Gaussian's dimensions
+    n = (int(np.sum(space.nvec)) if isinstance(space, gym.spaces.MultiDiscrete) else
+         int(space.n) if isinstance(space, gym.spaces.Discrete) else int(space.shape[0]))
+    self.head_width, hidden, enc = (n, () if image else tuple(cfg.hidden),
+                                    image_encoder(self.observation_space) if image else None)
     # a user's recurrent `func` maps (obs, core [B, H]) -> ((policy parameters, V), core)
     H = cfg.recurrent
     self.net = func if func is not None else (
@@ -246,10 +249,8 @@ def device_updates(self, env_id:str, num_devices:int) -> int:
 
 # %% ../../nbs/algos/51_impala.ipynb #e3e677b9
 @patch_to(ActorCriticSpec)
-def noise(self, rng, n):  # standard Gumbel (discrete) or normal (Gaussian) noise, one row per env
-    space = self.action_space
-    return self.dist.noise(rng, (n, int(space.shape[0]) if self.dist is DiagGaussian
-                                 else int(space.n)))
+def noise(self, rng, n):  # the distribution's standard noise (Gumbel, logistic, normal), one row per env
+    return self.dist.noise(rng, (n, self.head_width))
 
 @patch_to(ActorCriticSpec)
 def dist_params(self, params, obs):
@@ -302,7 +303,9 @@ def eval_act_core(self, params, obs, core):
 @patch_to(ActorCriticSpec)
 def env_action(self, actions):
     space = self.action_space
-    return np.clip(actions, space.low, space.high) if self.dist is DiagGaussian else actions
+    if self.dist is DiagGaussian: return np.clip(actions, space.low, space.high)
+    # MultiDiscrete and MultiBinary take arrays of their own dtype
+    return np.asarray(actions, space.dtype) if isinstance(space, (gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)) else actions
 
 # %% ../../nbs/algos/51_impala.ipynb #da3ffbdf
 @patch_to(ActorCriticSpec)

@@ -19,7 +19,8 @@ import gymnasium as gym
 from ..core import ConfigError
 
 # %% auto #0
-__all__ = ['Categorical', 'DiagGaussian', 'VTraceOutput', 'vtrace', 'gae', 'Distribution', 'distribution_for']
+__all__ = ['Categorical', 'DiagGaussian', 'Bernoulli', 'VTraceOutput', 'vtrace', 'gae', 'Distribution', 'multi_categorical',
+           'distribution_for']
 
 # %% ../../nbs/coax/32_policy_gradient.ipynb #8ad64528
 def _unroll(arrays, lambda_):
@@ -141,10 +142,45 @@ DiagGaussian = Distribution('DiagGaussian', sample=_gauss_sample, log_prob=_gaus
     noise=lambda rng, shape: rng.standard_normal(shape, np.float32),
     sample_from=lambda params, eps: params[0] + jnp.exp(params[1]) * eps)
 
+# %% ../../nbs/coax/32_policy_gradient.ipynb #54f58d53
+def multi_categorical(nvec) -> Distribution:
+    ("A categorical per dimension of a `MultiDiscrete(nvec)` action: flat logits (..., sum(nvec)), "
+     "actions (..., D) of indices; log-probs and entropies summed over the dimensions.")
+    nvec = tuple(int(n) for n in np.ravel(nvec))
+    W, starts = max(nvec), np.cumsum((0,) + nvec[:-1])
+    # each dimension's block of the flat logits in a row of W cells; past its count a logit of
+    # -1e9 (probability 0 in float32; finite, so no gradient is NaN)
+    take = np.array([[s + min(i, n - 1) for i in range(W)] for s, n in zip(starts, nvec)])
+    valid = np.array([[i < n for i in range(W)] for n in nvec])
+    rows = lambda logits: jnp.where(valid, jnp.asarray(logits)[..., take], -1e9)
+    return Distribution(f'MultiCategorical{list(nvec)}',
+        sample=lambda key, l: jax.random.categorical(key, rows(l), axis=-1).astype(jnp.int32),
+        log_prob=lambda l, a: jnp.sum(_cat_log_prob(rows(l), a), axis=-1),
+        entropy=lambda l: jnp.sum(_cat_entropy(rows(l)), axis=-1),
+        mode=lambda l: jnp.argmax(rows(l), axis=-1).astype(jnp.int32),
+        noise=lambda rng, shape: rng.gumbel(size=(*shape[:-1], len(nvec), W)).astype(np.float32),
+        sample_from=lambda l, g: jnp.argmax(rows(l) + g, axis=-1).astype(jnp.int32))
+
+def _bern_log_prob(logits, a):
+    a = jnp.asarray(a, jnp.float32)
+    return jnp.sum(a * jax.nn.log_sigmoid(logits) + (1 - a) * jax.nn.log_sigmoid(-logits), axis=-1)
+
+def _bern_entropy(logits):
+    p = jax.nn.sigmoid(logits)
+    return -jnp.sum(p * jax.nn.log_sigmoid(logits) + (1 - p) * jax.nn.log_sigmoid(-logits), axis=-1)
+
+Bernoulli = Distribution('Bernoulli',
+    sample=lambda key, l: jax.random.bernoulli(key, jax.nn.sigmoid(l)).astype(jnp.int32),
+    log_prob=_bern_log_prob, entropy=_bern_entropy,
+    mode=lambda l: (jnp.asarray(l) > 0).astype(jnp.int32),
+    noise=lambda rng, shape: rng.logistic(size=shape).astype(np.float32),
+    sample_from=lambda l, u: (l + u > 0).astype(jnp.int32))
+
 # %% ../../nbs/coax/32_policy_gradient.ipynb #0c669853
 def distribution_for(action_space:gym.Space) -> Distribution:
-    ("The action distribution for a gymnasium action space: "
-     "`Categorical` for `Discrete`, `DiagGaussian` for a 1-D float `Box`.")
+    ("The action distribution for a gymnasium action space: `Categorical` for `Discrete`, "
+     "`multi_categorical` for `MultiDiscrete`, `Bernoulli` for a 1-D `MultiBinary`, `DiagGaussian` "
+     "for a 1-D float `Box`.")
     if isinstance(action_space, gym.spaces.Discrete):
         if int(action_space.start) != 0:
             raise ConfigError(f"distribution_for: {action_space} starts at {action_space.start}, "
@@ -156,6 +192,15 @@ def distribution_for(action_space:gym.Space) -> Distribution:
             raise ConfigError("distribution_for: DiagGaussian needs a 1-D float Box, "
                               f"got {action_space}. Flatten the action space in a wrapper.")
         return DiagGaussian
+    if isinstance(action_space, gym.spaces.MultiDiscrete):
+        if np.any(action_space.start != 0):
+            raise ConfigError(f"distribution_for: {action_space} has a start other than 0; its "
+                              "actions are indices from 0 (shift them in a wrapper).")
+        return multi_categorical(action_space.nvec)
+    if isinstance(action_space, gym.spaces.MultiBinary) and len(action_space.shape) == 1:
+        return Bernoulli
     raise ConfigError("distribution_for: no action distribution for "
                       f"{type(action_space).__name__} spaces ({action_space}); rlnb has "
-                      "Categorical for Discrete and DiagGaussian for 1-D float Box action spaces.")
+                      "Categorical for Discrete, a categorical per dimension for MultiDiscrete, "
+                      "Bernoulli for 1-D MultiBinary and DiagGaussian for 1-D float Box action "
+                      "spaces (flatten others in a wrapper).")

@@ -165,8 +165,9 @@ def _draw_noise(spec, key, n:int):
      "what `spec.noise` draws on the host, in its shape.")
     shape = np.shape(spec.noise(np.random.default_rng(0), 1))[1:]
     keys = jax.random.split(key, n)
-    if spec.dist.name == 'Categorical':
+    if spec.dist.name.startswith(('Categorical', 'MultiCategorical')):
         return jax.vmap(lambda k: jax.random.gumbel(k, shape, jnp.float32))(keys)
+    if spec.dist.name == 'Bernoulli': return jax.vmap(lambda k: jax.random.logistic(k, shape, jnp.float32))(keys)
     return jax.vmap(lambda k: jax.random.normal(k, shape, jnp.float32))(keys)
 
 def _env_action(spec, a):
