@@ -73,6 +73,23 @@ def test_ppo_and_impala_learn_factorised_actions(algo, kind):
         ag.close()
 
 
+def test_a_saved_multidiscrete_policy_acts_as_the_agent():
+    "`load_policy(run_dir, env=...)` rebuilds the factorised head and acts greedily as the trained agent does."
+    from rlnb.agent.checkpoints import load_policy
+    space = SPACES['multidiscrete']
+    ag = DistributedAgent(lambda: Match(space), algo='ppo', seed=0, work_dir=tempfile.mkdtemp(), deterministic=True)
+    try:
+        ag.train(5_000, eval_interval=None, num_eval_episodes=1, progress=False, verbose=False, save_interval=None)
+        path = ag.save()
+        obs = np.eye(6, dtype=np.float32)
+        mine = np.asarray(ag.algo.spec.eval_act(ag.algo.learner.params, obs))
+    finally:
+        ag.close()
+    policy = load_policy(path, env=lambda: Match(space))
+    np.testing.assert_array_equal(np.asarray(policy.act(obs)), mine)
+    assert all(space.contains(a.astype(space.dtype)) for a in np.asarray(policy.act(obs)))
+
+
 @pytest.mark.parametrize('algo,kind,msg', [('apex-dqn', 'multidiscrete', 'Discrete action space'),
                                             ('sac', 'multibinary', 'Box'), ('td3', 'multidiscrete', 'Box'),
                                             ('pqn', 'multibinary', 'Discrete')])
