@@ -304,8 +304,9 @@ def eval_act_core(self, params, obs, core):
 def env_action(self, actions):
     space = self.action_space
     if self.dist is DiagGaussian: return np.clip(actions, space.low, space.high)
-    # MultiDiscrete and MultiBinary take arrays of their own dtype
-    return np.asarray(actions, space.dtype) if isinstance(space, (gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)) else actions
+    if isinstance(space, (gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)):
+        return np.asarray(actions, space.dtype)  # arrays of the space's own dtype
+    return actions
 
 # %% ../../nbs/algos/51_impala.ipynb #da3ffbdf
 @patch_to(ActorCriticSpec)

@@ -148,7 +148,7 @@ def place_values(self):
     host = self.spec.host_steerable
     now = {k: v(self.updates) if isinstance(v, ScheduledValue) else v
            for k, v in self.steered.items() if k not in host}
-    if now != self._values_now or (now and self._steered_on_mesh is None):
+    if now != self._values_now:
         self._values_now, self._steered_on_mesh = now, replicate(now, self.mesh) if now else None
 
 @patch_to(Learner)
