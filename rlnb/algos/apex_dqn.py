@@ -16,8 +16,10 @@ import jax.numpy as jnp
 import flax.linen as nn
 import gymnasium as gym
 
-from ..core import ConfigError, patch_to
+from ..core import ConfigError, patch_to, preallocate
 from ..coax.functions import Q
+from ..coax.policy_gradient import masked_scores
+from ..envs.masks import MASK_KEY, action_mask_width
 from ..parallel import pmean
 from ..envs.pixels import image_encoder, is_image_space
 from ..replay.frames import FrameTracer, PrioritizedFrameReplayBuffer
@@ -28,7 +30,8 @@ from ..coax.td_learning import DoubleQLearning
 from ..replay.tracing import BatchedNStep
 
 # %% auto #0
-__all__ = ['ReplayConfig', 'ApeXConfig', 'epsilon_ladder', 'MLPQ', 'OnlineAndTarget', 'DQNState', 'ApeXDQNSpec', 'ApeXDQN']
+__all__ = ['ReplayConfig', 'ApeXConfig', 'epsilon_ladder', 'MLPQ', 'OnlineAndTarget', 'DQNState', 'MaskedQ', 'ApeXDQNSpec',
+           'ApeXDQN']
 
 # %% ../../nbs/algos/50_apex_dqn.ipynb #57a5d2bb
 @dataclass(frozen=True)
@@ -129,6 +132,14 @@ class DQNState(NamedTuple):
     params: OnlineAndTarget
     opt_state: Any
 
+# %% ../../nbs/algos/50_apex_dqn.ipynb #0ca33975
+class MaskedQ(Q):
+    ("A `Q` over observations that carry an action mask: the actions the mask rules out get the "
+     "q-value `MASKED_SCORE`.")
+    def apply(self, params, S):
+        "Pure: masked q-values of every action, shape (batch, n), for a batch of raw observations."
+        return masked_scores(super().apply(params, S), S[MASK_KEY])
+
 # %% ../../nbs/algos/50_apex_dqn.ipynb #3756790a
 class ApeXDQNSpec(Spec):
     "Ape-X DQN: epsilon-ladder actors, prioritized n-step double-Q replay, data-parallel learner."
@@ -142,6 +153,7 @@ class ApeXDQNSpec(Spec):
     def check_spaces(self, observation_space, action_space):
         if not isinstance(action_space, gym.spaces.Discrete):
             raise ConfigError(f"Ape-X DQN needs a Discrete action space, got {action_space}.")
+        action_mask_width(observation_space, action_space)  # raises for a mask that does not fit
 
     def setup(self, func):
         cfg = self.config
@@ -152,13 +164,17 @@ class ApeXDQNSpec(Spec):
                                                  image_encoder(self.observation_space) if image else
                                                  None)
         params = numpy_init(net, self.observation_space, cfg.seed) if func is None else None
-        self.q = Q(net, seed=cfg.seed, params=params, observation_space=self.observation_space,
-                   action_space=self.action_space)
+        # observations with an action mask: masked q-values wherever the q-network is read
+        self.masked = action_mask_width(self.observation_space, self.action_space) is not None
+        self.q = (MaskedQ if self.masked else Q)(net, seed=cfg.seed, params=params,
+                                                 observation_space=self.observation_space,
+                                                 action_space=self.action_space)
         # a user's network: its q-values' shape is checked before anything trains
         if func is not None:
             B, space = FUNC_CHECK_BATCH, self.observation_space
             check_func(self.algo_name, 'func', self.q.apply, self.q.params,
-                       [jax.ShapeDtypeStruct((B, *space.shape), space.dtype)],
+                       [jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype),
+                                     preallocate(space, B))],
                        [(B, int(self.action_space.n))],
                        "q-values of every action, shape (batch, num_actions)")
         self.optimizer = adam_clipped(cfg.learning_rate, cfg.max_grad_norm)
@@ -226,7 +242,10 @@ class ApeXDQN(Runtime):
 # %% ../../nbs/algos/50_apex_dqn.ipynb #6cb7331a
 @patch_to(ApeXDQNSpec)
 def noise(self, rng, n):
-    return rng.random(n) < self.eps, rng.integers(0, int(self.action_space.n), n)
+    # with a mask, a uniform score per action: the random action is the best-scored allowed one
+    A = int(self.action_space.n)
+    return (rng.random(n) < self.eps,
+            rng.random((n, A), np.float32) if self.masked else rng.integers(0, A, n))
 
 @patch_to(ApeXDQNSpec)
 def steer_host(self, values:dict):
@@ -237,6 +256,7 @@ def steer_host(self, values:dict):
 @patch_to(ApeXDQNSpec)
 def act(self, params, obs, noise):
     explore, random_a = noise
+    if self.masked: random_a = jnp.argmax(masked_scores(random_a, obs[MASK_KEY]), -1)
     a = jnp.where(explore, random_a, self.eval_act(params, obs))
     return a, jnp.zeros(a.shape, jnp.float32)
 

@@ -20,7 +20,9 @@ import gymnasium as gym
 from ..core import ConfigError, patch_to
 from ..envs.pixels import image_encoder, is_image_space
 from ..parallel import pmean
-from ..coax.policy_gradient import DiagGaussian, distribution_for, vtrace
+from ..coax.functions import preprocess, preprocessed_shape
+from ..coax.policy_gradient import DiagGaussian, distribution_for, masked_scores, vtrace
+from ..envs.masks import MASK_KEY, action_mask_width
 from ..runtime.runtime import (OnPolicyQueue, Runtime, RuntimeConfig, adam_clipped, need,
                                   numpy_init)
 from ..runtime.spec import (FUNC_CHECK_BATCH, Spec, check_func, func_inputs, module_init,
@@ -29,7 +31,7 @@ from ..replay.tracing import BatchedUnroll
 
 # %% auto #0
 __all__ = ['check_recurrent', 'IMPALAConfig', 'ActorCritic', 'RecurrentActorCritic', 'episode_starts', 'unroll_core',
-           'replay_unroll', 'ActorCriticSpec', 'IMPALAState', 'standardize', 'IMPALASpec', 'IMPALA']
+           'replay_unroll', 'ActorCriticSpec', 'ObservationNet', 'IMPALAState', 'standardize', 'IMPALASpec', 'IMPALA']
 
 # %% ../../nbs/algos/51_impala.ipynb #c8a12c66
 def check_recurrent(cfg):
@@ -169,16 +171,15 @@ def replay_unroll(apply,  # `(obs, core) -> ((policy parameters, V), core)` with
 
 # %% ../../nbs/algos/51_impala.ipynb #a02d89e3
 class ActorCriticSpec(Spec):
-    ("What IMPALA and PPO share: an actor-critic network over Box observations, a categorical or "
+    ("What IMPALA and PPO share: an actor-critic network over the observations, a categorical or "
      "diagonal-Gaussian policy sampled with host noise, `[T, B]` unrolls and the learner's input "
      "from them.")
     rollout_field, trajectories = 'unroll_length', True
 
     def check_spaces(self, observation_space, action_space):
-        if not isinstance(observation_space, gym.spaces.Box):
-            raise ConfigError(f"{self.algo_name}'s default network needs a Box observation space, "
-                              f"got {observation_space}.")
+        preprocessed_shape(observation_space)  # raises for a space the network has no features of
         distribution_for(action_space)  # raises for a space no action distribution fits
+        action_mask_width(observation_space, action_space)  # raises for a mask that does not fit
 
     def make_tracer(self, num_envs):
         return BatchedUnroll(self.config.unroll_length, num_envs, keep_final=True)
@@ -211,7 +212,25 @@ def init_params(self, func):
     if gaussian and func is None:
         params['params']['log_std'] = np.full(space.shape, cfg.log_std_init, np.float32)
     if func is not None: self._check_func(params, n, gaussian, H)
+    # every forward pass calls the net itself on a Box, else through `ObservationNet`
+    obs, masked = self.observation_space, action_mask_width(self.observation_space, space) is not None
+    self.model = self.net if isinstance(obs, gym.spaces.Box) else ObservationNet(self.net, obs, masked, H is not None)
     return params
+
+# %% ../../nbs/algos/51_impala.ipynb #34e4ca86
+class ObservationNet(NamedTuple):
+    "The actor-critic net on observations other than one Box: it reads their features, its logits masked by their mask."
+    net: Any  # the flax module (or anything with `apply(params, x, *core)`)
+    space: gym.Space  # one env's observations
+    masked: bool  # the observations carry an action mask (`rlnb.envs.masks`)
+    recurrent: bool  # `apply` takes a core and returns `(output, core)`
+    def apply(self, params, obs, *core):
+        "`((policy parameters, V)[, core])` at a batch of raw observations."
+        out = self.net.apply(params, preprocess(self.space, obs), *core)
+        if not self.masked: return out
+        (pi, v), after = out if self.recurrent else (out, None)
+        out = (masked_scores(pi, obs[MASK_KEY]), v)
+        return (out, after) if self.recurrent else out
 
 # %% ../../nbs/algos/51_impala.ipynb #5abdbdac
 @patch_to(ActorCriticSpec)
@@ -256,7 +275,7 @@ def noise(self, rng, n):  # the distribution's standard noise (Gumbel, logistic,
 def dist_params(self, params, obs):
     ("Pure: the action distribution's parameters (logits, or a Gaussian's mean and log_std) at "
      "`obs`, for the params `actor_params` gives the actors.")
-    return self.net.apply(params, obs)[0]
+    return self.model.apply(params, obs)[0]
 
 # %% ../../nbs/algos/51_impala.ipynb #d1bdc13e
 @patch_to(ActorCriticSpec)
@@ -283,7 +302,7 @@ def initial_core(self, n):
 def core_apply(self, params, obs, core):
     ("Pure, with `recurrent`: `((policy parameters, V), core)` at `obs` from `core`, for the "
      "params `actor_params` gives the actors.")
-    return self.net.apply(params, obs, core)
+    return self.model.apply(params, obs, core)
 
 # %% ../../nbs/algos/51_impala.ipynb #b8d60c41
 @patch_to(ActorCriticSpec)
@@ -403,7 +422,7 @@ class IMPALASpec(ActorCriticSpec):
     def make_pacing(self): return OnPolicyQueue(self.config.unroll_length)
 
     def learner_step(self, state, batch):
-        grads, metrics = jax.grad(lambda p: _loss(self.net, self.dist, self.config, p, batch),
+        grads, metrics = jax.grad(lambda p: _loss(self.model, self.dist, self.config, p, batch),
                                   has_aux=True)(state.params)
         updates, opt_state = self.optimizer.update(pmean(grads), state.opt_state, state.params)
         return IMPALAState(optax.apply_updates(state.params, updates), opt_state), metrics

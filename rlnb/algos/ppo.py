@@ -14,6 +14,7 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 import optax
+import gymnasium as gym
 
 from ..core import ConfigError, patch_to
 from .impala import (ActorCriticSpec, check_recurrent, episode_starts, replay_unroll,
@@ -170,6 +171,9 @@ class PPOSpec(ActorCriticSpec):
     def setup(self, func):
         cfg = self.config
         mesh = getattr(self, 'mesh', None)
+        if cfg.normalize_obs and not isinstance(self.observation_space, gym.spaces.Box):
+            raise ConfigError(f"normalize_obs keeps running statistics of a Box observation; the "
+                              f"observations are {self.observation_space}: set normalize_obs=False.")
         if mesh is not None and cfg.num_envs % mesh.size:
             raise ConfigError(f"PPO splits the rollout's {cfg.num_envs} env columns over the "
                               f"{mesh.size} "
@@ -189,7 +193,8 @@ class PPOSpec(ActorCriticSpec):
             head['kernel'] = head['kernel'] * np.float32(0.01)
         # the state's structure; each update steps with the scheduled rate (`_schedules`)
         self.optimizer = ppo_optimizer(cfg.learning_rate, cfg.max_grad_norm)
-        shape = self.observation_space.shape
+        # the running statistics have the observations' shape (none for a Dict, which is not normalized)
+        shape = self.observation_space.shape or ()
         return PPOState(params, self.optimizer.init(params), np.zeros(shape, np.float32),
                         np.ones(shape, np.float32), np.float32(1e-4), np.int32(0))
 
@@ -246,12 +251,12 @@ def _norm(self, stats):
 @patch_to(PPOSpec)
 def dist_params(self, params, obs):
     params, stats = params
-    return self.net.apply(params, self._norm(stats)(obs))[0]
+    return self.model.apply(params, self._norm(stats)(obs))[0]
 
 @patch_to(PPOSpec)
 def core_apply(self, params, obs, core):
     params, stats = params
-    return self.net.apply(params, self._norm(stats)(obs), core)
+    return self.model.apply(params, self._norm(stats)(obs), core)
 
 # %% ../../nbs/algos/52_ppo.ipynb #2ac028b0
 class PPO(Runtime):
@@ -261,13 +266,14 @@ class PPO(Runtime):
 # %% ../../nbs/algos/52_ppo.ipynb #dbbf4de1
 @patch_to(PPOSpec)
 def learner_step(self, state, batch):
-    cfg, net, dist = self.config, self.net, self.dist
+    cfg, net, dist = self.config, self.model, self.dist
     if cfg.recurrent is not None: return self._recurrent_step(state, batch)
     norm = self._norm((state.obs_mean, state.obs_var))
     T, b = batch['R'].shape  # this device's env columns
     # values of each step's observation and of the observation it reached, and GAE per column
-    S = jnp.concatenate([batch['S'], batch['S_final']])
-    _, v = net.apply(state.params, norm(S.reshape(2 * T * b, *S.shape[2:])))
+    S = jax.tree.map(lambda s, f: jnp.concatenate([s, f]).reshape(2 * T * b, *s.shape[2:]),
+                     batch['S'], batch['S_final'])
+    _, v = net.apply(state.params, norm(S))
     v = v.reshape(2 * T, b)
     v_t, v_next = v[:T], v[T:]
     valid, term, trunc = batch['valid'], batch['terminated'], batch['truncated']

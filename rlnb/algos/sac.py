@@ -141,7 +141,8 @@ def check_spaces(self, observation_space, action_space):
                           "(or ClipAction) to give it bounds.")
     if not isinstance(observation_space, gym.spaces.Box):
         raise ConfigError(f"{self.algo_name}'s default networks need a Box observation space, got "
-                          f"{observation_space}.")
+                          f"{observation_space}: flatten it (gymnasium's FlattenObservation), or "
+                          "use ppo or impala, which read Dict, Tuple and Discrete observations.")
 
 # %% ../../nbs/algos/53_sac.ipynb #0a7be4fb
 @patch_to(ContinuousOffPolicy)

@@ -19,8 +19,8 @@ import gymnasium as gym
 from ..core import ConfigError
 
 # %% auto #0
-__all__ = ['Categorical', 'DiagGaussian', 'Bernoulli', 'VTraceOutput', 'vtrace', 'gae', 'Distribution', 'multi_categorical',
-           'distribution_for']
+__all__ = ['Categorical', 'DiagGaussian', 'Bernoulli', 'MASKED_SCORE', 'VTraceOutput', 'vtrace', 'gae', 'Distribution',
+           'multi_categorical', 'masked_scores', 'distribution_for']
 
 # %% ../../nbs/coax/32_policy_gradient.ipynb #8ad64528
 def _unroll(arrays, lambda_):
@@ -175,6 +175,18 @@ Bernoulli = Distribution('Bernoulli',
     mode=lambda l: (jnp.asarray(l) > 0).astype(jnp.int32),
     noise=lambda rng, shape: rng.logistic(size=shape).astype(np.float32),
     sample_from=lambda l, u: (l + u > 0).astype(jnp.int32))
+
+# %% ../../nbs/coax/32_policy_gradient.ipynb #d5a2c4c3
+MASKED_SCORE = -1e9  # the logit or q-value of an action the mask rules out
+
+def masked_scores(scores,  # logits or q-values (..., num_actions)
+                  mask,  # 0/1 or bool (..., num_actions): 1 where the action is allowed
+                 ):
+    ("`scores` with the entries `mask` rules out set to `MASKED_SCORE`; a row whose mask allows "
+     "nothing unchanged.")
+    allowed = jnp.asarray(mask).astype(bool)
+    allowed = allowed | ~jnp.any(allowed, axis=-1, keepdims=True)
+    return jnp.where(allowed, scores, jnp.asarray(MASKED_SCORE, jnp.result_type(scores)))
 
 # %% ../../nbs/coax/32_policy_gradient.ipynb #0c669853
 def distribution_for(action_space:gym.Space) -> Distribution:

@@ -24,6 +24,7 @@ from ..core import ConfigError, patch_to
 from ..steer import steered_adam, steered_config
 from ..envs.pool import AsyncEnvWorker, SyncEnvWorker, env_factory, get_worker_pool
 from ..envs.core import checked_factory
+from ..envs.masks import make_vec
 from ..envs.envpool import EnvPoolEnv, backend_of
 from ..envs.pixels import pixel_env
 from ..coax.functions import preprocessed_shape
@@ -181,8 +182,7 @@ def make_vector_env(env, num_envs:int) -> gym.vector.VectorEnv:
         f"{env} is a {env.split(':')[0]} env, stepped on the device "
         "(`rlnb.runtime.spec.ENV_KINDS`): it has no gymnasium vector env.")
     if isinstance(env, EnvPoolEnv): return env.make_vec(num_envs)
-    if isinstance(env, str):
-        return gym.make_vec(env, num_envs, vectorization_mode=_vector_mode(env))
+    if isinstance(env, str): return make_vec(env, num_envs, _vector_mode(env))
     # a factory that returns no env: a ConfigError naming it (`checked_factory`)
     if callable(env): return gym.vector.SyncVectorEnv([checked_factory(env)] * num_envs)
     raise ConfigError("need an env id or a zero-argument env factory to "
