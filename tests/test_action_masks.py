@@ -1,4 +1,4 @@
-"""Action masks (issue 59, item 1): PPO, IMPALA and Ape-X never take an action the observation's mask rules out.
+"""Action masks (issue 59, item 1): PPO, IMPALA, PQN, Ape-X and R2D2 never take an action the observation's mask rules out.
 
 The env, `Pick`, allows a random subset of its actions each step (the `action_mask` entry of its Dict observation) and
 shows which allowed action pays 1 (the others pay 0). An action the mask rules out ends the episode with -10, and is
@@ -48,7 +48,9 @@ class Pick(gym.Env):
         return self._obs(), r, False, self.t >= T, {}
 
 
-ALGOS = {'ppo': {}, 'impala': {}, 'apex-dqn': dict(num_actors=1, envs_per_actor=4, buffer_warmup=200)}
+# PQN: what pays here is the immediate reward, and a short horizon keeps its q-values apart in 8,000 steps
+ALGOS = {'ppo': {}, 'impala': {}, 'pqn': dict(gamma=0.5), 'apex-dqn': dict(num_actors=1, envs_per_actor=4, buffer_warmup=200),
+         'r2d2': dict(num_actors=1, envs_per_actor=4, buffer_warmup=64)}
 
 
 @pytest.mark.parametrize('algo', sorted(ALGOS))

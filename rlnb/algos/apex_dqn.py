@@ -248,6 +248,12 @@ def noise(self, rng, n):
             rng.random((n, A), np.float32) if self.masked else rng.integers(0, A, n))
 
 @patch_to(ApeXDQNSpec)
+def random_action(self, drawn, obs):
+    ("Pure: an exploring env's action from `noise`'s draw: the drawn index, or with an action mask "
+     "the allowed action of the highest drawn score (uniform over the allowed ones).")
+    return jnp.argmax(masked_scores(drawn, obs[MASK_KEY]), -1) if self.masked else drawn
+
+@patch_to(ApeXDQNSpec)
 def steer_host(self, values:dict):
     "A new base `epsilon`: the envs' ladder of exploration rates from the next tick on."
     cfg = self.config
@@ -256,8 +262,7 @@ def steer_host(self, values:dict):
 @patch_to(ApeXDQNSpec)
 def act(self, params, obs, noise):
     explore, random_a = noise
-    if self.masked: random_a = jnp.argmax(masked_scores(random_a, obs[MASK_KEY]), -1)
-    a = jnp.where(explore, random_a, self.eval_act(params, obs))
+    a = jnp.where(explore, self.random_action(random_a, obs), self.eval_act(params, obs))
     return a, jnp.zeros(a.shape, jnp.float32)
 
 @patch_to(ApeXDQNSpec)

@@ -20,9 +20,10 @@ import gymnasium as gym
 from ..core import ConfigError, patch_to
 from ..envs.pixels import image_encoder, is_image_space
 from ..parallel import pmean
-from ..coax.functions import preprocess, preprocessed_shape
-from ..coax.policy_gradient import DiagGaussian, distribution_for, masked_scores, vtrace
-from ..envs.masks import MASK_KEY, action_mask_width
+from ..coax.functions import preprocessed_shape
+from ..coax.observations import batch_length, observation_net
+from ..coax.policy_gradient import DiagGaussian, distribution_for, vtrace
+from ..envs.masks import action_mask_width
 from ..runtime.runtime import (OnPolicyQueue, Runtime, RuntimeConfig, adam_clipped, need,
                                   numpy_init)
 from ..runtime.spec import (FUNC_CHECK_BATCH, Spec, check_func, func_inputs, module_init,
@@ -31,7 +32,7 @@ from ..replay.tracing import BatchedUnroll
 
 # %% auto #0
 __all__ = ['check_recurrent', 'IMPALAConfig', 'ActorCritic', 'RecurrentActorCritic', 'episode_starts', 'unroll_core',
-           'replay_unroll', 'ActorCriticSpec', 'ObservationNet', 'IMPALAState', 'standardize', 'IMPALASpec', 'IMPALA']
+           'replay_unroll', 'ActorCriticSpec', 'IMPALAState', 'standardize', 'IMPALASpec', 'IMPALA']
 
 # %% ../../nbs/algos/51_impala.ipynb #c8a12c66
 def check_recurrent(cfg):
@@ -212,25 +213,9 @@ def init_params(self, func):
     if gaussian and func is None:
         params['params']['log_std'] = np.full(space.shape, cfg.log_std_init, np.float32)
     if func is not None: self._check_func(params, n, gaussian, H)
-    # every forward pass calls the net itself on a Box, else through `ObservationNet`
-    obs, masked = self.observation_space, action_mask_width(self.observation_space, space) is not None
-    self.model = self.net if isinstance(obs, gym.spaces.Box) else ObservationNet(self.net, obs, masked, H is not None)
+    # what every forward pass calls: Dict, Discrete and masked observations read (`observation_net`)
+    self.model = observation_net(self.net, self.observation_space, space, (0,) if H is None else (0, 0))
     return params
-
-# %% ../../nbs/algos/51_impala.ipynb #34e4ca86
-class ObservationNet(NamedTuple):
-    "The actor-critic net on observations other than one Box: it reads their features, its logits masked by their mask."
-    net: Any  # the flax module (or anything with `apply(params, x, *core)`)
-    space: gym.Space  # one env's observations
-    masked: bool  # the observations carry an action mask (`rlnb.envs.masks`)
-    recurrent: bool  # `apply` takes a core and returns `(output, core)`
-    def apply(self, params, obs, *core):
-        "`((policy parameters, V)[, core])` at a batch of raw observations."
-        out = self.net.apply(params, preprocess(self.space, obs), *core)
-        if not self.masked: return out
-        (pi, v), after = out if self.recurrent else (out, None)
-        out = (masked_scores(pi, obs[MASK_KEY]), v)
-        return (out, after) if self.recurrent else out
 
 # %% ../../nbs/algos/51_impala.ipynb #5abdbdac
 @patch_to(ActorCriticSpec)
@@ -288,7 +273,7 @@ def act(self, params, obs, noise):
 def eval_act(self, params, obs):
     if self.config.recurrent is not None:  # a first step
         return self.eval_act_core(params, obs,
-                                  jnp.zeros((len(obs), self.config.recurrent), jnp.float32))[0]
+                                  jnp.zeros((batch_length(obs), self.config.recurrent), jnp.float32))[0]
     return self.dist.mode(self.dist_params(params, obs))
 
 # %% ../../nbs/algos/51_impala.ipynb #e2ac8570

@@ -20,7 +20,10 @@ import gymnasium as gym
 
 from ..core import ConfigError, patch_to
 from ..parallel import axis_index, axis_size, gather, pmean
-from ..coax.policy_gradient import Categorical
+from ..coax.functions import preprocessed_shape
+from ..coax.observations import observation_net
+from ..coax.policy_gradient import Categorical, masked_scores
+from ..envs.masks import MASK_KEY, action_mask_width
 from ..envs.pixels import image_encoder, is_image_space
 from ..replay.tracing import BatchedUnroll
 from ..runtime.runtime import OnPolicyQueue, Runtime, RuntimeConfig, need, numpy_init, zero_init
@@ -174,9 +177,8 @@ class PQNSpec(Spec):
                               "use SAC, TD3 or PPO (algo='sac', 'td3' or 'ppo').")
         if not isinstance(action_space, gym.spaces.Discrete):
             raise ConfigError(f"PQN needs a Discrete action space, got {action_space}.")
-        if not isinstance(observation_space, gym.spaces.Box):
-            raise ConfigError(f"PQN's default network needs a Box observation space, "
-                              f"got {observation_space}.")
+        preprocessed_shape(observation_space)  # raises for a space the network has no features of
+        action_mask_width(observation_space, action_space)  # raises for a mask that does not fit
 
     def setup(self, func):
         cfg, mesh = self.config, getattr(self, 'mesh', None)
@@ -187,6 +189,9 @@ class PQNSpec(Spec):
                               f"envs_per_actor) that is a multiple of {mesh.size}, "
                               "or fewer devices.")
         params = self.init_params(func)
+        # what every forward pass calls: Dict, Discrete and masked observations read (`observation_net`)
+        self.model = observation_net(self.net, self.observation_space, self.action_space)
+        self.masked = action_mask_width(self.observation_space, self.action_space) is not None
         self.epsilon_schedule = (
             optax.linear_schedule(cfg.epsilon_start, cfg.epsilon_end, cfg.epsilon_steps)
             if cfg.epsilon_steps else optax.constant_schedule(cfg.epsilon_end))
@@ -259,17 +264,19 @@ def noise(self, rng, n):  # standard Gumbel noise, num_actions + 1 per env
 @patch_to(PQNSpec)
 def act(self, params, obs, noise):
     params, epsilon = params
-    a = epsilon_greedy(self.net.apply(params, obs), epsilon, noise)
+    if self.masked:  # the random action among the allowed ones: their Gumbel draws only
+        noise = jnp.concatenate([masked_scores(noise[..., :-1], obs[MASK_KEY]), noise[..., -1:]], -1)
+    a = epsilon_greedy(self.model.apply(params, obs), epsilon, noise)
     return a, jnp.zeros(a.shape, jnp.float32)
 
 @patch_to(PQNSpec)
 def eval_act(self, params, obs):
-    return jnp.argmax(self.net.apply(params[0], obs), axis=-1).astype(jnp.int32)
+    return jnp.argmax(self.model.apply(params[0], obs), axis=-1).astype(jnp.int32)
 
 # %% ../../nbs/algos/57_pqn.ipynb #0fcb9f8e
 @patch_to(PQNSpec)
 def learner_step(self, state, batch):
-    cfg, net = self.config, self.net
+    cfg, net = self.config, self.model
     T, b = batch['R'].shape  # this device's env columns
     # Q at each step's observation and at the observation it reached: one forward for both
     S = jax.tree.map(lambda s, f: jnp.concatenate([s, f]).reshape(2 * T * b, *s.shape[2:]),

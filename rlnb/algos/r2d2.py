@@ -22,6 +22,8 @@ from flax import struct
 from ..core import ConfigError, SpaceMismatchError, RLNBError, patch_to, preallocate
 from .apex_dqn import ApeXConfig, ApeXDQNSpec, DQNState, OnlineAndTarget, epsilon_ladder
 from .impala import unroll_core
+from ..coax.observations import batch_length, observation_net
+from ..envs.masks import action_mask_width
 from ..runtime.pacing import ReplayRatio
 from ..parallel import pmean
 from ..envs.pixels import image_encoder, is_image_space
@@ -219,6 +221,9 @@ class R2D2Spec(ApeXDQNSpec):
                        [((B, int(self.action_space.n)), (B, H))],
                        "(q-values (batch, num_actions), core (batch, recurrent)) "
                        "from (observations, core)")
+        # what every forward pass calls: Dict, Discrete and masked observations read (`observation_net`)
+        self.model = observation_net(self.net, space, self.action_space, (0,))
+        self.masked = action_mask_width(space, self.action_space) is not None
         self.optimizer = adam_clipped(cfg.learning_rate, cfg.max_grad_norm)
         self.eps = epsilon_ladder(cfg.num_envs, cfg.epsilon, cfg.eps_alpha)
         return DQNState(OnlineAndTarget(params, params), self.optimizer.init(params))
@@ -256,13 +261,13 @@ def initial_core(self, n):
 @patch_to(R2D2Spec)
 def core_q(self, params, obs, core):
     "Pure: `(q, core)` at `obs` from `core`, for the params the actors act with."
-    return self.net.apply(params, obs, core)
+    return self.model.apply(params, obs, core)
 
 @patch_to(R2D2Spec)
 def act_core(self, params, obs, noise, core):
     explore, random_a = noise
     q, core = self.core_q(params, obs, core)
-    a = jnp.where(explore, random_a, jnp.argmax(q, -1))
+    a = jnp.where(explore, self.random_action(random_a, obs), jnp.argmax(q, -1))
     return a, jnp.zeros(a.shape, jnp.float32), core
 
 @patch_to(R2D2Spec)
@@ -273,12 +278,12 @@ def eval_act_core(self, params, obs, core):
 @patch_to(R2D2Spec)
 def act(self, params, obs, noise):
     return self.act_core(params, obs, noise,
-                         jnp.zeros((len(obs), self.config.recurrent), jnp.float32))[:2]
+                         jnp.zeros((batch_length(obs), self.config.recurrent), jnp.float32))[:2]
 
 @patch_to(R2D2Spec)
 def eval_act(self, params, obs):
     return self.eval_act_core(params, obs,
-                              jnp.zeros((len(obs), self.config.recurrent), jnp.float32))[0]
+                              jnp.zeros((batch_length(obs), self.config.recurrent), jnp.float32))[0]
 
 # %% ../../nbs/algos/56_r2d2.ipynb #b30a4ff5
 @patch_to(R2D2Spec)
@@ -292,7 +297,7 @@ def prepare(self, data:Sequences) -> dict:
 def loss(self, online, target, batch) -> tuple:
     "Pure: `r2d2_loss` with this config's hyperparameters."
     cfg = self.config
-    return r2d2_loss(self.net.apply, online, target, batch, cfg.burn_in, cfg.n_step, cfg.gamma,
+    return r2d2_loss(self.model.apply, online, target, batch, cfg.burn_in, cfg.n_step, cfg.gamma,
                      cfg.priority_eta, cfg.value_eps)
 
 @patch_to(R2D2Spec)
