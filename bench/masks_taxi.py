@@ -27,7 +27,7 @@ from rlnb.agent.presets import get_preset  # noqa: E402
 def run(algo: str, masked: bool, seed: int) -> dict:
     p = get_preset(f"{algo}-Taxi-v4")
     env = "Taxi-v4" if masked else (lambda: gym.make("Taxi-v4"))
-    ag = DistributedAgent(env, algo=algo, seed=seed, work_dir=tempfile.mkdtemp(), deterministic=True, **p.config)
+    ag = DistributedAgent(env, algo=algo, seed=seed, work_dir=tempfile.mkdtemp(), deterministic=True, preset="none", **p.config)
     try:
         ag.train(p.train["steps"], eval_interval=p.train["eval_interval"], num_eval_episodes=p.train["num_eval_episodes"],
                  progress=False, verbose=False, save_interval=None)

@@ -92,3 +92,29 @@ def test_a_mask_with_continuous_actions_is_refused(algo):
             self.action_space = gym.spaces.Box(-1, 1, (N,), np.float32)
     with pytest.raises(ConfigError, match='Box observation space'):
         DistributedAgent(lambda: BoxPick(), algo=algo, work_dir=tempfile.mkdtemp())
+
+
+def test_rlnb_train_on_taxi_takes_its_preset_and_its_mask(tmp_path):
+    "`rlnb train ppo --env Taxi-v4`: the preset for the id, and the env's `info['action_mask']` in the observations the agent acts on."
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from conftest import ROOT
+    rlnb = shutil.which("rlnb", path=os.path.dirname(sys.executable)) or "rlnb"
+    proc = subprocess.run([rlnb, "train", "ppo", "--env", "Taxi-v4", "--steps", "2048", "--eval-interval", "2048", "--eval-episodes", "2",
+                           "--out", str(tmp_path), "--no-progress", "--deterministic"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "rlnb: preset ppo-Taxi-v4" in proc.stderr, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    from rlnb.agent.checkpoints import load_policy
+    policy = load_policy(out["run_dir"])
+    assert isinstance(policy.observation_space, gym.spaces.Dict) and "action_mask" in policy.observation_space.spaces
+    env = gym.make("Taxi-v4")
+    obs, info = env.reset(seed=3)
+    for _ in range(50):  # the saved policy acts on the observation with the env's mask joined, and picks an allowed action
+        a = int(policy.act({"observation": obs, "action_mask": info["action_mask"]}))
+        assert info["action_mask"][a], (a, info["action_mask"])
+        obs, _, term, trunc, info = env.step(a)
+        if term or trunc: obs, info = env.reset()

@@ -27,8 +27,9 @@ _all_ = ['EXTRAS', 'MissingDependencyError', 'missing_dependency', 'dependency_e
          'check_env_id', 'action_checker']
 
 # %% auto #0
-__all__ = ['EnvState', 'EnvCore', 'worker_seed', 'checked_factory', 'env_factory', 'EnvRunner', 'CartPoleNoVel', 'EXTRAS',
-           'MissingDependencyError', 'missing_dependency', 'dependency_error', 'check_env_id', 'action_checker']
+__all__ = ['EnvState', 'EnvCore', 'worker_seed', 'checked_factory', 'env_factory', 'EnvRunner', 'CartPoleNoVel', 'CartPoleDict',
+           'EXTRAS', 'MissingDependencyError', 'missing_dependency', 'dependency_error', 'check_env_id',
+           'action_checker']
 
 # %% ../../nbs/envs/10_core.ipynb #c171ed5c
 class EnvState(NamedTuple):
@@ -478,6 +479,18 @@ class CartPoleNoVel(gym.ObservationWrapper):
         "CartPole's observation without its velocities: (cart position, pole angle)."
         return np.asarray(obs, np.float32)[[0, 2]]
 
-if 'rlnb/CartPoleNoVel-v1' not in gym.registry:
-    gym.register('rlnb/CartPoleNoVel-v1', entry_point=CartPoleNoVel, max_episode_steps=500,
-                 reward_threshold=475.0)
+class CartPoleDict(CartPoleNoVel):
+    "CartPole-v1 whose observation is a Dict: `position` (cart position, pole angle) and `velocity`."
+    def __init__(self, render_mode:str|None=None):
+        super().__init__(render_mode)
+        lo, hi = self.env.observation_space.low, self.env.observation_space.high
+        self.observation_space = gym.spaces.Dict({k: gym.spaces.Box(lo[i], hi[i], dtype=np.float32)
+                                                  for k, i in (('position', [0, 2]), ('velocity', [1, 3]))})
+
+    def observation(self, obs):
+        "CartPole's observation as two leaves, positions and velocities."
+        return {'position': np.asarray(obs, np.float32)[[0, 2]], 'velocity': np.asarray(obs, np.float32)[[1, 3]]}
+
+for _id, _env in (('rlnb/CartPoleNoVel-v1', CartPoleNoVel), ('rlnb/CartPoleDict-v1', CartPoleDict)):
+    if _id not in gym.registry:
+        gym.register(_id, entry_point=_env, max_episode_steps=500, reward_threshold=475.0)
