@@ -434,13 +434,13 @@ async def tick(self, states:list, policy=None):
     if policy is None:  # shapes only: unused
         given, use = self.spec.random_actions(np.random.default_rng(0), N), False
     elif isinstance(policy, str): given, use = self.spec.random_actions(self.spec.rng, N), True
-    else: given, use = np.asarray(policy(np.asarray(self._carry.obs))), True
+    else: given, use = np.asarray(policy(jax.tree.map(np.asarray, self._carry.obs))), True
     run = lambda: self._dev_step(self.params, self._carry, noise, given, np.bool_(use))
     if self._dev_step_ready: self._carry, out = run()
     else:  # the first call compiles, off the loop
         (self._carry, out), self._dev_step_ready = (
             await in_thread(lambda: jax.block_until_ready(run())), True)
-    obs, a, logp, r, term, trunc, final, nxt = (np.asarray(x) for x in await ready(out))
+    obs, a, logp, r, term, trunc, final, nxt = (jax.tree.map(np.asarray, x) for x in await ready(out))
     valid = np.ones(N, bool)
     kw = dict(s_next_final=final) if self.tracer.keep_final else {}
     self.tracer.add(obs, a, r, term, trunc, logp=logp, version=self.version, valid=valid, **kw)

@@ -50,6 +50,19 @@ class JumanjiEnv:
                               "discrete, multi-discrete nor a bounded float array, which rlnb's "
                               "policies take.")
         self.action_spec = spec
+        # a mask of one entry per action (Snake's moves; Minesweeper's cells, row-major as `_action`
+        # unravels an index) goes out beside the observation
+        obs = jax.eval_shape(lambda k: env.reset(k)[1].observation, jax.random.PRNGKey(0))
+        mask = getattr(obs, 'action_mask', None)
+        n = math.prod(self.nvec) if self.nvec else int(getattr(spec, 'num_values', 0))
+        self.masked = not self.continuous and mask is not None and math.prod(mask.shape) == n
+
+    def observe(self, obs):
+        ("A jumanji observation as rlnb's envs give it: its leaves flattened into one vector, and "
+         "for an env whose observation holds an action mask, a Dict of that vector and the mask.")
+        flat = flat_observation(obs)
+        if not self.masked: return flat
+        return {'observation': flat, 'action_mask': jnp.ravel(obs.action_mask).astype(jnp.int8)}
 
     def _action(self, a):
         ("rlnb's action (one index, or a float vector) as the env takes it: "
@@ -63,7 +76,7 @@ class JumanjiEnv:
 def reset(self, key, params:JumanjiParams|None=None) -> tuple:
     "A fresh episode: its flat observation, and the state (jumanji's state, steps taken = 0)."
     s, ts = self.env.reset(key)
-    return flat_observation(ts.observation), (s, jnp.zeros((), jnp.int32))
+    return self.observe(ts.observation), (s, jnp.zeros((), jnp.int32))
 
 @patch_to(JumanjiEnv)
 def step(self, key, state:tuple, action, params:JumanjiParams) -> tuple:
@@ -71,15 +84,15 @@ def step(self, key, state:tuple, action, params:JumanjiParams) -> tuple:
      "and reports the observation it reached in `info['final_observation']`.")
     s, t = state
     s, ts = self.env.step(s, self._action(action))
-    t, obs = t + 1, flat_observation(ts.observation)
+    t, obs = t + 1, self.observe(ts.observation)
     last = ts.step_type == 2  # jumanji's StepType.LAST
     terminated = last & (ts.discount == 0)
     truncated = ((last & ~terminated) | (t >= params.max_steps_in_episode)) & ~terminated
     done = terminated | truncated
     obs0, fresh = self.reset(key, params)
     nxt = jax.tree.map(lambda a, b: jnp.where(done, a, b), fresh, (s, t))
-    return (jnp.where(done, obs0, obs), nxt, jnp.asarray(ts.reward, jnp.float32), terminated,
-            truncated, dict(final_observation=obs))
+    return (jax.tree.map(lambda a, b: jnp.where(done, a, b), obs0, obs), nxt,
+            jnp.asarray(ts.reward, jnp.float32), terminated, truncated, dict(final_observation=obs))
 
 # %% ../../nbs/jax_envs/62_jumanji.ipynb #ba987e8d
 DEFAULT_EPISODE_LENGTH = 10_000  # where neither the id nor the env sets a time limit
@@ -123,7 +136,8 @@ class JumanjiKind(JaxEnvKind):
     def spaces(self, env_id:str) -> tuple:
         "`(observation space, action space)` of one env, as gymnasium spaces."
         env = self.make(env_id)[0]
-        size = jax.eval_shape(lambda k: env.reset(k)[0], jax.random.PRNGKey(0)).shape[0]
+        obs = jax.eval_shape(lambda k: env.reset(k)[0], jax.random.PRNGKey(0))
+        size = (obs['observation'] if env.masked else obs).shape[0]
         spec = env.action_spec
         if env.continuous:
             act = gym.spaces.Box(np.broadcast_to(np.float32(spec.minimum), spec.shape),
@@ -132,7 +146,10 @@ class JumanjiKind(JaxEnvKind):
         else:
             act = gym.spaces.Discrete(int(spec.num_values) if env.nvec is None
                                       else math.prod(env.nvec))
-        return gym.spaces.Box(-np.inf, np.inf, (size,), np.float32), act
+        flat = gym.spaces.Box(-np.inf, np.inf, (size,), np.float32)
+        if not env.masked: return flat, act
+        # the mask beside the flat observation (`rlnb.envs.masks`): the policies mask their actions
+        return gym.spaces.Dict({'observation': flat, 'action_mask': gym.spaces.MultiBinary(int(act.n))}), act
 
 @patch_to(JumanjiKind)
 def reward_threshold(self, env_id:str) -> float|None:
