@@ -16,6 +16,7 @@ import numpy as np
 import gymnasium as gym
 
 from ..base import ConfigError, SpaceMismatchError  # no JAX: `rlnb presets` reads EXTRAS
+from .masks import import_env_module
 
 # %% auto #0
 __all__ = ['EXTRAS', 'MissingDependencyError', 'missing_dependency', 'dependency_error', 'check_env_id', 'action_checker']
@@ -41,6 +42,7 @@ EXTRAS = {
     # JAX-native envs, stepped on the device
     'gymnax': ('gymnax', 'jaxenvs'), 'brax': ('brax', 'jaxenvs'), 'jumanji': ('jumanji', 'jaxenvs'),
     'ray': ('Ray', 'ray'),  # env workers as Ray actors
+    'minigrid': ('MiniGrid', 'minigrid'),  # MiniGrid-... and BabyAI-... ids (rlnb.envs.masks)
 }
 
 # %% ../../nbs/envs/09_checks.ipynb #949a75c0
@@ -92,6 +94,8 @@ def _close_ids(env_id:str) -> list[str]:
 def check_env_id(env_id:str):
     ("The gymnasium spec of `env_id` once its env module imports; an unknown id is a `ConfigError` "
      "with close ids, a missing package a `MissingDependencyError`.")
+    try: import_env_module(env_id)
+    except ImportError as e: raise dependency_error(f"env id {env_id!r}", e) from None
     try: spec = gym.spec(env_id)
     except gym.error.Error as e:
         close = _close_ids(env_id)

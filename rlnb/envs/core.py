@@ -20,7 +20,7 @@ from ..core import ConfigError, SpaceMismatchError, patch_to
 from .checks import (
     EXTRAS, MissingDependencyError, _count, action_checker, check_env_id, dependency_error,
     missing_dependency)
-from .masks import with_action_mask
+from .masks import adapt_observations
 
 # the names written in `rlnb.envs.checks` stay importable from here, and in `__all__`
 _all_ = ['EXTRAS', 'MissingDependencyError', 'missing_dependency', 'dependency_error',
@@ -345,8 +345,8 @@ def worker_seed(seed:int,  # base seed of the whole run
 
 # %% ../../nbs/envs/10_core.ipynb #fd5964d3
 def _make_env(env_id:str, num_envs:int|None, vectorization_mode:str|None, kwargs:dict):
-    # an env that gives its action mask in `info` (Taxi) gives it in its observations
-    if num_envs is None: return with_action_mask(gym.make(env_id, **kwargs))
+    # an info mask (Taxi) in the observations, text (MiniGrid's mission) out of them
+    if num_envs is None: return adapt_observations(gym.make(env_id, **kwargs))
     return gym.make_vec(env_id, num_envs, vectorization_mode=vectorization_mode, **kwargs)
 
 class _Given:

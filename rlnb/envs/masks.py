@@ -1,4 +1,4 @@
-"""Envs that say which actions are allowed in each state: the mask as an entry of a Dict observation, gymnasium's `info['action_mask']` moved there, and the checks that it fits the action space.
+"""Envs that say which actions are allowed in each state: the mask as an entry of a Dict observation, gymnasium's `info['action_mask']` moved there, and the checks that it fits the action space; and the text entries of a Dict observation (MiniGrid's mission), which no network reads, dropped.
 
 Docs: https://rlnb.github.io/rlnb/envs/masks.html.md"""
 
@@ -8,6 +8,7 @@ Docs: https://rlnb.github.io/rlnb/envs/masks.html.md"""
 from __future__ import annotations
 
 import functools
+import importlib
 
 import numpy as np
 import gymnasium as gym
@@ -15,7 +16,8 @@ import gymnasium as gym
 from ..base import ConfigError, SpaceMismatchError
 
 # %% auto #0
-__all__ = ['MASK_KEY', 'action_mask_width', 'ActionMaskObservation', 'with_action_mask', 'gives_info_mask', 'make_vec']
+__all__ = ['MASK_KEY', 'ID_MODULES', 'action_mask_width', 'ActionMaskObservation', 'with_action_mask', 'import_env_module',
+           'text_keys', 'adapt_observations', 'adapts', 'make_vec']
 
 # %% ../../nbs/envs/08_masks.ipynb #4e36047c
 MASK_KEY = 'action_mask'  # the entry of a Dict observation that holds the action mask
@@ -83,21 +85,44 @@ def with_action_mask(env:gym.Env) -> gym.Env:
     _, info = env.reset(seed=0)
     return ActionMaskObservation(env) if isinstance(info, dict) and MASK_KEY in info else env
 
+# %% ../../nbs/envs/08_masks.ipynb #cd45dd68
+ID_MODULES = {'MiniGrid-': 'minigrid', 'BabyAI-': 'minigrid'}  # env id prefix -> the module that registers its ids
+
+def import_env_module(env_id:str):
+    "Import the module that registers `env_id` (`ID_MODULES`) if the id is not registered yet."
+    for prefix, module in ID_MODULES.items():
+        if env_id.startswith(prefix) and env_id not in gym.registry: importlib.import_module(module)
+
+def text_keys(space:gym.Space) -> list:
+    "The entries of a Dict observation space that hold text (gymnasium's `Text`, MiniGrid's mission)."
+    if not isinstance(space, gym.spaces.Dict): return []
+    return [k for k, s in space.spaces.items()
+            if getattr(s, 'dtype', None) is not None and np.dtype(s.dtype).kind in 'US']
+
+def adapt_observations(env:gym.Env) -> gym.Env:
+    ("`env` as rlnb's networks read it: the text entries of a Dict observation dropped (gymnasium's "
+     "`FilterObservation`), and an action mask given in `info` moved into the observation.")
+    drop = text_keys(env.observation_space)
+    if drop:
+        env = gym.wrappers.FilterObservation(env, [k for k in env.observation_space.spaces
+                                                   if k not in drop])
+    return with_action_mask(env)
+
 # %% ../../nbs/envs/08_masks.ipynb #649796f3
 @functools.lru_cache(maxsize=None)
-def gives_info_mask(env_id:str) -> bool:
-    ("Whether the env of `env_id` gives its action mask in `info`: one env built and reset, once "
+def adapts(env_id:str) -> bool:
+    ("Whether `adapt_observations` changes the env of `env_id`: one env built (and reset), once "
      "per process.")
+    import_env_module(env_id)
     env = gym.make(env_id)
-    try: return isinstance(with_action_mask(env), ActionMaskObservation)
+    try: return adapt_observations(env) is not env
     finally: env.close()
 
 def make_vec(env_id:str,  # a gymnasium env id
              num_envs:int,  # copies
              vectorization_mode:str='sync',  # as `gym.make_vec`'s
             ) -> gym.vector.VectorEnv:
-    ("`gym.make_vec(env_id, num_envs)`, whose copies carry their action mask in their observations "
-     "where the env gives it in `info`.")
-    if not gives_info_mask(env_id):
-        return gym.make_vec(env_id, num_envs, vectorization_mode=vectorization_mode)
-    return gym.vector.SyncVectorEnv([lambda: ActionMaskObservation(gym.make(env_id))] * num_envs)
+    ("`gym.make_vec(env_id, num_envs)`, its copies adapted (`adapt_observations`) where the env "
+     "needs it.")
+    if not adapts(env_id): return gym.make_vec(env_id, num_envs, vectorization_mode=vectorization_mode)
+    return gym.vector.SyncVectorEnv([lambda: adapt_observations(gym.make(env_id))] * num_envs)
