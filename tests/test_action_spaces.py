@@ -1,4 +1,4 @@
-"""MultiDiscrete and MultiBinary actions (issue 59, item 3): PPO and IMPALA learn them, other algorithms refuse them.
+"""MultiDiscrete, MultiBinary and hybrid `Tuple(Discrete, Box)` actions (issue 59, item 3): PPO and IMPALA learn them, other algorithms refuse them.
 
 The env, `Match`, shows one of K contexts (one-hot) each step; an action scores the fraction of its dimensions that match
 that context's target (fixed per context), so an episode of T steps has the known optimum T. A policy that has not
@@ -99,10 +99,62 @@ def test_other_algorithms_refuse_factorised_actions_when_built(algo, kind, msg):
         DistributedAgent(lambda: Match(space), algo=algo, seed=0, work_dir=tempfile.mkdtemp())
 
 
-def test_a_tuple_action_space_is_refused_with_what_rlnb_has():
-    space = gym.spaces.Tuple([gym.spaces.Discrete(2), gym.spaces.Box(-1, 1, (1,))])
-    with pytest.raises(ConfigError, match='no action distribution for Tuple.*MultiDiscrete.*MultiBinary'):
+def test_a_tuple_action_space_other_than_a_choice_and_its_parameters_is_refused():
+    space = gym.spaces.Tuple([gym.spaces.Discrete(2), gym.spaces.Discrete(3)])
+    with pytest.raises(ConfigError, match='no action distribution for Tuple.*MultiDiscrete.*MultiBinary.*Tuple\\(Discrete, 1-D Box\\)'):
         DistributedAgent(lambda: _TupleEnv(space), algo='ppo', work_dir=tempfile.mkdtemp())
+
+
+class HybridMatch(gym.Env):
+    "A hybrid action, `Tuple(Discrete(3), Box(2))`: each of K contexts has a target choice and target parameters; a step pays"
+    " 1 - mean |parameters - target| / 2 for the target choice, 0 for another, so an episode's optimum is T."
+    def __init__(self, K=4):
+        self.K, self.observation_space = K, gym.spaces.Box(0.0, 1.0, (K,), np.float32)
+        self.action_space = gym.spaces.Tuple([gym.spaces.Discrete(3), gym.spaces.Box(-1, 1, (2,), np.float32)])
+        r = np.random.default_rng(123)
+        self.choice, self.param = r.integers(0, 3, K), r.uniform(-0.8, 0.8, (K, 2)).astype(np.float32)
+
+    def _obs(self):
+        o = np.zeros(self.K, np.float32)
+        o[self.c] = 1
+        return o
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t, self.c = 0, int(self.np_random.integers(self.K))
+        return self._obs(), {}
+
+    def step(self, a):
+        assert self.action_space.contains(a), a
+        i, x = a
+        r = float(int(i) == self.choice[self.c]) * (1 - 0.5 * float(np.mean(np.abs(x - self.param[self.c]))))
+        self.t, self.c = self.t + 1, int(self.np_random.integers(self.K))
+        return self._obs(), r, False, self.t >= T, {}
+
+
+def test_ppo_learns_a_hybrid_action():
+    "PPO reaches 90 % of the optimum (it reaches 99.7 % in 40,000 env steps); a loaded policy acts with the env's tuples."
+    from rlnb.agent.checkpoints import load_policy
+    ag = DistributedAgent(lambda: HybridMatch(), algo='ppo', seed=0, work_dir=tempfile.mkdtemp(), deterministic=True)
+    try:
+        ag.train(40_000, eval_interval=10_000, num_eval_episodes=20, progress=False, verbose=False)
+        assert ag.evals[-1]['mean'] >= 0.9 * T, ag.evals
+        path = ag.save()
+    finally:
+        ag.close()
+    policy, env = load_policy(path, env=lambda: HybridMatch()), HybridMatch()
+    obs, _ = env.reset(seed=5)
+    total = 0.0
+    for _ in range(T):
+        obs, r, *_ = env.step(policy.act(obs))  # the env's own check: a (choice, parameters) tuple of its space
+        total += r
+    assert total >= 0.9 * T, total
+
+
+@pytest.mark.parametrize('algo,msg', [('apex-dqn', 'Discrete action space'), ('sac', 'Box'), ('td3', 'Box'), ('pqn', 'Discrete')])
+def test_other_algorithms_refuse_hybrid_actions_when_built(algo, msg):
+    with pytest.raises(ConfigError, match=msg):
+        DistributedAgent(lambda: HybridMatch(), algo=algo, seed=0, work_dir=tempfile.mkdtemp())
 
 
 class _TupleEnv(gym.Env):

@@ -18,7 +18,7 @@ import gymnasium as gym
 
 from ..core import ConfigError, patch_to, preallocate
 from ..coax.functions import Q
-from ..coax.policy_gradient import masked_scores
+from ..coax.observations import masked_scores
 from ..envs.masks import MASK_KEY, action_mask_width
 from ..parallel import pmean
 from ..envs.pixels import image_encoder, is_image_space

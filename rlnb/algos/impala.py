@@ -22,6 +22,7 @@ from ..envs.pixels import image_encoder, is_image_space
 from ..parallel import pmean
 from ..coax.functions import preprocessed_shape
 from ..coax.observations import batch_length, observation_net
+from ..coax.actions import HybridActions
 from ..coax.policy_gradient import DiagGaussian, distribution_for, vtrace
 from ..envs.masks import action_mask_width
 from ..runtime.runtime import (OnPolicyQueue, Runtime, RuntimeConfig, adam_clipped, need,
@@ -193,13 +194,14 @@ def init_params(self, func):
      "`recurrent`); return the net's initial params (a user's as its own initializers draw them).")
     cfg, space = self.config, self.action_space
     self.dist = distribution_for(space)
-    gaussian = self.dist is DiagGaussian
+    gaussian = isinstance(space, (gym.spaces.Box, gym.spaces.Tuple))  # a Tuple: `hybrid`'s head
     # images: a shared CNN encoder and linear heads, without `hidden`
     image = is_image_space(self.observation_space)
     # the policy head's width: logits of every action (a block per MultiDiscrete dimension, one
     # per MultiBinary bit) or a Gaussian's dimensions
     n = (int(np.sum(space.nvec)) if isinstance(space, gym.spaces.MultiDiscrete) else
-         int(space.n) if isinstance(space, gym.spaces.Discrete) else int(space.shape[0]))
+         int(space.n) if isinstance(space, gym.spaces.Discrete) else
+         int(space[0].n) + int(space[1].shape[0]) if isinstance(space, gym.spaces.Tuple) else int(space.shape[0]))
     self.head_width, hidden, enc = (n, () if image else tuple(cfg.hidden),
                                     image_encoder(self.observation_space) if image else None)
     # a user's recurrent `func` maps (obs, core [B, H]) -> ((policy parameters, V), core)
@@ -211,7 +213,7 @@ def init_params(self, func):
     params = (numpy_init(self.net, self.observation_space, cfg.seed, *core) if func is None else
               module_init(self.net, self.observation_space, cfg.seed, *core))
     if gaussian and func is None:
-        params['params']['log_std'] = np.full(space.shape, cfg.log_std_init, np.float32)
+        params['params']['log_std'] = np.full((n,), cfg.log_std_init, np.float32)
     if func is not None: self._check_func(params, n, gaussian, H)
     # what every forward pass calls: Dict, Discrete and masked observations read (`observation_net`)
     self.model = observation_net(self.net, self.observation_space, space, (0,) if H is None else (0, 0))
@@ -308,6 +310,7 @@ def eval_act_core(self, params, obs, core):
 def env_action(self, actions):
     space = self.action_space
     if self.dist is DiagGaussian: return np.clip(actions, space.low, space.high)
+    if isinstance(space, gym.spaces.Tuple): return HybridActions.from_flat(actions, space)
     if isinstance(space, (gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)):
         return np.asarray(actions, space.dtype)  # arrays of the space's own dtype
     return actions
@@ -316,7 +319,8 @@ def env_action(self, actions):
 @patch_to(ActorCriticSpec)
 def prepare(self, data):
     f32 = lambda x: np.asarray(x, np.float32)
-    A = f32(data.A) if self.dist is DiagGaussian else np.asarray(data.A, np.int32)
+    A = (f32(data.A) if isinstance(self.action_space, (gym.spaces.Box, gym.spaces.Tuple)) else
+         np.asarray(data.A, np.int32))
     b = dict(S=jax.tree.map(lambda x: x[:-1], data.S), S_final=data.S_final, A=A, R=f32(data.R),
              terminated=f32(data.terminated), truncated=f32(data.truncated),
              valid=f32(data.valid), logP=f32(data.logP))

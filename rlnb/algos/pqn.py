@@ -21,8 +21,8 @@ import gymnasium as gym
 from ..core import ConfigError, patch_to
 from ..parallel import axis_index, axis_size, gather, pmean
 from ..coax.functions import preprocessed_shape
-from ..coax.observations import observation_net
-from ..coax.policy_gradient import Categorical, masked_scores
+from ..coax.observations import masked_scores, observation_net
+from ..coax.policy_gradient import Categorical
 from ..envs.masks import MASK_KEY, action_mask_width
 from ..envs.pixels import image_encoder, is_image_space
 from ..replay.tracing import BatchedUnroll

@@ -10,14 +10,26 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import gymnasium as gym
 
 from .functions import preprocess
-from .policy_gradient import masked_scores
 from ..envs.masks import MASK_KEY, action_mask_width
 
 # %% auto #0
-__all__ = ['ObservationNet', 'observation_net', 'batch_length']
+__all__ = ['MASKED_SCORE', 'masked_scores', 'ObservationNet', 'observation_net', 'batch_length']
+
+# %% ../../nbs/coax/35_observations.ipynb #d5a2c4c3
+MASKED_SCORE = -1e9  # the logit or q-value of an action the mask rules out
+
+def masked_scores(scores,  # logits or q-values (..., num_actions)
+                  mask,  # 0/1 or bool (..., num_actions): 1 where the action is allowed
+                 ):
+    ("`scores` with the entries `mask` rules out set to `MASKED_SCORE`; a row whose mask allows "
+     "nothing unchanged.")
+    allowed = jnp.asarray(mask).astype(bool)
+    allowed = allowed | ~jnp.any(allowed, axis=-1, keepdims=True)
+    return jnp.where(allowed, scores, jnp.asarray(MASKED_SCORE, jnp.result_type(scores)))
 
 # %% ../../nbs/coax/35_observations.ipynb #7dc01405
 def _mask_at(out, head:tuple, mask):

@@ -19,8 +19,8 @@ import gymnasium as gym
 from ..core import ConfigError
 
 # %% auto #0
-__all__ = ['Categorical', 'DiagGaussian', 'Bernoulli', 'MASKED_SCORE', 'VTraceOutput', 'vtrace', 'gae', 'Distribution',
-           'multi_categorical', 'masked_scores', 'distribution_for']
+__all__ = ['Categorical', 'DiagGaussian', 'Bernoulli', 'VTraceOutput', 'vtrace', 'gae', 'Distribution', 'multi_categorical',
+           'hybrid', 'distribution_for']
 
 # %% ../../nbs/coax/32_policy_gradient.ipynb #8ad64528
 def _unroll(arrays, lambda_):
@@ -176,23 +176,31 @@ Bernoulli = Distribution('Bernoulli',
     noise=lambda rng, shape: rng.logistic(size=shape).astype(np.float32),
     sample_from=lambda l, u: (l + u > 0).astype(jnp.int32))
 
-# %% ../../nbs/coax/32_policy_gradient.ipynb #d5a2c4c3
-MASKED_SCORE = -1e9  # the logit or q-value of an action the mask rules out
-
-def masked_scores(scores,  # logits or q-values (..., num_actions)
-                  mask,  # 0/1 or bool (..., num_actions): 1 where the action is allowed
-                 ):
-    ("`scores` with the entries `mask` rules out set to `MASKED_SCORE`; a row whose mask allows "
-     "nothing unchanged.")
-    allowed = jnp.asarray(mask).astype(bool)
-    allowed = allowed | ~jnp.any(allowed, axis=-1, keepdims=True)
-    return jnp.where(allowed, scores, jnp.asarray(MASKED_SCORE, jnp.result_type(scores)))
+# %% ../../nbs/coax/32_policy_gradient.ipynb #e2fe1b92
+def hybrid(n:int,  # the choices of the Discrete part
+           d:int,  # the dimensions of the Box part
+          ) -> Distribution:
+    ("A `Tuple(Discrete(n), Box(d))` action: a categorical choice and independent Gaussian "
+     "parameters, from a Gaussian head of n + d outputs; actions (..., 1 + d), the index first.")
+    logits = lambda p: p[0][..., :n]
+    gauss = lambda p: (p[0][..., n:], p[1][..., n:])
+    join = lambda i, x: jnp.concatenate([i[..., None].astype(x.dtype), x], axis=-1)
+    sample = lambda k, p: join(Categorical.sample(k, logits(p)), DiagGaussian.sample(jax.random.fold_in(k, 1), gauss(p)))
+    return Distribution(f'Hybrid[{n}, {d}]', sample=sample,
+        log_prob=lambda p, a: (_cat_log_prob(logits(p), jnp.asarray(a)[..., 0].astype(jnp.int32))
+                               + _gauss_log_prob(gauss(p), a[..., 1:])),
+        entropy=lambda p: _cat_entropy(logits(p)) + DiagGaussian.entropy(gauss(p)),
+        mode=lambda p: join(Categorical.mode(logits(p)), DiagGaussian.mode(gauss(p))),
+        noise=lambda rng, shape: np.concatenate([rng.gumbel(size=(*shape[:-1], n)),
+                                                 rng.standard_normal((*shape[:-1], d))], -1).astype(np.float32),
+        sample_from=lambda p, e: join(Categorical.sample_from(logits(p), e[..., :n]),
+                                      DiagGaussian.sample_from(gauss(p), e[..., n:])))
 
 # %% ../../nbs/coax/32_policy_gradient.ipynb #0c669853
 def distribution_for(action_space:gym.Space) -> Distribution:
     ("The action distribution for a gymnasium action space: `Categorical` for `Discrete`, "
      "`multi_categorical` for `MultiDiscrete`, `Bernoulli` for a 1-D `MultiBinary`, `DiagGaussian` "
-     "for a 1-D float `Box`.")
+     "for a 1-D float `Box`, `hybrid` for a `Tuple(Discrete, Box)`.")
     if isinstance(action_space, gym.spaces.Discrete):
         if int(action_space.start) != 0:
             raise ConfigError(f"distribution_for: {action_space} starts at {action_space.start}, "
@@ -211,8 +219,12 @@ def distribution_for(action_space:gym.Space) -> Distribution:
         return multi_categorical(action_space.nvec)
     if isinstance(action_space, gym.spaces.MultiBinary) and len(action_space.shape) == 1:
         return Bernoulli
+    parts = action_space.spaces if isinstance(action_space, gym.spaces.Tuple) else ()
+    if len(parts) == 2 and isinstance(parts[0], gym.spaces.Discrete) and isinstance(parts[1], gym.spaces.Box):
+        distribution_for(parts[0]), distribution_for(parts[1])  # each part as the spaces above
+        return hybrid(int(parts[0].n), int(parts[1].shape[0]))
     raise ConfigError("distribution_for: no action distribution for "
                       f"{type(action_space).__name__} spaces ({action_space}); rlnb has "
                       "Categorical for Discrete, a categorical per dimension for MultiDiscrete, "
-                      "Bernoulli for 1-D MultiBinary and DiagGaussian for 1-D float Box action "
-                      "spaces (flatten others in a wrapper).")
+                      "Bernoulli for 1-D MultiBinary, DiagGaussian for 1-D float Box and hybrid "
+                      "for Tuple(Discrete, 1-D Box) action spaces (flatten others in a wrapper).")

@@ -274,7 +274,8 @@ def _act(spec, fn, params, obs):
     # a wrong shape gets the space's message, not an XLA one
     check_batch(spec.observation_space, batch, 'obs')
     a = spec.env_action(np.asarray(fn(params, batch)))
-    return a[0] if single else a
+    if not single: return a
+    return tuple(x[0] for x in a) if isinstance(a, tuple) else a[0]  # a hybrid action: each part's row
 
 # %% ../../nbs/runtime/47_evaluation.ipynb #aea5ab81
 @patch_to(HostEvaluator)

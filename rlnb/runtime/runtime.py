@@ -24,6 +24,7 @@ from ..envs.pixels import pixel_env
 from ..envs.core import check_env_id
 from ..envs.worker import index_space
 from ..coax.workers import EpochStats, Roles
+from ..coax.actions import stored_actions
 from .spec import (RuntimeConfig, Spec, actor_envs, adam_clipped, check_options,
                                check_renamed, env_kind, env_spaces, make_actors, make_vector_env,
                                need, numpy_init, zero_init)
@@ -53,7 +54,7 @@ class PacingView:
     def __init__(self, spec, tracer, stats, compiles):
         self.spec, self.tracer, self.stats, self._compiles = spec, tracer, stats, compiles
         self.config, self.observation_space = spec.config, spec.observation_space
-        self.action_space, self.rng = spec.action_space, spec.rng
+        self.action_space, self.rng = stored_actions(spec.action_space), spec.rng
         self.learner = self.actors = None  # set once they are built (they take the pacing)
     @property
     def updates(self) -> int: return self.learner.updates
