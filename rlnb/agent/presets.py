@@ -22,6 +22,7 @@ import rlnb
 # no JAX here, so that `rlnb presets` starts fast: rlnb.envs.pixels is imported where an env is made
 from ..base import ConfigError, patch_to
 from ..envs.checks import EXTRAS, check_env_id, missing_dependency
+from ..envs.masks import ID_MODULES
 
 # %% auto #0
 __all__ = ['PRESET_DIR', 'TRAIN_KEYS', 'FAMILIES', 'Preset', 'read_preset', 'env_family', 'family_preset', 'preset_line',
@@ -252,7 +253,8 @@ def env_missing(env:str) -> ConfigError|None:
     # rlnb's own ids (rlnb/CartPoleNoVel-v1) are registered by rlnb.envs.core, which imports JAX;
     # they need rlnb only (a misspelt one is reported where a run makes it)
     if env in FAMILIES or env.startswith('rlnb/'): return None
-    top = 'ale_py' if env.startswith('ALE/') else 'minatar' if env.startswith('MinAtar/') else None
+    top = ('ale_py' if env.startswith('ALE/') else 'minatar' if env.startswith('MinAtar/') else
+           next((m for p, m in ID_MODULES.items() if env.startswith(p)), None))  # MiniGrid-...
     if top is None:
         spec = gym.registry.get(env)
         if spec is None: return env_unavailable(env)  # an unknown id: the ids it may have meant
