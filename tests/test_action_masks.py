@@ -118,3 +118,13 @@ def test_rlnb_train_on_taxi_takes_its_preset_and_its_mask(tmp_path):
         assert info["action_mask"][a], (a, info["action_mask"])
         obs, _, term, trunc, info = env.step(a)
         if term or trunc: obs, info = env.reset()
+
+
+def test_masks_hold_on_the_run_axis():
+    "Two seeds of PPO on one run axis (one policy call for both runs' envs): still no masked action, and both runs learn."
+    INVALID.clear()
+    ag = DistributedAgent(lambda: Pick(), algo='ppo', seeds=[0, 1], work_dir=tempfile.mkdtemp(), deterministic=True, actor_mode='sync')
+    try: r = ag.train(4_000, eval_interval=2_000, num_eval_episodes=3, progress=False, verbose=False)
+    finally: ag.close()
+    assert INVALID == [], f'{len(INVALID)} masked actions reached the env'
+    assert all(run['final_eval'] >= 0.9 * T for run in r['runs']), r['runs']
