@@ -197,11 +197,9 @@ def init_params(self, func):
     gaussian = isinstance(space, (gym.spaces.Box, gym.spaces.Tuple))  # a Tuple: `hybrid`'s head
     # images: a shared CNN encoder and linear heads, without `hidden`
     image = is_image_space(self.observation_space)
-    # the policy head's width: logits of every action (a block per MultiDiscrete dimension, one
-    # per MultiBinary bit) or a Gaussian's dimensions
-    n = (int(np.sum(space.nvec)) if isinstance(space, gym.spaces.MultiDiscrete) else
-         int(space.n) if isinstance(space, gym.spaces.Discrete) else
-         int(space[0].n) + int(space[1].shape[0]) if isinstance(space, gym.spaces.Tuple) else int(space.shape[0]))
+    # the policy head's width, the space's flat size: logits of every action (a block per
+    # MultiDiscrete dimension, one per MultiBinary bit), a Gaussian's dimensions, or both (`hybrid`)
+    n = gym.spaces.flatdim(space)
     self.head_width, hidden, enc = (n, () if image else tuple(cfg.hidden),
                                     image_encoder(self.observation_space) if image else None)
     # a user's recurrent `func` maps (obs, core [B, H]) -> ((policy parameters, V), core)

@@ -20,7 +20,7 @@ from ..core import ConfigError, SpaceMismatchError, patch_to
 from .checks import (
     EXTRAS, MissingDependencyError, _count, action_checker, check_env_id, dependency_error,
     missing_dependency)
-from .masks import adapt_observations
+from .masks import adapt_observations, import_env_module, make_vec
 
 # the names written in `rlnb.envs.checks` stay importable from here, and in `__all__`
 _all_ = ['EXTRAS', 'MissingDependencyError', 'missing_dependency', 'dependency_error',
@@ -346,8 +346,9 @@ def worker_seed(seed:int,  # base seed of the whole run
 # %% ../../nbs/envs/10_core.ipynb #fd5964d3
 def _make_env(env_id:str, num_envs:int|None, vectorization_mode:str|None, kwargs:dict):
     # an info mask (Taxi) in the observations, text (MiniGrid's mission) out of them
-    if num_envs is None: return adapt_observations(gym.make(env_id, **kwargs))
-    return gym.make_vec(env_id, num_envs, vectorization_mode=vectorization_mode, **kwargs)
+    if num_envs is not None: return make_vec(env_id, num_envs, vectorization_mode, **kwargs)
+    import_env_module(env_id)  # MiniGrid's ids register on import, in a process worker too
+    return adapt_observations(gym.make(env_id, **kwargs))
 
 class _Given:
     "Factory that hands out a given env instance once, then rebuilds from its spec."

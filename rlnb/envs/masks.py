@@ -22,6 +22,10 @@ __all__ = ['MASK_KEY', 'ID_MODULES', 'action_mask_width', 'ActionMaskObservation
 # %% ../../nbs/envs/08_masks.ipynb #4e36047c
 MASK_KEY = 'action_mask'  # the entry of a Dict observation that holds the action mask
 
+def _actions(space:gym.Space) -> int|None:
+    "A mask's entries for `space`: one per action of a Discrete, one per choice of each MultiDiscrete dimension; else None."
+    return gym.spaces.flatdim(space) if isinstance(space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete)) else None
+
 def action_mask_width(observation_space:gym.Space,  # one env's observations
                       action_space:gym.Space,  # one env's actions
                      ) -> int|None:
@@ -30,9 +34,8 @@ def action_mask_width(observation_space:gym.Space,  # one env's observations
      "`action_space`.")
     if not isinstance(observation_space, gym.spaces.Dict) or MASK_KEY not in observation_space.spaces:
         return None
-    if isinstance(action_space, gym.spaces.Discrete): want = int(action_space.n)
-    elif isinstance(action_space, gym.spaces.MultiDiscrete): want = int(np.sum(action_space.nvec))
-    else:
+    want = _actions(action_space)
+    if want is None:
         raise ConfigError(f"the observations carry an action mask ('{MASK_KEY}'), which needs a "
                           f"Discrete or MultiDiscrete action space; the actions are {action_space}. "
                           f"Drop the '{MASK_KEY}' entry from the observations (gymnasium's "
@@ -50,12 +53,10 @@ class ActionMaskObservation(gym.Wrapper):
      "it: a Dict of the env's observation (`observation`) and the mask (`action_mask`).")
     def __init__(self, env:gym.Env):
         super().__init__(env)
-        space = env.action_space
-        n = (int(space.n) if isinstance(space, gym.spaces.Discrete) else
-             int(np.sum(space.nvec)) if isinstance(space, gym.spaces.MultiDiscrete) else None)
+        n = _actions(env.action_space)
         if n is None:
             raise ConfigError(f"ActionMaskObservation: an action mask needs a Discrete or "
-                              f"MultiDiscrete action space, got {space}.")
+                              f"MultiDiscrete action space, got {env.action_space}.")
         self.observation_space = gym.spaces.Dict({'observation': env.observation_space,
                                                   MASK_KEY: gym.spaces.MultiBinary(n)})
 
@@ -79,7 +80,7 @@ class ActionMaskObservation(gym.Wrapper):
 def with_action_mask(env:gym.Env) -> gym.Env:
     ("`env` wrapped in `ActionMaskObservation` if it gives its action mask in `info` (one seeded "
      "reset tells); an env with other actions, or whose observations already carry one, as it is.")
-    if not isinstance(env.action_space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete)): return env
+    if _actions(env.action_space) is None: return env
     space = env.observation_space
     if isinstance(space, gym.spaces.Dict) and MASK_KEY in space.spaces: return env
     _, info = env.reset(seed=0)
@@ -120,9 +121,11 @@ def adapts(env_id:str) -> bool:
 
 def make_vec(env_id:str,  # a gymnasium env id
              num_envs:int,  # copies
-             vectorization_mode:str='sync',  # as `gym.make_vec`'s
+             vectorization_mode:str|None=None,  # as `gym.make_vec`'s
+             **kwargs,  # passed to `gym.make_vec` / `gym.make`
             ) -> gym.vector.VectorEnv:
     ("`gym.make_vec(env_id, num_envs)`, its copies adapted (`adapt_observations`) where the env "
      "needs it.")
-    if not adapts(env_id): return gym.make_vec(env_id, num_envs, vectorization_mode=vectorization_mode)
-    return gym.vector.SyncVectorEnv([lambda: adapt_observations(gym.make(env_id))] * num_envs)
+    if not adapts(env_id):
+        return gym.make_vec(env_id, num_envs, vectorization_mode=vectorization_mode, **kwargs)
+    return gym.vector.SyncVectorEnv([lambda: adapt_observations(gym.make(env_id, **kwargs))] * num_envs)
