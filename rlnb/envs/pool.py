@@ -145,6 +145,8 @@ def send_action(self, action):
         self._fresh = False
         self._runner.step(a)
         return
+    if self._restart_info is not None and self._inflight and action.__class__ is not str:
+        return  # the env this action answers has died; the fresh env's first state comes next
     self._refuse(action)
     if action == 'close': return self.close_nowait()
     self._inflight, self._last_cmd, self._sent_at = True, 'reset', time.monotonic()

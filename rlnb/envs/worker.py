@@ -238,6 +238,7 @@ def _deliver(self, result):
             self.restarts += 1; self.lost_episodes.append(lost); self._restart_info = lost
             try:
                 self._start_runner(0 if last is None else int(np.max(last.episode)) + 1)
+                self._fresh = False  # a state still untaken belongs to the lost episode
                 return
             # the fresh env cannot even be started: the worker fails, with both reasons
             except Exception as e:
