@@ -25,13 +25,14 @@ from ..envs.pixels import image_encoder, is_image_space
 from ..replay.frames import FrameTracer, PrioritizedFrameReplayBuffer
 from ..replay.buffers import PrioritizedReplayBuffer
 from ..runtime.runtime import ReplayRatio, Runtime, RuntimeConfig, adam_clipped, need, numpy_init
-from ..runtime.spec import FUNC_CHECK_BATCH, Spec, check_func, is_count, need_widths
+from ..runtime.spec import FUNC_CHECK_BATCH, Spec, check_func, is_count, module_init, need_widths
 from ..coax.td_learning import DoubleQLearning
+from ..coax.distributional import NoisyDense, ValueLearning, ValueNet, categorical_support, has_noisy_layers
 from ..replay.tracing import BatchedNStep
 
 # %% auto #0
-__all__ = ['ReplayConfig', 'ApeXConfig', 'epsilon_ladder', 'MLPQ', 'OnlineAndTarget', 'DQNState', 'MaskedQ', 'ApeXDQNSpec',
-           'ApeXDQN']
+__all__ = ['ReplayConfig', 'ApeXConfig', 'epsilon_ladder', 'MLPQ', 'OnlineAndTarget', 'DQNState', 'NoisyDQNState', 'MaskedQ',
+           'ApeXDQNSpec', 'ApeXDQN']
 
 # %% ../../nbs/algos/50_apex_dqn.ipynb #57a5d2bb
 @dataclass(frozen=True)
@@ -82,13 +83,23 @@ class ApeXConfig(ReplayConfig):
     max_grad_norm: float = 10.0  # global gradient-norm clip
     target_update_interval: int = 100  # updates between hard target-network syncs
     frame_replay: bool|None = None  # replay stores each env step's frame once (rlnb.replay.frames) instead of whole stacked observations; None: when the env's observations are StackedFrames (Atari ids)
+    distributional: str|None = None  # None: q-values; 'c51': a categorical return distribution on num_atoms atoms over [v_min, v_max]; 'qr': num_atoms quantiles (QR-DQN)
+    num_atoms: int = 51  # C51's atoms, or QR-DQN's quantiles
+    v_min: float|None = None  # lowest atom of C51's support (required with 'c51')
+    v_max: float|None = None  # highest atom of C51's support (required with 'c51')
+    noisy: bool = False  # NoisyNet: the default network's dense layers (not a CNN encoder's) get learned factorised Gaussian noise; the epsilon ladder still applies (epsilon may then be 0)
+    munchausen: bool = False  # M-DQN's target: a clipped log-policy bonus and a soft value, from the target network
+    munchausen_alpha: float = 0.9  # M-DQN's weight of the log-policy bonus
+    munchausen_tau: float = 0.03  # M-DQN's softmax temperature
+    munchausen_clip: float = -1.0  # M-DQN's lower clip of tau * log pi (l_0)
 
     def check(self):
         super().check()
         for name in ('n_step', 'target_update_interval'):
             need(self, isinstance(getattr(self, name), int) and getattr(self, name) >= 1, name,
                  'must be an int >= 1')
-        need(self, 0 < self.epsilon <= 1, 'epsilon', 'must be in (0, 1]')
+        need(self, 0 < self.epsilon <= 1 or (self.noisy is True and self.epsilon == 0), 'epsilon',
+             'must be in (0, 1] (0 only with noisy=True, whose noise explores)')
         need(self, self.eps_alpha >= 0, 'eps_alpha', 'must be >= 0')
         need(self, self.max_grad_norm > 0, 'max_grad_norm', 'must be > 0')
         need(self, isinstance(self.dueling, bool), 'dueling', 'must be True or False')
@@ -97,6 +108,26 @@ class ApeXConfig(ReplayConfig):
         need(self, self.learning_rate > 0, 'learning_rate', 'must be > 0')
         need(self, self.frame_replay in (None, True, False), 'frame_replay',
              'must be None (decide from the observation space), True or False')
+        self.check_values()
+
+    def check_values(self):
+        "The value options' checks: a distribution that can be built, M-DQN's constants."
+        need(self, self.distributional in (None, 'c51', 'qr'), 'distributional',
+             "must be None, 'c51' (categorical returns) or 'qr' (quantiles)")
+        need(self, is_count(self.num_atoms, 2), 'num_atoms', 'must be an int >= 2')
+        if self.distributional == 'c51':
+            need(self, self.v_min is not None and self.v_max is not None, 'v_min',
+                 "and v_max are C51's support and must be set: bounds of the discounted returns, "
+                 "e.g. v_min=0, v_max=100 for CartPole-v1 (rewards 1, gamma 0.99: returns below 100)")
+            need(self, self.v_min < self.v_max, 'v_max', f'must be > v_min={self.v_min}')
+        for name in ('noisy', 'munchausen'):
+            need(self, isinstance(getattr(self, name), bool), name, 'must be True or False')
+        need(self, not (self.munchausen and self.distributional), 'munchausen',
+             f"works with q-values only: set distributional=None, or munchausen=False to keep "
+             f"distributional={self.distributional!r}")
+        need(self, self.munchausen_alpha >= 0, 'munchausen_alpha', 'must be >= 0')
+        need(self, self.munchausen_tau > 0, 'munchausen_tau', 'must be > 0')
+        need(self, self.munchausen_clip < 0, 'munchausen_clip', 'must be < 0')
 
 # %% ../../nbs/algos/50_apex_dqn.ipynb #fe3d779f
 def epsilon_ladder(n:int, epsilon:float=0.4, alpha:float=7.0) -> np.ndarray:
@@ -107,18 +138,27 @@ def epsilon_ladder(n:int, epsilon:float=0.4, alpha:float=7.0) -> np.ndarray:
 # %% ../../nbs/algos/50_apex_dqn.ipynb #46002ac9
 class MLPQ(nn.Module):
     ("Q-network S -> q(S, .): an optional encoder (a CNN for images), an MLP, and an optional "
-     "dueling head.")
+     "dueling head; with `num_atoms`, a return distribution per action; with `noisy`, NoisyNet "
+     "layers after the encoder.")
     num_actions: int
     hidden: Sequence[int] = (128, 128)
     dueling: bool = True
     encoder: nn.Module|None = None  # applied to S first; None: S flattened
+    num_atoms: int = 0  # 0: q-values (batch, num_actions); K: K logits or quantiles per action (batch, num_actions, K)
+    noisy: bool = False  # the dense layers are `NoisyDense`
 
     @nn.compact
     def __call__(self, x):
         x = self.encoder(x) if self.encoder is not None else x.reshape(x.shape[0], -1)
-        for h in self.hidden: x = nn.relu(nn.Dense(h)(x))
-        if not self.dueling: return nn.Dense(self.num_actions)(x)
-        v, a = nn.Dense(1)(x), nn.Dense(self.num_actions)(x)
+        dense = NoisyDense if self.noisy else nn.Dense
+        for h in self.hidden: x = nn.relu(dense(h)(x))
+        if self.num_atoms:  # the dueling streams combine atom by atom (on C51's logits, as Rainbow does)
+            A, K = self.num_actions, self.num_atoms
+            if not self.dueling: return dense(A * K)(x).reshape(-1, A, K)
+            v, a = dense(K)(x)[:, None], dense(A * K)(x).reshape(-1, A, K)
+            return v + a - a.mean(1, keepdims=True)
+        if not self.dueling: return dense(self.num_actions)(x)
+        v, a = dense(1)(x), dense(self.num_actions)(x)
         return v + a - a.mean(-1, keepdims=True)
 
 # %% ../../nbs/algos/50_apex_dqn.ipynb #fceafc8e
@@ -131,6 +171,12 @@ class DQNState(NamedTuple):
     "The learner's state: the Q-network's online and target params, and the optimizer's state."
     params: OnlineAndTarget
     opt_state: Any
+
+class NoisyDQNState(NamedTuple):
+    "The learner's state with NoisyNet layers: `DQNState`'s parts and the key their noise comes from."
+    params: OnlineAndTarget
+    opt_state: Any
+    key: Any  # a raw PRNG key (uint32[2]), split once per update
 
 # %% ../../nbs/algos/50_apex_dqn.ipynb #0ca33975
 class MaskedQ(Q):
@@ -148,7 +194,8 @@ class ApeXDQNSpec(Spec):
     # read on the host (`steer_host`), as are the pacing's replay_ratio and actor_slack
     steerable = {'learning_rate': (0.0, None), 'epsilon': (0.0, 1.0)}
     host_steerable = frozenset({'epsilon'})
-    shape_fields = ('hidden', 'dueling', 'buffer_capacity', 'frame_replay')
+    shape_fields = ('hidden', 'dueling', 'buffer_capacity', 'frame_replay', 'distributional', 'num_atoms',
+                    'noisy')
 
     def check_spaces(self, observation_space, action_space):
         if not isinstance(action_space, gym.spaces.Discrete):
@@ -159,13 +206,15 @@ class ApeXDQNSpec(Spec):
         cfg = self.config
         # images: the CNN encoder (with its dense layer) and the heads, without `hidden`
         image = is_image_space(self.observation_space)
+        # observations with an action mask: masked q-values wherever the q-network is read
+        self.masked = action_mask_width(self.observation_space, self.action_space) is not None
+        self.values = bool(cfg.distributional or cfg.noisy or cfg.munchausen)  # the value options
+        if self.values: return self.setup_values(func, image)
         net = func if func is not None else MLPQ(int(self.action_space.n),
                                                  () if image else tuple(cfg.hidden), cfg.dueling,
                                                  image_encoder(self.observation_space) if image else
                                                  None)
         params = numpy_init(net, self.observation_space, cfg.seed) if func is None else None
-        # observations with an action mask: masked q-values wherever the q-network is read
-        self.masked = action_mask_width(self.observation_space, self.action_space) is not None
         self.q = (MaskedQ if self.masked else Q)(net, seed=cfg.seed, params=params,
                                                  observation_space=self.observation_space,
                                                  action_space=self.action_space)
@@ -182,6 +231,41 @@ class ApeXDQNSpec(Spec):
         self.eps = epsilon_ladder(cfg.num_envs, cfg.epsilon, cfg.eps_alpha)
         return DQNState(OnlineAndTarget(self.q.params, self.q.params),
                         self.optimizer.init(self.q.params))
+
+# %% ../../nbs/algos/50_apex_dqn.ipynb #d9aceac6
+@patch_to(ApeXDQNSpec)
+def setup_values(self, func, image:bool):
+    ("`setup` with the value options: the network is a `ValueNet` (the default MLP with "
+     "`num_atoms` and `noisy`, or a user's flax module) and the learner `ValueLearning`.")
+    cfg, space, A = self.config, self.observation_space, int(self.action_space.n)
+    K = cfg.num_atoms if cfg.distributional else 0
+    if func is not None and not isinstance(func, nn.Module):
+        raise ConfigError("apex-dqn: distributional, noisy and munchausen take func as a flax linen "
+                          f"module, got {type(func).__name__}; wrap the forward pass in an nn.Module.")
+    net = func if func is not None else MLPQ(A, () if image else tuple(cfg.hidden), cfg.dueling,
+                                             image_encoder(space) if image else None, K, cfg.noisy)
+    params = module_init(net, space, cfg.seed)
+    support = (categorical_support(float(cfg.v_min), float(cfg.v_max), K)
+               if cfg.distributional == 'c51' else None)
+    self.q = ValueNet(net, space, cfg.distributional, support, self.masked)
+    if func is not None:
+        B = FUNC_CHECK_BATCH
+        shape = (B, A, K) if K else (B, A)
+        check_func(self.algo_name, 'func', self.q.out, params,
+                   [jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), preallocate(space, B))],
+                   [shape], f"{'a return distribution of num_atoms per action' if K else 'q-values of every action'}, "
+                   f"shape {('batch', 'num_actions', 'num_atoms') if K else ('batch', 'num_actions')}")
+    if cfg.noisy and not has_noisy_layers(params):
+        raise ConfigError("apex-dqn: noisy=True, but func has no NoisyDense layer to sample noise in: build "
+                          "its dense layers with rlnb.coax.distributional.NoisyDense, or drop func to use "
+                          "the default network.")
+    self.optimizer = adam_clipped(cfg.learning_rate, cfg.max_grad_norm)
+    m = (dict(alpha=cfg.munchausen_alpha, tau=cfg.munchausen_tau, clip_min=cfg.munchausen_clip)
+         if cfg.munchausen else None)
+    self.updater = ValueLearning(self.q, self.optimizer, m)
+    self.eps = epsilon_ladder(cfg.num_envs, cfg.epsilon, cfg.eps_alpha)
+    state = OnlineAndTarget(params, params), self.optimizer.init(params)
+    return NoisyDQNState(*state, np.asarray(jax.random.key_data(jax.random.key(cfg.seed)))) if cfg.noisy else DQNState(*state)
 
 # %% ../../nbs/algos/50_apex_dqn.ipynb #1afc57e9
 @patch_to(ApeXDQNSpec)
@@ -244,8 +328,10 @@ class ApeXDQN(Runtime):
 def noise(self, rng, n):
     # with a mask, a uniform score per action: the random action is the best-scored allowed one
     A = int(self.action_space.n)
-    return (rng.random(n) < self.eps,
-            rng.random((n, A), np.float32) if self.masked else rng.integers(0, A, n))
+    drawn = (rng.random(n) < self.eps,
+             rng.random((n, A), np.float32) if self.masked else rng.integers(0, A, n))
+    # NoisyNet layers: a seed per env, the first env's sampling the weights of the whole policy call
+    return (*drawn, rng.integers(0, 2**31 - 1, n, dtype=np.int32)) if self.config.noisy else drawn
 
 @patch_to(ApeXDQNSpec)
 def random_action(self, drawn, obs):
@@ -261,8 +347,10 @@ def steer_host(self, values:dict):
 
 @patch_to(ApeXDQNSpec)
 def act(self, params, obs, noise):
-    explore, random_a = noise
-    a = jnp.where(explore, self.random_action(random_a, obs), self.eval_act(params, obs))
+    explore, random_a = noise[:2]
+    greedy = (jnp.argmax(self.q.apply(params, obs, jax.random.key(noise[2][0])), -1)
+              if self.config.noisy else self.eval_act(params, obs))
+    a = jnp.where(explore, self.random_action(random_a, obs), greedy)
     return a, jnp.zeros(a.shape, jnp.float32)
 
 @patch_to(ApeXDQNSpec)
@@ -275,9 +363,13 @@ def prepare(self, data): return self.updater.prepare(data)
 @patch_to(ApeXDQNSpec)
 def learner_step(self, state, batch):
     upd, q = self.updater, state.params
-    grads, metrics = upd.grads_and_metrics(q.online, q.target, batch)
+    if self.config.noisy:  # the same key on every device: each shard's noise is the same draw
+        key, noise = jax.random.split(jax.random.wrap_key_data(state.key))
+        grads, metrics = upd.grads_and_metrics(q.online, q.target, batch, noise)
+        state = state._replace(key=jax.random.key_data(key))
+    else: grads, metrics = upd.grads_and_metrics(q.online, q.target, batch)
     online, opt_state = upd.apply(q.online, state.opt_state, pmean(grads))
-    return DQNState(q._replace(online=online), opt_state), metrics
+    return state._replace(params=q._replace(online=online), opt_state=opt_state), metrics
 
 @patch_to(ApeXDQNSpec)
 def after_updates(self, state, before, after):
