@@ -58,9 +58,9 @@ def _field_kwargs(row:dict) -> dict:
     if isinstance(d, tuple): return dict(type=int, nargs='+', metavar='N')
     # may be left to the algorithm (None)
     if 'bool' in t: return dict(type=_switch, metavar='true|false|none')
-    # an optional field ('none' sets None): its annotation says int or float
+    # an optional field ('none' sets None): its annotation says int, float or str
     if d is None or 'None' in t:
-        cast = float if 'float' in t else int
+        cast = float if 'float' in t else str if 'str' in t else int
         return dict(type=_or_none(cast), metavar=f"{cast.__name__.upper()}|none")
     return dict(type=type(d), metavar=type(d).__name__.upper())
 

@@ -83,6 +83,12 @@ class R2D2Config(ApeXConfig):
         need(self, not self.frame_replay, 'frame_replay',
              'must be None or False: R2D2 stores whole sequences of observations')
 
+    def check_values(self):
+        "Ape-X's value options (`distributional`, `noisy`, `munchausen`) are not R2D2's: each must stay off."
+        for name in ('distributional', 'noisy', 'munchausen'):
+            need(self, not getattr(self, name), name, "is an option of apex-dqn that r2d2 does not have: "
+                 "leave it unset, or train apex-dqn for distributional, noisy or Munchausen values")
+
     @property
     def period(self) -> int:
         "Steps between the starts of consecutive windows of an episode."
