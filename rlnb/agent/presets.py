@@ -181,8 +181,11 @@ def presets(algo:str|None=None, env:str|None=None, folder=None) -> list[Preset]:
     return [p for p in found if (algo is None or p.algo == algo) and (env is None or p.env == env)]
 
 def find_preset(algo:str, env:str, folder=None) -> Preset|None:
-    "The preset of `algo` on `env` (None if there is none)."
+    ("The preset of `algo` on `env` (None if there is none); of several, the one named after the "
+     "pair (`apex-dqn-MinAtar-Asterix-v1` before the variant `rainbow-MinAtar-Asterix-v1`).")
     found = presets(algo, env, folder)
+    own = [p for p in found if p.name == f"{algo}-{env.replace('/', '-')}"]
+    if len(found) > 1 and own: return own[0]
     if len(found) > 1:
         raise ConfigError(f"several presets for {algo} on {env}: "
                           f"{', '.join(p.name for p in found)}; pick one by name.")

@@ -110,24 +110,26 @@ class ApeXConfig(ReplayConfig):
              'must be None (decide from the observation space), True or False')
         self.check_values()
 
-    def check_values(self):
-        "The value options' checks: a distribution that can be built, M-DQN's constants."
-        need(self, self.distributional in (None, 'c51', 'qr'), 'distributional',
-             "must be None, 'c51' (categorical returns) or 'qr' (quantiles)")
-        need(self, is_count(self.num_atoms, 2), 'num_atoms', 'must be an int >= 2')
-        if self.distributional == 'c51':
-            need(self, self.v_min is not None and self.v_max is not None, 'v_min',
-                 "and v_max are C51's support and must be set: bounds of the discounted returns, "
-                 "e.g. v_min=0, v_max=100 for CartPole-v1 (rewards 1, gamma 0.99: returns below 100)")
-            need(self, self.v_min < self.v_max, 'v_max', f'must be > v_min={self.v_min}')
-        for name in ('noisy', 'munchausen'):
-            need(self, isinstance(getattr(self, name), bool), name, 'must be True or False')
-        need(self, not (self.munchausen and self.distributional), 'munchausen',
-             f"works with q-values only: set distributional=None, or munchausen=False to keep "
-             f"distributional={self.distributional!r}")
-        need(self, self.munchausen_alpha >= 0, 'munchausen_alpha', 'must be >= 0')
-        need(self, self.munchausen_tau > 0, 'munchausen_tau', 'must be > 0')
-        need(self, self.munchausen_clip < 0, 'munchausen_clip', 'must be < 0')
+# %% ../../nbs/algos/50_apex_dqn.ipynb #cb5c95e1
+@patch_to(ApeXConfig)
+def check_values(self):
+    "The value options' checks: a distribution that can be built, M-DQN's constants."
+    need(self, self.distributional in (None, 'c51', 'qr'), 'distributional',
+         "must be None, 'c51' (categorical returns) or 'qr' (quantiles)")
+    need(self, is_count(self.num_atoms, 2), 'num_atoms', 'must be an int >= 2')
+    if self.distributional == 'c51':
+        need(self, self.v_min is not None and self.v_max is not None, 'v_min',
+             "and v_max are C51's support and must be set: bounds of the discounted returns, "
+             "e.g. v_min=0, v_max=100 for CartPole-v1 (rewards 1, gamma 0.99: returns below 100)")
+        need(self, self.v_min < self.v_max, 'v_max', f'must be > v_min={self.v_min}')
+    for name in ('noisy', 'munchausen'):
+        need(self, isinstance(getattr(self, name), bool), name, 'must be True or False')
+    need(self, not (self.munchausen and self.distributional), 'munchausen',
+         f"works with q-values only: set distributional=None, or munchausen=False to keep "
+         f"distributional={self.distributional!r}")
+    need(self, self.munchausen_alpha >= 0, 'munchausen_alpha', 'must be >= 0')
+    need(self, self.munchausen_tau > 0, 'munchausen_tau', 'must be > 0')
+    need(self, self.munchausen_clip < 0, 'munchausen_clip', 'must be < 0')
 
 # %% ../../nbs/algos/50_apex_dqn.ipynb #fe3d779f
 def epsilon_ladder(n:int, epsilon:float=0.4, alpha:float=7.0) -> np.ndarray:
