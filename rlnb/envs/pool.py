@@ -138,15 +138,17 @@ def attach(self, loop):
 # %% ../../nbs/envs/15_pool.ipynb #2a4de041
 @patch_to(AsyncEnvWorker)
 def send_action(self, action):
-    if action.__class__ is not str and not (self._inflight or self._closed or self._failed):
+    if action.__class__ is not str and not (self._inflight or self._closed or self._failed or self._drop_one):
         a = self._check(action)
         # an untaken state is superseded
         self._inflight, self._last_cmd, self._sent_at = True, 'step', time.monotonic()
         self._fresh = False
         self._runner.step(a)
         return
-    if self._restart_info is not None and self._inflight and action.__class__ is not str:
-        return  # the env this action answers has died; the fresh env's first state comes next
+    if self._drop_one and action.__class__ is not str and not (self._closed or self._failed):
+        self._check(action)  # a bad action is still an error
+        self._drop_one = False
+        return  # it answers a state of the env that died: the fresh env's first state comes next
     self._refuse(action)
     if action == 'close': return self.close_nowait()
     self._inflight, self._last_cmd, self._sent_at = True, 'reset', time.monotonic()

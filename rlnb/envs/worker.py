@@ -53,6 +53,7 @@ class EnvWorker(abc.ABC):
         self._state, self._fresh, self._inflight = None, False, False
         self._error, self._failed, self._closed = None, None, False
         self._waiter = self._restart_info = self._loop = None
+        self._drop_one = False  # the next action answers a state of an env that died: drop it
         # called (no arguments) each time a state or a failure arrives: how an async pool learns who
         # is ready
         self.listener = None
@@ -136,7 +137,7 @@ def take_state(self) -> EnvState|None:
      "failure that waits in its place is raised.")
     if self._fresh:
         if self._error is None:
-            self._fresh = False
+            self._fresh = self._drop_one = False
             return self._state
         return self._take()
 
@@ -236,9 +237,12 @@ def _deliver(self, result):
                         episode=None if last is None else _as_list(last.episode),
                         step=None if last is None else _as_list(last.step))
             self.restarts += 1; self.lost_episodes.append(lost); self._restart_info = lost
+            # a state still untaken belongs to the lost episode (cleared first: a sync worker's fresh
+            # env delivers its first state inside `_start_runner`); the caller may still answer
+            # the state it took from the env that died: that one action is dropped
+            self._fresh, self._drop_one = False, True
             try:
                 self._start_runner(0 if last is None else int(np.max(last.episode)) + 1)
-                self._fresh = False  # a state still untaken belongs to the lost episode
                 return
             # the fresh env cannot even be started: the worker fails, with both reasons
             except Exception as e:
@@ -268,7 +272,7 @@ def _deliver(self, result):
 @patch_to(EnvWorker)
 def _take(self) -> EnvState:
     "Hand out the current state (or raise the pending failure)."
-    self._fresh = False
+    self._fresh = self._drop_one = False
     if self._error is not None:
         e, self._error = self._error, None
         raise e

@@ -108,10 +108,12 @@ def checked_learner(spec,  # the algorithm of the runtime loading `state`
         raise ConfigError(f"load_state_dict: state format {state.get('format')}, "
                           f"this rlnb reads format {_STATE_FORMAT}.")
     saved, mine = _renamed_config(state['config']), _config_state(spec.config)
+    # a field the checkpoint's rlnb did not have yet held what is now its default
+    defaults = _config_state(type(spec.config)())
     for k in _SHAPE_FIELDS + tuple(spec.shape_fields):
-        if not _same(saved.get(k), mine.get(k)):
+        if not _same(saved.get(k, defaults.get(k)), mine.get(k)):
             raise ConfigError(f"load_state_dict: config field {k} differs: the "
-                              f"checkpoint has {np.asarray(saved.get(k)).tolist()!r}, "
+                              f"checkpoint has {np.asarray(saved.get(k, defaults.get(k))).tolist()!r}, "
                               f"this agent {np.asarray(mine.get(k)).tolist()!r}; "
                               f"build the agent with the checkpoint's {k}.")
     for k, space in (('observation', spec.observation_space), ('action', spec.action_space)):
