@@ -51,9 +51,8 @@ class EnvWorker(abc.ABC):
         self.num_envs = self.is_vector = None
         self._check = None
         self._state, self._fresh, self._inflight = None, False, False
-        self._error, self._failed, self._closed = None, None, False
+        self._error, self._failed, self._closed, self._drop_one = None, None, False, False
         self._waiter = self._restart_info = self._loop = None
-        self._drop_one = False  # the next action answers a state of an env that died: drop it
         # called (no arguments) each time a state or a failure arrives: how an async pool learns who
         # is ready
         self.listener = None
