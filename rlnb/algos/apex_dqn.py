@@ -210,8 +210,7 @@ class ApeXDQNSpec(Spec):
         image = is_image_space(self.observation_space)
         # observations with an action mask: masked q-values wherever the q-network is read
         self.masked = action_mask_width(self.observation_space, self.action_space) is not None
-        self.values = bool(cfg.distributional or cfg.noisy or cfg.munchausen)  # the value options
-        if self.values: return self.setup_values(func, image)
+        if cfg.distributional or cfg.noisy or cfg.munchausen: return self.setup_values(func, image)  # the value options
         net = func if func is not None else MLPQ(int(self.action_space.n),
                                                  () if image else tuple(cfg.hidden), cfg.dueling,
                                                  image_encoder(self.observation_space) if image else
